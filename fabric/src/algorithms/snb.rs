@@ -1,0 +1,125 @@
+//! Single-node broadcast (`snb`).
+//!
+//! Hypercube: the spanning binomial tree of Bertsekas et al. §2 (Fig. 4), translated to the
+//! root by XOR: a node that received the packet across dimension j forwards it across every
+//! dimension below j. Under the one-port (SLA) assumption a node sends to its children
+//! highest dimension first ("priority to neighbors with larger identity numbers"), one per
+//! slot; both port models finish in d slots with 2^d − 1 transmissions.
+//!
+//! Meshes and tori: the dimension-order tree of the lecture notes ("Meshes"): the root sends
+//! in both directions of every dimension; a node reached travelling along dimension i
+//! forwards in the same direction and in both directions of every higher dimension. One-port:
+//! continue along the arrival direction first, then the higher dimensions in order, in each
+//! the direction with the longer path ahead first (farthest-first; ties: downward first).
+//!
+//! With `Forwarding::Router` the root sends one packet that the routers replicate along the
+//! same tree (hardware multicast); nodes only accept it.
+
+use super::{Bounds, Forwarding};
+use crate::program::{Dest, NodeCtx, Program, Received, Send};
+use crate::scoreboard::{DestSet, Scoreboard};
+use crate::topology::{Topology, TopologyKind};
+use router::{NodeId, PortId, PortSet};
+
+pub struct Snb {
+    pub root: NodeId,
+    pub forwarding: Forwarding,
+    pub one_port: bool,
+    pub flits: u16,
+    msg: u32,
+}
+
+impl Snb {
+    pub fn new(root: NodeId, forwarding: Forwarding, one_port: bool, flits: u16) -> Snb {
+        Snb { root, forwarding, one_port, flits, msg: 0 }
+    }
+
+    /// Slot bounds: Table 1 (d, both port models) on the hypercube; on meshes and tori the
+    /// root's eccentricity (all-port, flooding along the tree is optimal) and, one-port,
+    /// the lower bound max(eccentricity, ⌈log2 N⌉) and the notes' bound of the diameter.
+    pub fn bounds(topo: &Topology, root: NodeId, one_port_nodes: bool) -> Bounds {
+        let ecc = topo.eccentricity(root) as u64;
+        match topo.kind {
+            TopologyKind::Hypercube => Bounds { lower: Some(ecc), paper: Some(ecc) },
+            _ if one_port_nodes => {
+                let log = (topo.nodes() as u64).next_power_of_two().trailing_zeros() as u64;
+                Bounds { lower: Some(ecc.max(log)), paper: Some(topo.diameter() as u64) }
+            }
+            _ => Bounds { lower: Some(ecc), paper: Some(ecc) },
+        }
+    }
+
+    /// Send the message from `node` to its children in the tree, in the one-port order.
+    fn forward(&self, cx: &mut NodeCtx<'_>, in_port: usize) {
+        let topo = cx.topo;
+        let node = cx.node;
+        let children = topo.route_broadcast(node, PortId(in_port as u8), self.root, topo.full_span()).ports.network();
+        let mut order: Vec<(u64, usize)> = children
+            .net_ports()
+            .map(|p| {
+                let rank = match topo.kind {
+                    // Highest dimension first.
+                    TopologyKind::Hypercube => (topo.ndims() - 1 - p) as u64,
+                    _ => {
+                        let dim = p / 2;
+                        let continuing = in_port < topo.net_ports() && dim == in_port / 2;
+                        let reach = topo.branch_reach(node, self.root, p) as u64;
+                        // continuation, then by dimension, farther first, downward on ties
+                        let d = if continuing { 0 } else { dim as u64 + 1 };
+                        (d << 40) | ((u32::MAX as u64 - reach) << 1) | (p % 2) as u64
+                    }
+                };
+                (rank, p)
+            })
+            .collect();
+        order.sort_unstable();
+        for (i, (_, p)) in order.into_iter().enumerate() {
+            let to = topo.neighbor(node, p).expect("tree edge over a missing link");
+            cx.send(Send {
+                dest: Dest::Node(to),
+                msg: self.msg,
+                aux: p as u32,
+                key: if self.one_port { i as u32 } else { 0 },
+                flits: self.flits,
+                copy_flits: 0,
+            });
+        }
+    }
+}
+
+impl Program for Snb {
+    fn setup(&mut self, topo: &Topology, sb: &mut Scoreboard) {
+        self.msg = sb.declare(DestSet::Broadcast { root: self.root, span: topo.full_span() }, topo);
+    }
+
+    fn start(&mut self, cx: &mut NodeCtx<'_>) {
+        if cx.node != self.root {
+            return;
+        }
+        match self.forwarding {
+            Forwarding::Router => cx.send(Send {
+                dest: Dest::Broadcast { span: cx.topo.full_span() },
+                msg: self.msg,
+                aux: 0,
+                key: 0,
+                flits: self.flits,
+                copy_flits: 0,
+            }),
+            Forwarding::Node => self.forward(cx, cx.topo.net_ports()),
+        }
+    }
+
+    fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
+        cx.accept(m.msg);
+        if self.forwarding == Forwarding::Node {
+            // The sender's output port tells which of our input ports it arrived on.
+            let in_port = cx.topo.reverse_port(m.aux as usize);
+            self.forward(cx, in_port);
+        }
+    }
+}
+
+/// Ports of a node's children in the broadcast tree (used by tests and the one-port reference).
+pub fn children(topo: &Topology, node: NodeId, in_port: usize, root: NodeId) -> PortSet {
+    topo.route_broadcast(node, PortId(in_port as u8), root, topo.full_span()).ports.network()
+}

@@ -1,0 +1,176 @@
+//! Synthetic traffic for designers and benchmarks: each node generates packets by a
+//! Bernoulli process (probability `rate` per cycle) during cycles `[0, cycles)`, to
+//! destinations chosen by a pattern; then the network drains.
+//!
+//! Patterns (a pattern that maps a node to itself generates nothing at that node):
+//! - `uniform`: any other node, uniformly.
+//! - `transpose`: swap the two halves of the address (hypercube of even d), or (x, y) → (y, x)
+//!   on a square 2-D mesh or torus.
+//! - `bit-complement`: every address bit inverted (hypercube); every coordinate c → k−1−c.
+//! - `tornado`: every coordinate c → (c + ⌈k/2⌉ − 1) mod k (meshes, tori, linear arrays).
+//! - `hotspot`: to the hotspot node with probability `hotspot_fraction`, else uniform.
+
+use crate::program::{Dest, NodeCtx, Program, Received, Send};
+use crate::scoreboard::DestSet;
+use crate::spec::SpecError;
+use crate::topology::{Topology, TopologyKind};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use router::NodeId;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    Uniform,
+    Transpose,
+    BitComplement,
+    Tornado,
+    Hotspot,
+}
+
+impl Pattern {
+    pub const NAMES: &'static str = "uniform, transpose, bit-complement, tornado, hotspot";
+    pub fn parse(s: &str) -> Option<Pattern> {
+        match s {
+            "uniform" => Some(Pattern::Uniform),
+            "transpose" => Some(Pattern::Transpose),
+            "bit-complement" | "bitcomp" => Some(Pattern::BitComplement),
+            "tornado" => Some(Pattern::Tornado),
+            "hotspot" => Some(Pattern::Hotspot),
+            _ => None,
+        }
+    }
+
+    /// Is the pattern defined on this topology?
+    pub fn check(self, topo: &Topology) -> Result<(), SpecError> {
+        let name = serde_json::to_value(self).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        match (self, &topo.kind) {
+            (Pattern::Transpose, TopologyKind::Hypercube) if topo.ndims() % 2 != 0 => {
+                Err(SpecError::new("traffic", name, "transpose needs a hypercube of even dimension or a square 2-D mesh or torus"))
+            }
+            (Pattern::Transpose, TopologyKind::Mesh | TopologyKind::Torus) if topo.ndims() != 2 || topo.sizes[0] != topo.sizes[1] => {
+                Err(SpecError::new("traffic", name, "transpose needs a hypercube of even dimension or a square 2-D mesh or torus"))
+            }
+            (Pattern::Transpose, TopologyKind::Linear) => {
+                Err(SpecError::new("traffic", name, "transpose needs a hypercube of even dimension or a square 2-D mesh or torus"))
+            }
+            (Pattern::Tornado, TopologyKind::Hypercube) => Err(SpecError::new(
+                "traffic",
+                name,
+                "tornado is defined on linear arrays, meshes and tori (on a hypercube it would not move)",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Traffic generator settings.
+#[derive(Clone, Copy, Debug)]
+pub struct TrafficSpec {
+    pub pattern: Pattern,
+    /// Packets per node per cycle (Bernoulli), 0 < rate <= 1.
+    pub rate: f64,
+    pub cycles: u64,
+    pub flits: u16,
+    pub seed: u64,
+    pub hotspot: NodeId,
+    pub hotspot_fraction: f64,
+}
+
+pub struct Traffic {
+    spec: TrafficSpec,
+    /// One random stream per node, so results do not depend on the order nodes are visited.
+    rng: Vec<ChaCha8Rng>,
+    /// Packets generated.
+    pub generated: u64,
+}
+
+impl Traffic {
+    pub fn new(spec: TrafficSpec, nodes: usize) -> Traffic {
+        let rng = (0..nodes)
+            .map(|n| {
+                let mut r = ChaCha8Rng::seed_from_u64(spec.seed);
+                r.set_stream(n as u64);
+                r
+            })
+            .collect();
+        Traffic { spec, rng, generated: 0 }
+    }
+
+    /// Cycles until the next Bernoulli success (0 = this cycle).
+    fn gap(&mut self, n: NodeId) -> u64 {
+        let p = self.spec.rate;
+        if p >= 1.0 {
+            return 0;
+        }
+        let u: f64 = self.rng[n.idx()].random::<f64>();
+        ((1.0 - u).ln() / (1.0 - p).ln()).floor() as u64
+    }
+
+    fn destination(&mut self, topo: &Topology, n: NodeId) -> Option<NodeId> {
+        let nodes = topo.nodes() as u32;
+        let uniform = |rng: &mut ChaCha8Rng| {
+            let d = rng.random_range(0..nodes - 1);
+            NodeId(if d >= n.0 { d + 1 } else { d })
+        };
+        let d = match self.spec.pattern {
+            Pattern::Uniform => uniform(&mut self.rng[n.idx()]),
+            Pattern::Hotspot => {
+                let rng = &mut self.rng[n.idx()];
+                if n != self.spec.hotspot && rng.random_bool(self.spec.hotspot_fraction) { self.spec.hotspot } else { uniform(rng) }
+            }
+            Pattern::BitComplement => match topo.kind {
+                TopologyKind::Hypercube => NodeId(n.0 ^ (nodes - 1)),
+                _ => topo.node_at(&topo.coords(n).iter().zip(&topo.sizes).map(|(c, k)| k - 1 - c).collect::<Vec<_>>()),
+            },
+            Pattern::Transpose => match topo.kind {
+                TopologyKind::Hypercube => {
+                    let h = topo.ndims() / 2;
+                    let lo = n.0 & ((1 << h) - 1);
+                    NodeId((lo << h) | (n.0 >> h))
+                }
+                _ => {
+                    let c = topo.coords(n);
+                    topo.node_at(&[c[1], c[0]])
+                }
+            },
+            Pattern::Tornado => {
+                topo.node_at(&topo.coords(n).iter().zip(&topo.sizes).map(|(c, k)| (c + k.div_ceil(2) - 1) % k).collect::<Vec<_>>())
+            }
+        };
+        (d != n).then_some(d)
+    }
+
+    fn schedule(&mut self, cx: &mut NodeCtx<'_>, from: u64) {
+        let at = from + self.gap(cx.node);
+        if at < self.spec.cycles {
+            if at == cx.now {
+                self.generate(cx);
+            } else {
+                cx.wake_at(at);
+            }
+        }
+    }
+
+    fn generate(&mut self, cx: &mut NodeCtx<'_>) {
+        if let Some(d) = self.destination(cx.topo, cx.node) {
+            let msg = cx.declare(DestSet::One(d));
+            cx.send(Send { dest: Dest::Node(d), msg, aux: 0, key: 0, flits: self.spec.flits, copy_flits: 0 });
+            self.generated += 1;
+        }
+        let next = cx.now + 1;
+        self.schedule(cx, next);
+    }
+}
+
+impl Program for Traffic {
+    fn start(&mut self, cx: &mut NodeCtx<'_>) {
+        self.schedule(cx, 0);
+    }
+    fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
+        cx.accept(m.msg);
+    }
+    fn timer(&mut self, cx: &mut NodeCtx<'_>) {
+        self.generate(cx);
+    }
+}

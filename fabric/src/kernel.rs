@@ -1,0 +1,592 @@
+//! The simulation kernel: the cycle loop over the fabric's routers, links and NICs.
+//!
+//! Each cycle:
+//!
+//! ```text
+//!  timers due ──► phase A, for every active router (any order):
+//!                   stage_eject ─► NIC reassembly ─► node program ─► NIC injection ─► stage_network
+//!             ──► phase B (commit): departures into downstream buffers, credits onto return lines
+//!             ──► probe ──► retire idle routers; watchdog
+//! ```
+//!
+//! Phase A reads only state as it was at the end of the previous cycle (plus the node's
+//! own same-cycle NIC activity) and writes only its own router's state and the outbox, so the
+//! order routers are visited in never changes a result. Routers with nothing buffered and
+//! nothing to inject are not visited; stretches in which nothing can happen are skipped.
+
+use crate::nic::Nics;
+use crate::packet::{Packet, PacketTable};
+use crate::probe::{CycleView, Probe};
+use crate::program::{Dest, NodeCtx, NodeOut, Program, Received};
+use crate::scoreboard::Scoreboard;
+use crate::spec::FabricSpec;
+use crate::topology::Topology;
+use arbitrary_int::prelude::*;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use router::{
+    Ejection, Flit, Header, NONE, NodeId, Outbox, PacketId, PacketMeta, PortId, PortSet, RouteDecision, RouteKind, RouterEnv, Routers,
+    Switching,
+};
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Always-on counters.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Counters {
+    /// Flits that crossed a router-to-router link.
+    pub flit_hops: u64,
+    /// Packets that crossed a router-to-router link (counted at their tail flit).
+    pub link_transmissions: u64,
+    pub flits_injected: u64,
+    pub flits_ejected: u64,
+    pub packets_sent: u64,
+    pub packets_delivered: u64,
+    /// Cycle of the last delivery.
+    pub last_delivery: u64,
+    /// Flits ejected in cycles `[0, measure_until)`.
+    pub flits_ejected_in_window: u64,
+}
+
+/// Packet latencies (delivery cycle minus birth), exact, in a histogram.
+#[derive(Clone, Debug, Default)]
+pub struct Latencies {
+    pub hist: Vec<u64>,
+    pub count: u64,
+    pub sum: u128,
+}
+
+impl Latencies {
+    fn record(&mut self, l: u64) {
+        let i = l as usize;
+        if i >= self.hist.len() {
+            self.hist.resize((i + 1).next_power_of_two(), 0);
+        }
+        self.hist[i] += 1;
+        self.count += 1;
+        self.sum += l as u128;
+    }
+    pub fn mean(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum as f64 / self.count as f64)
+    }
+    /// The smallest latency at or below which a fraction `q` of packets fall.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        if self.count == 0 {
+            return None;
+        }
+        let target = ((q * self.count as f64).ceil() as u64).max(1);
+        let mut acc = 0;
+        for (l, &c) in self.hist.iter().enumerate() {
+            acc += c;
+            if acc >= target {
+                return Some(l as u64);
+            }
+        }
+        None
+    }
+    pub fn max(&self) -> Option<u64> {
+        self.hist.iter().rposition(|&c| c > 0).map(|l| l as u64)
+    }
+}
+
+/// A deadlock found by the watchdog.
+#[derive(Clone, Debug, Serialize)]
+pub struct Deadlock {
+    /// Cycle the watchdog fired.
+    pub cycle: u64,
+    /// Last cycle any flit moved.
+    pub last_move: u64,
+    pub flits_stuck: u64,
+    /// Input VCs waiting on each other in a cycle (`n<node>.in<port>.vc<vc>`, each waiting on the next).
+    pub wait_for_cycle: Vec<String>,
+    /// Input VCs holding flits that cannot move.
+    pub blocked_vcs: usize,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ending {
+    /// Nothing left to do.
+    Quiescent,
+    /// The watchdog found a deadlock.
+    Deadlock,
+    /// `max_cycles` reached with work left.
+    CycleLimit,
+}
+
+const WAKE: u8 = 0;
+const PROGRAM_TIMER: u8 = 1;
+
+/// The route computation the routers see: the topology's routing functions applied to the
+/// packet table's headers, with dateline VC classes.
+struct Env<'a> {
+    topo: &'a Topology,
+    packets: &'a PacketTable,
+    class_mask: [u16; 2],
+}
+
+impl RouterEnv for Env<'_> {
+    #[inline]
+    fn route(&self, at: NodeId, in_port: PortId, packet: PacketId) -> (RouteDecision, PacketMeta) {
+        let p = self.packets.get(packet);
+        let hop = match p.header.kind {
+            RouteKind::Unicast => self.topo.route_unicast(at, p.src(), p.dest()),
+            RouteKind::Broadcast => self.topo.route_broadcast(at, in_port, p.dest(), p.header.span),
+        };
+        (
+            RouteDecision { ports: hop.ports, vc_mask: self.class_mask[hop.class as usize] },
+            PacketMeta { len: p.len(), key: p.key(), birth: p.birth },
+        )
+    }
+}
+
+/// A fabric of routers, links and NICs running one program on every node.
+pub struct Fabric {
+    pub spec: FabricSpec,
+    pub topo: Topology,
+    pub routers: Routers,
+    pub nics: Nics,
+    pub packets: PacketTable,
+    pub scoreboard: Scoreboard,
+    pub counters: Counters,
+    pub latencies: Latencies,
+    /// Flits sent on each output port (global port index).
+    pub port_flits: Vec<u64>,
+    program: Box<dyn Program>,
+    probe: Option<Box<dyn Probe>>,
+    /// Downstream input port of each output port, upstream output port of each input port.
+    down: Vec<u32>,
+    up: Vec<u32>,
+    class_mask: [u16; 2],
+    active: Vec<u32>,
+    in_active: Vec<bool>,
+    timers: BinaryHeap<Reverse<(u64, u32, u8)>>,
+    fired: Vec<bool>,
+    outbox: Outbox,
+    ejected: Vec<Ejection>,
+    node_out: NodeOut,
+    eject_log: Vec<(NodeId, Ejection)>,
+    inject_log: Vec<(NodeId, u8, Flit)>,
+    inj_scratch: Vec<(u8, Flit)>,
+    shuffle: Option<rand_chacha::ChaCha8Rng>,
+    /// The next cycle to simulate.
+    pub now: u64,
+    last_move: u64,
+    pub deadlock: Option<Deadlock>,
+}
+
+impl Fabric {
+    /// Build a fabric from a validated spec.
+    pub fn new(spec: &FabricSpec, mut program: Box<dyn Program>) -> Fabric {
+        let topo = spec.topology();
+        let mut scoreboard = Scoreboard::new(topo.nodes());
+        program.setup(&topo, &mut scoreboard);
+        let n = topo.nodes();
+        let params = spec.router_params();
+        let p = params.ports();
+        let net = params.net_ports as usize;
+        let mut down = vec![NONE; n * p];
+        let mut up = vec![NONE; n * p];
+        for r in 0..n as u32 {
+            for o in 0..net {
+                if let Some(m) = topo.neighbor(NodeId(r), o) {
+                    let op = r as usize * p + o;
+                    let ip = m.idx() * p + topo.reverse_port(o);
+                    down[op] = ip as u32;
+                    up[ip] = op as u32;
+                }
+            }
+        }
+        let all = ((1u32 << spec.vcs) - 1) as u16;
+        let class_mask = if topo.dateline {
+            let half = spec.vcs / 2;
+            let low = ((1u32 << half) - 1) as u16;
+            [low, all & !low]
+        } else {
+            [all, all]
+        };
+        Fabric {
+            spec: spec.clone(),
+            routers: Routers::new(params, n),
+            nics: Nics::new(n, net, params.nic_channels as usize, spec.startup_cycles, spec.copy_cycles_per_flit),
+            packets: PacketTable::new(n),
+            scoreboard,
+            counters: Counters::default(),
+            latencies: Latencies::default(),
+            port_flits: vec![0; n * p],
+            program,
+            probe: None,
+            down,
+            up,
+            class_mask,
+            active: (0..n as u32).collect(),
+            in_active: vec![true; n],
+            timers: BinaryHeap::new(),
+            fired: vec![false; n],
+            outbox: Outbox::default(),
+            ejected: Vec::new(),
+            node_out: NodeOut::default(),
+            eject_log: Vec::new(),
+            inject_log: Vec::new(),
+            inj_scratch: Vec::new(),
+            shuffle: spec.shuffle_seed.map(rand_chacha::ChaCha8Rng::seed_from_u64),
+            now: 0,
+            last_move: 0,
+            deadlock: None,
+            topo,
+        }
+    }
+
+    /// Attach a probe that sees every simulated cycle.
+    pub fn set_probe(&mut self, probe: Box<dyn Probe>) {
+        self.probe = Some(probe);
+    }
+
+    /// Take the probe back (to finish writing its output).
+    pub fn take_probe(&mut self) -> Option<Box<dyn Probe>> {
+        self.probe.take()
+    }
+
+    /// Access the program (e.g. to read its results after the run).
+    pub fn program(&self) -> &dyn Program {
+        self.program.as_ref()
+    }
+
+    /// Downstream input port (global index) of output port `op`, if connected.
+    pub fn downstream(&self, op: usize) -> Option<usize> {
+        (self.down[op] != NONE).then_some(self.down[op] as usize)
+    }
+
+    /// Upstream output port (global index) of input port `ip`, if connected.
+    pub fn upstream(&self, ip: usize) -> Option<usize> {
+        (self.up[ip] != NONE).then_some(self.up[ip] as usize)
+    }
+
+    /// Run until nothing is left to do, a deadlock, or `max_cycles`.
+    pub fn run(&mut self) -> Ending {
+        loop {
+            if self.deadlock.is_some() {
+                return Ending::Deadlock;
+            }
+            if self.active.is_empty() {
+                match self.timers.peek() {
+                    None => return Ending::Quiescent,
+                    Some(&Reverse((t, _, _))) => self.now = self.now.max(t),
+                }
+            }
+            if self.now >= self.spec.max_cycles {
+                return Ending::CycleLimit;
+            }
+            self.step();
+        }
+    }
+
+    /// Simulate one cycle.
+    pub fn step(&mut self) {
+        let t = self.now;
+        while let Some(&Reverse((tt, n, kind))) = self.timers.peek() {
+            if tt > t {
+                break;
+            }
+            self.timers.pop();
+            if kind == PROGRAM_TIMER {
+                self.fired[n as usize] = true;
+            }
+            self.activate(n as usize);
+        }
+        let mut list = std::mem::take(&mut self.active);
+        if let Some(rng) = self.shuffle.as_mut() {
+            list.shuffle(rng);
+        }
+        for &r in &list {
+            self.eval_router(NodeId(r), t);
+        }
+        self.active = list;
+        self.commit(t);
+        if let Some(mut probe) = self.probe.take() {
+            probe.cycle(&CycleView {
+                t,
+                departures: &self.outbox.departures,
+                ejections: &self.eject_log,
+                injections: &self.inject_log,
+                fabric: self,
+            });
+            self.probe = Some(probe);
+        }
+        let moved = !self.outbox.departures.is_empty() || !self.eject_log.is_empty() || !self.inject_log.is_empty();
+        self.outbox.departures.clear();
+        self.eject_log.clear();
+        self.inject_log.clear();
+        if moved {
+            self.last_move = t;
+        }
+        self.retire(t);
+        if self.routers.buffered > 0 && t - self.last_move >= self.spec.watchdog_cycles {
+            self.deadlock = Some(self.find_deadlock(t));
+        }
+        if self.spec.measure_until == Some(t + 1) {
+            self.counters.flits_ejected_in_window = self.counters.flits_ejected;
+        }
+        self.now = t + 1;
+    }
+
+    #[inline]
+    fn activate(&mut self, r: usize) {
+        if !self.in_active[r] {
+            self.in_active[r] = true;
+            self.active.push(r as u32);
+        }
+    }
+
+    /// Drop routers with nothing to do from the active list; a NIC waiting out a start-up
+    /// cost gets a wake-up timer instead.
+    fn retire(&mut self, t: u64) {
+        let Fabric { active, in_active, routers, nics, timers, fired, .. } = self;
+        active.retain(|&r| {
+            let n = NodeId(r);
+            if routers.occupancy[r as usize] > 0 || fired[r as usize] {
+                return true;
+            }
+            let (now, later) = nics.work(n, t + 1);
+            if now {
+                return true;
+            }
+            if let Some(at) = later {
+                timers.push(Reverse((at, r, WAKE)));
+            }
+            in_active[r as usize] = false;
+            false
+        });
+    }
+
+    fn eval_router(&mut self, r: NodeId, t: u64) {
+        let mut ejected = std::mem::take(&mut self.ejected);
+        ejected.clear();
+        {
+            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
+            self.routers.stage_eject(r, t, &env, &mut ejected, &mut self.outbox);
+        }
+        for &ej in &ejected {
+            self.counters.flits_ejected += 1;
+            self.eject_log.push((r, ej));
+            if let Some(pid) = self.nics.receive(r, ej.channel, ej.flit) {
+                self.deliver(r, pid, t);
+            }
+        }
+        self.ejected = ejected;
+        if std::mem::take(&mut self.fired[r.idx()]) {
+            let mut cx = NodeCtx { node: r, now: t, topo: &self.topo, out: &mut self.node_out, scoreboard: &mut self.scoreboard };
+            self.program.timer(&mut cx);
+            self.flush_node_out(r, t);
+        }
+        if t == 0 {
+            let mut cx = NodeCtx { node: r, now: t, topo: &self.topo, out: &mut self.node_out, scoreboard: &mut self.scoreboard };
+            self.program.start(&mut cx);
+            self.flush_node_out(r, t);
+        }
+        self.inj_scratch.clear();
+        self.nics.inject(r, t, &mut self.routers, &self.packets, &mut self.inj_scratch);
+        for &(ch, f) in &self.inj_scratch {
+            self.counters.flits_injected += 1;
+            self.inject_log.push((r, ch, f));
+        }
+        let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
+        self.routers.stage_network(r, t, &env, &mut self.outbox);
+    }
+
+    /// The tail of packet `pid` was ejected at node `r`: check it belongs here, then hand it
+    /// to the node's program.
+    fn deliver(&mut self, r: NodeId, pid: PacketId, t: u64) {
+        let p = *self.packets.get(pid);
+        let ok = if p.is_broadcast() {
+            if !self.topo.in_broadcast(r, p.dest(), p.header.span) {
+                self.scoreboard.packet_error(
+                    false,
+                    format!("cycle {t}: broadcast packet from node {} ejected at node {r}, outside its tree", p.dest()),
+                );
+                false
+            } else if !self.packets.mark_seen(pid, r) {
+                self.scoreboard.packet_error(true, format!("cycle {t}: broadcast packet from node {} ejected at node {r} twice", p.dest()));
+                false
+            } else {
+                true
+            }
+        } else if p.dest() != r {
+            self.scoreboard.packet_error(false, format!("cycle {t}: packet for node {} ejected at node {r}", p.dest()));
+            false
+        } else {
+            true
+        };
+        if !ok {
+            return;
+        }
+        self.latencies.record(t - p.birth);
+        self.counters.packets_delivered += 1;
+        self.counters.last_delivery = self.counters.last_delivery.max(t);
+        let m = Received { src: p.src(), kind: p.header.kind, msg: p.msg, aux: p.aux, key: p.key(), flits: p.len(), birth: p.birth };
+        let mut cx = NodeCtx { node: r, now: t, topo: &self.topo, out: &mut self.node_out, scoreboard: &mut self.scoreboard };
+        self.program.receive(&mut cx, &m);
+        self.flush_node_out(r, t);
+        self.packets.delivered(pid);
+    }
+
+    /// Turn what node `r`'s program asked for into queued packets and timers.
+    fn flush_node_out(&mut self, r: NodeId, t: u64) {
+        let net = self.topo.net_ports();
+        for s in self.node_out.sends.drain(..) {
+            let (kind, dest, span, remaining, first) = match s.dest {
+                Dest::Node(d) => {
+                    assert!(d != r, "node {r}'s program sent a packet to itself");
+                    let first = self.topo.route_unicast(r, r, d).ports.net_ports().next().expect("unicast with no first hop");
+                    (RouteKind::Unicast, d, 0, 1, first)
+                }
+                Dest::Broadcast { span } => {
+                    let reach = self.topo.broadcast_reach(span);
+                    if reach == 0 {
+                        continue;
+                    }
+                    let ports = self.topo.route_broadcast(r, PortId(net as u8), r, span).ports;
+                    (RouteKind::Broadcast, r, span, reach as u32, ports.net_ports().next().expect("broadcast with no first hop"))
+                }
+            };
+            assert!(s.flits >= 1 && s.flits <= self.spec.packet_flits.max(s.flits), "packet of {} flits", s.flits);
+            let header =
+                Header { kind, src: u24::new(r.0), dest: u24::new(dest.0), key: u24::new(s.key.min(Header::MAX_KEY)), len: s.flits, span };
+            let pid = self.packets.alloc(Packet { header, msg: s.msg, aux: s.aux, birth: t, remaining, seen: NONE });
+            self.nics.enqueue(r, pid, s.key, first, s.copy_flits);
+            self.counters.packets_sent += 1;
+        }
+        for w in self.node_out.wakes.drain(..) {
+            self.timers.push(Reverse((w, r.0, PROGRAM_TIMER)));
+        }
+    }
+
+    /// Phase B: flits into downstream buffers, credits onto return lines.
+    fn commit(&mut self, t: u64) {
+        let lat = self.spec.pipeline.link_latency as u64;
+        let credit_ready = t + 1 + self.spec.pipeline.credit_delay as u64;
+        let v = self.routers.vcs();
+        let p = self.routers.ports();
+        for i in 0..self.outbox.departures.len() {
+            let d = self.outbox.departures[i];
+            let ip = self.down[d.out_port as usize] as usize;
+            debug_assert!(ip != NONE as usize, "departure on unconnected port {}", d.out_port);
+            self.routers.arrive(ip * v + d.vc as usize, d.flit, t + lat);
+            self.counters.flit_hops += 1;
+            self.port_flits[d.out_port as usize] += 1;
+            if d.flit.is_tail() {
+                self.counters.link_transmissions += 1;
+            }
+            self.activate(ip / p);
+        }
+        for iv in self.outbox.freed.drain(..) {
+            let ip = iv as usize / v;
+            let op = self.up[ip] as usize;
+            self.routers.outputs.return_credit(op, (iv as usize % v) as u8, credit_ready);
+        }
+    }
+
+    /// Build the wait-for graph of blocked input VCs and find a cycle in it.
+    fn find_deadlock(&self, t: u64) -> Deadlock {
+        let r = &self.routers;
+        let v = r.vcs();
+        let n_iv = r.inputs.ctl.len();
+        let mut edges: Vec<Vec<u32>> = vec![Vec::new(); n_iv];
+        let mut blocked = 0;
+        for iv in 0..n_iv {
+            let c = &r.inputs.ctl[iv];
+            if c.len == 0 || c.stage != router::input_unit::VcStage::Routed {
+                continue;
+            }
+            blocked += 1;
+            let (node, _, _) = r.ivc_location(iv);
+            for o in c.pending.network().net_ports() {
+                let op = r.port_index(node, o);
+                if c.granted.has_port(o) {
+                    if let Some(ovc) = r.outputs.vc_owned_by(op, iv as u32) {
+                        let need = if self.spec.switching == Switching::Wormhole { 1 } else { c.pkt_len };
+                        if r.outputs.credits[op * v + ovc] < need && self.down[op] != NONE {
+                            edges[iv].push(self.down[op] * v as u32 + ovc as u32);
+                        }
+                    }
+                } else {
+                    for ovc in 0..v {
+                        let owner = r.outputs.owner[op * v + ovc];
+                        if c.vc_mask & (1 << ovc) != 0 && owner != NONE {
+                            edges[iv].push(owner);
+                        }
+                    }
+                }
+            }
+            if c.pending.contains(PortSet::LOCAL) && !c.granted.contains(PortSet::LOCAL) {
+                let k = r.params.nic_channels as usize;
+                for ch in 0..k {
+                    let owner = r.outputs.owner[r.port_index(node, r.params.net_ports as usize + ch) * v];
+                    if owner != NONE {
+                        edges[iv].push(owner);
+                    }
+                }
+            }
+        }
+        // Iterative DFS for a cycle.
+        let mut color = vec![0u8; n_iv];
+        let mut parent = vec![NONE; n_iv];
+        let mut cycle = Vec::new();
+        'outer: for s in 0..n_iv {
+            if color[s] != 0 || edges[s].is_empty() {
+                continue;
+            }
+            let mut stack = vec![(s as u32, 0usize)];
+            color[s] = 1;
+            while let Some(&mut (u, ref mut i)) = stack.last_mut() {
+                if *i < edges[u as usize].len() {
+                    let w = edges[u as usize][*i];
+                    *i += 1;
+                    match color[w as usize] {
+                        0 => {
+                            color[w as usize] = 1;
+                            parent[w as usize] = u;
+                            stack.push((w, 0));
+                        }
+                        1 => {
+                            let mut x = u;
+                            cycle.push(w);
+                            while x != w {
+                                cycle.push(x);
+                                x = parent[x as usize];
+                            }
+                            cycle.reverse();
+                            break 'outer;
+                        }
+                        _ => {}
+                    }
+                } else {
+                    color[u as usize] = 2;
+                    stack.pop();
+                }
+            }
+        }
+        Deadlock {
+            cycle: t,
+            last_move: self.last_move,
+            flits_stuck: r.buffered,
+            wait_for_cycle: cycle.iter().map(|&iv| self.ivc_name(iv as usize)).collect(),
+            blocked_vcs: blocked,
+        }
+    }
+
+    /// RTL-style name of a global input VC: `n0005.in1.vc0` (injection ports are `inj<k>`).
+    pub fn ivc_name(&self, iv: usize) -> String {
+        let (node, p, v) = self.routers.ivc_location(iv);
+        let net = self.routers.params.net_ports as usize;
+        let width = (self.topo.nodes().max(2) - 1).to_string().len().max(4);
+        if p < net { format!("n{:0width$}.in{}.vc{}", node.0, p, v) } else { format!("n{:0width$}.inj{}.vc{}", node.0, p - net, v) }
+    }
+
+    /// Is there still work (packets queued, flits buffered, timers)?
+    pub fn busy(&self) -> bool {
+        !self.active.is_empty() || !self.timers.is_empty()
+    }
+}

@@ -1,0 +1,189 @@
+//! Network interfaces: the node's gateway to its router.
+//!
+//! The port model is the number of NIC channels: `one` = one injection and one ejection
+//! channel (one send and one receive at a time), `all` = one per network port, `K` = K of
+//! each. A channel moves one flit per cycle (the gateway rate; links move 2^ν). Packets
+//! wait in the node's memory in one queue per first-hop output port, each ordered by
+//! priority key then submission; an idle channel starts the best queued packet whose first
+//! hop no other channel of the node is feeding, after the software start-up cost and the
+//! internal copy cost.
+
+use crate::packet::PacketTable;
+use router::{Flit, NONE, NodeId, PacketId, Routers};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Queued {
+    key: u32,
+    seq: u64,
+    packet: u32,
+    extra: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InjChannel {
+    packet: u32,
+    seq: u16,
+    len: u16,
+    start_at: u64,
+    port: u8,
+}
+
+const IDLE: InjChannel = InjChannel { packet: NONE, seq: 0, len: 0, start_at: 0, port: 0 };
+
+#[derive(Clone, Copy, Debug)]
+struct EjChannel {
+    packet: u32,
+    next: u16,
+}
+
+/// The NICs of all nodes.
+#[derive(Clone, Debug)]
+pub struct Nics {
+    k: usize,
+    net: usize,
+    voq: Vec<BinaryHeap<Reverse<Queued>>>,
+    queued: Vec<u32>,
+    seq: Vec<u64>,
+    inj: Vec<InjChannel>,
+    ej: Vec<EjChannel>,
+    /// Software start-up cost per message, cycles.
+    pub startup_cycles: u64,
+    /// Internal copy cost per flit, cycles.
+    pub copy_cycles_per_flit: u64,
+    /// The most packets any node has had queued.
+    pub max_queue: u32,
+}
+
+impl Nics {
+    pub fn new(nodes: usize, net_ports: usize, channels: usize, startup_cycles: u64, copy_cycles_per_flit: u64) -> Nics {
+        Nics {
+            k: channels,
+            net: net_ports,
+            voq: vec![BinaryHeap::new(); nodes * net_ports],
+            queued: vec![0; nodes],
+            seq: vec![0; nodes],
+            inj: vec![IDLE; nodes * channels],
+            ej: vec![EjChannel { packet: NONE, next: 0 }; nodes * channels],
+            startup_cycles,
+            copy_cycles_per_flit,
+            max_queue: 0,
+        }
+    }
+
+    pub fn bytes_per_node(net_ports: usize, channels: usize) -> usize {
+        net_ports * std::mem::size_of::<BinaryHeap<Reverse<Queued>>>() + 12 + channels * 24
+    }
+
+    /// Queue packet `p` at node `n`, to leave on network port `first_hop`.
+    pub fn enqueue(&mut self, n: NodeId, p: PacketId, key: u32, first_hop: usize, copy_flits: u32) {
+        let s = self.seq[n.idx()];
+        self.seq[n.idx()] += 1;
+        let extra = (copy_flits as u64 * self.copy_cycles_per_flit).min(u32::MAX as u64) as u32;
+        self.voq[n.idx() * self.net + first_hop].push(Reverse(Queued { key, seq: s, packet: p.0, extra }));
+        self.queued[n.idx()] += 1;
+        self.max_queue = self.max_queue.max(self.queued[n.idx()]);
+    }
+
+    /// Packets waiting in node `n`'s memory (not yet started on a channel).
+    pub fn queued(&self, n: NodeId) -> u32 {
+        self.queued[n.idx()]
+    }
+
+    /// Does node `n`'s NIC have something to do in cycle `t`? If not, the earliest cycle it will.
+    pub fn work(&self, n: NodeId, t: u64) -> (bool, Option<u64>) {
+        let mut next: Option<u64> = None;
+        for c in &self.inj[n.idx() * self.k..(n.idx() + 1) * self.k] {
+            if c.packet == NONE {
+                if self.queued[n.idx()] > 0 {
+                    return (true, None);
+                }
+            } else if c.start_at <= t {
+                return (true, None);
+            } else {
+                next = Some(next.map_or(c.start_at, |x| x.min(c.start_at)));
+            }
+        }
+        (false, next)
+    }
+
+    /// Is any channel of node `n` busy or any packet queued?
+    pub fn busy(&self, n: NodeId) -> bool {
+        self.queued[n.idx()] > 0 || self.inj[n.idx() * self.k..(n.idx() + 1) * self.k].iter().any(|c| c.packet != NONE)
+    }
+
+    /// Start packets on idle channels and stream one flit per channel into the router.
+    /// Returns the flits injected (channel, flit), appended to `log`.
+    pub fn inject(&mut self, n: NodeId, t: u64, routers: &mut Routers, packets: &PacketTable, log: &mut Vec<(u8, Flit)>) {
+        let base = n.idx() * self.k;
+        for ch in 0..self.k {
+            if self.inj[base + ch].packet == NONE && self.queued[n.idx()] > 0 {
+                self.start_next(n, ch, t, packets);
+            }
+            let c = &mut self.inj[base + ch];
+            if c.packet == NONE || c.start_at > t || !routers.injection_has_room(n, ch) {
+                continue;
+            }
+            let flit = Flit::of(PacketId(c.packet), c.seq, c.len);
+            let ok = routers.inject(n, ch, flit, t);
+            debug_assert!(ok);
+            log.push((ch as u8, flit));
+            c.seq += 1;
+            if c.seq == c.len {
+                *c = IDLE;
+            }
+        }
+    }
+
+    fn start_next(&mut self, n: NodeId, ch: usize, t: u64, packets: &PacketTable) {
+        let base = n.idx() * self.k;
+        let mut best: Option<(Queued, usize)> = None;
+        for port in 0..self.net {
+            let claimed = (0..self.k).any(|c| c != ch && self.inj[base + c].packet != NONE && self.inj[base + c].port as usize == port);
+            if claimed {
+                continue;
+            }
+            if let Some(Reverse(q)) = self.voq[n.idx() * self.net + port].peek() {
+                if best.is_none_or(|(b, _)| (q.key, q.seq) < (b.key, b.seq)) {
+                    best = Some((*q, port));
+                }
+            }
+        }
+        let Some((q, port)) = best else { return };
+        self.voq[n.idx() * self.net + port].pop();
+        self.queued[n.idx()] -= 1;
+        let len = packets.get(PacketId(q.packet)).len();
+        self.inj[base + ch] =
+            InjChannel { packet: q.packet, seq: 0, len, start_at: t + self.startup_cycles + q.extra as u64, port: port as u8 };
+    }
+
+    /// A flit ejected to node `n` on channel `ch`; returns the packet when its tail completes it.
+    pub fn receive(&mut self, n: NodeId, ch: u8, flit: Flit) -> Option<PacketId> {
+        let e = &mut self.ej[n.idx() * self.k + ch as usize];
+        if flit.is_head() {
+            assert!(
+                e.packet == NONE,
+                "NIC {n} ejection channel {ch}: head of packet {} while packet {} is incomplete",
+                flit.packet,
+                e.packet
+            );
+            e.packet = flit.packet.0;
+            e.next = 0;
+        }
+        assert!(
+            e.packet == flit.packet.0 && e.next == flit.seq,
+            "NIC {n} ejection channel {ch}: flit {:?} out of order (expected packet {} flit {})",
+            flit,
+            e.packet,
+            e.next
+        );
+        e.next += 1;
+        if flit.is_tail() {
+            e.packet = NONE;
+            Some(flit.packet)
+        } else {
+            None
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The packet table: one header per packet in flight, in a slab whose slots are reused.
+//! Flits carry only the slot index ([`PacketId`]).
+
+use router::{Header, NONE, NodeId, PacketId, RouteKind};
+
+/// A packet in flight: its header and the bookkeeping for the scoreboard.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub header: Header,
+    /// Algorithm-level message carried (scoreboard id) and free algorithm data.
+    pub msg: u32,
+    pub aux: u32,
+    /// Cycle the packet was handed to its NIC.
+    pub birth: u64,
+    /// Deliveries still expected.
+    pub remaining: u32,
+    /// Broadcast packets: index of the bitset of nodes already delivered to.
+    pub seen: u32,
+}
+
+impl Packet {
+    pub fn src(&self) -> NodeId {
+        NodeId(self.header.src.value())
+    }
+    /// The destination (unicast) or the root (broadcast).
+    pub fn dest(&self) -> NodeId {
+        NodeId(self.header.dest.value())
+    }
+    pub fn len(&self) -> u16 {
+        self.header.len
+    }
+    pub fn key(&self) -> u32 {
+        self.header.key.value()
+    }
+    pub fn is_broadcast(&self) -> bool {
+        self.header.kind == RouteKind::Broadcast
+    }
+}
+
+/// Slab of packets in flight.
+#[derive(Clone, Debug, Default)]
+pub struct PacketTable {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    /// Delivered-to bitsets of broadcast packets, `words` u64 each, reused.
+    bits: Vec<u64>,
+    words: usize,
+    free_bits: Vec<u32>,
+    nbits: u32,
+    live: usize,
+    pub peak_live: usize,
+}
+
+impl PacketTable {
+    pub fn new(nodes: usize) -> PacketTable {
+        PacketTable { words: nodes.div_ceil(64), ..Default::default() }
+    }
+
+    pub fn alloc(&mut self, mut p: Packet) -> PacketId {
+        if p.is_broadcast() {
+            p.seen = match self.free_bits.pop() {
+                Some(b) => b,
+                None => {
+                    self.bits.resize(self.bits.len() + self.words, 0);
+                    self.nbits += 1;
+                    self.nbits - 1
+                }
+            };
+        } else {
+            p.seen = NONE;
+        }
+        self.live += 1;
+        self.peak_live = self.peak_live.max(self.live);
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                PacketId(i)
+            }
+            None => {
+                self.slots.push(p);
+                PacketId(self.slots.len() as u32 - 1)
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id.idx()]
+    }
+
+    /// Record a delivery of broadcast packet `id` at `node`; false if it was delivered there before.
+    pub fn mark_seen(&mut self, id: PacketId, node: NodeId) -> bool {
+        let b = self.slots[id.idx()].seen as usize;
+        let w = &mut self.bits[b * self.words + node.idx() / 64];
+        let m = 1u64 << (node.idx() % 64);
+        let fresh = *w & m == 0;
+        *w |= m;
+        fresh
+    }
+
+    /// One expected delivery done; frees the slot after the last one. Returns true if freed.
+    pub fn delivered(&mut self, id: PacketId) -> bool {
+        let p = &mut self.slots[id.idx()];
+        p.remaining = p.remaining.saturating_sub(1);
+        if p.remaining > 0 {
+            return false;
+        }
+        if p.seen != NONE {
+            let b = p.seen as usize;
+            self.bits[b * self.words..(b + 1) * self.words].fill(0);
+            self.free_bits.push(p.seen);
+        }
+        self.free.push(id.0);
+        self.live -= 1;
+        true
+    }
+
+    /// Packets allocated and not yet fully delivered.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+}

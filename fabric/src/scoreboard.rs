@@ -1,0 +1,190 @@
+//! The scoreboard: every message an algorithm sends must reach each intended node exactly
+//! once. Lost, duplicated and misrouted deliveries are counted and the first few described.
+
+use crate::topology::Topology;
+use router::NodeId;
+use serde::Serialize;
+
+/// Who must receive a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DestSet {
+    /// One node.
+    One(NodeId),
+    /// Every node of the broadcast from `root` over the dimensions `span`, root excluded.
+    Broadcast { root: NodeId, span: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct MsgRec {
+    dest: DestSet,
+    /// Broadcast: offset of its bitset in `bits`; unicast: delivered count.
+    slot: u64,
+}
+
+/// Counts of what reached where.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct ScoreCounts {
+    pub expected: u64,
+    pub deliveries: u64,
+    pub missing: u64,
+    pub duplicates: u64,
+    pub misrouted: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    msgs: Vec<MsgRec>,
+    bits: Vec<u64>,
+    words: usize,
+    expected: u64,
+    delivered: u64,
+    duplicates: u64,
+    misrouted: u64,
+    /// The first problems seen, for the report.
+    pub problems: Vec<String>,
+}
+
+const MAX_PROBLEMS: usize = 10;
+
+impl Scoreboard {
+    pub fn new(nodes: usize) -> Scoreboard {
+        Scoreboard { words: nodes.div_ceil(64), ..Default::default() }
+    }
+
+    /// Declare a message and who must receive it; returns its id.
+    pub fn declare(&mut self, dest: DestSet, topo: &Topology) -> u32 {
+        let slot = match dest {
+            DestSet::One(_) => {
+                self.expected += 1;
+                0
+            }
+            DestSet::Broadcast { span, .. } => {
+                self.expected += topo.broadcast_reach(span);
+                let off = self.bits.len() as u64;
+                self.bits.resize(self.bits.len() + self.words, 0);
+                off
+            }
+        };
+        self.msgs.push(MsgRec { dest, slot });
+        self.msgs.len() as u32 - 1
+    }
+
+    fn problem(&mut self, s: impl FnOnce() -> String) {
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(s());
+        }
+    }
+
+    /// Node `node` received message `msg` at cycle `t`.
+    pub fn accept(&mut self, msg: u32, node: NodeId, t: u64, topo: &Topology) {
+        let Some(rec) = self.msgs.get(msg as usize).copied() else {
+            self.misrouted += 1;
+            self.problem(|| format!("cycle {t}: node {node} received undeclared message {msg}"));
+            return;
+        };
+        match rec.dest {
+            DestSet::One(d) => {
+                if d != node {
+                    self.misrouted += 1;
+                    self.problem(|| format!("cycle {t}: message {msg} for node {d} delivered to node {node}"));
+                } else if rec.slot > 0 {
+                    self.duplicates += 1;
+                    self.problem(|| format!("cycle {t}: message {msg} delivered to node {node} again"));
+                } else {
+                    self.msgs[msg as usize].slot = 1;
+                    self.delivered += 1;
+                }
+            }
+            DestSet::Broadcast { root, span } => {
+                if !topo.in_broadcast(node, root, span) {
+                    self.misrouted += 1;
+                    self.problem(|| format!("cycle {t}: broadcast {msg} from node {root} delivered to node {node}, outside its span"));
+                    return;
+                }
+                let w = &mut self.bits[rec.slot as usize + node.idx() / 64];
+                let m = 1u64 << (node.idx() % 64);
+                if *w & m != 0 {
+                    self.duplicates += 1;
+                    self.problem(|| format!("cycle {t}: broadcast {msg} from node {root} delivered to node {node} again"));
+                } else {
+                    *w |= m;
+                    self.delivered += 1;
+                }
+            }
+        }
+    }
+
+    /// A network-level error found by the kernel (a packet at the wrong node, or twice).
+    pub fn packet_error(&mut self, duplicate: bool, what: String) {
+        if duplicate {
+            self.duplicates += 1;
+        } else {
+            self.misrouted += 1;
+        }
+        self.problem(|| what);
+    }
+
+    pub fn counts(&self) -> ScoreCounts {
+        ScoreCounts {
+            expected: self.expected,
+            deliveries: self.delivered,
+            missing: self.expected - self.delivered,
+            duplicates: self.duplicates,
+            misrouted: self.misrouted,
+        }
+    }
+
+    /// Describe up to `max` (message, node) pairs never delivered.
+    pub fn describe_missing(&self, topo: &Topology, max: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, rec) in self.msgs.iter().enumerate() {
+            if out.len() >= max {
+                break;
+            }
+            match rec.dest {
+                DestSet::One(d) if rec.slot == 0 => out.push(format!("message {i} never reached node {d}")),
+                DestSet::One(_) => {}
+                DestSet::Broadcast { root, span } => {
+                    for n in 0..topo.nodes() as u32 {
+                        let node = NodeId(n);
+                        if out.len() >= max {
+                            break;
+                        }
+                        let seen = self.bits[rec.slot as usize + node.idx() / 64] & (1u64 << (node.idx() % 64)) != 0;
+                        if topo.in_broadcast(node, root, span) && !seen {
+                            out.push(format!("broadcast {i} from node {root} never reached node {node}"));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    pub fn ok(&self) -> bool {
+        let c = self.counts();
+        c.missing == 0 && c.duplicates == 0 && c.misrouted == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologyKind;
+
+    #[test]
+    fn counts_missing_duplicate_misrouted() {
+        let t = Topology::new(TopologyKind::Hypercube, &[3]);
+        let mut sb = Scoreboard::new(8);
+        let b = sb.declare(DestSet::Broadcast { root: NodeId(0), span: 0b011 }, &t);
+        let u = sb.declare(DestSet::One(NodeId(5)), &t);
+        sb.accept(b, NodeId(1), 1, &t);
+        sb.accept(b, NodeId(1), 2, &t);
+        sb.accept(b, NodeId(4), 2, &t); // outside span 0b011
+        sb.accept(u, NodeId(5), 3, &t);
+        let c = sb.counts();
+        assert_eq!(c, ScoreCounts { expected: 4, deliveries: 2, missing: 2, duplicates: 1, misrouted: 1 });
+        assert_eq!(sb.describe_missing(&t, 10).len(), 2);
+        assert!(!sb.ok());
+    }
+}

@@ -1,0 +1,303 @@
+//! The validated description of a fabric. [`FabricSpec::validate`] turns raw numbers into a
+//! spec the kernel can build, or a [`SpecError`] naming the field, the value and what is
+//! allowed.
+
+use crate::nic::Nics;
+use crate::topology::{Topology, TopologyKind};
+use router::{ArbiterPolicy, Header, Pipeline, RouterParams, Routers, Switching};
+use serde::Serialize;
+
+/// Bad input: which field, what value, what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {value}: {allowed}")]
+pub struct SpecError {
+    pub field: String,
+    pub value: String,
+    pub allowed: String,
+}
+
+impl SpecError {
+    pub fn new(field: &str, value: impl std::fmt::Display, allowed: impl Into<String>) -> SpecError {
+        SpecError { field: field.to_string(), value: value.to_string(), allowed: allowed.into() }
+    }
+}
+
+/// How many NIC channels each node has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PortModel {
+    /// One channel per network port: every link at once (the papers' MLA assumption).
+    All,
+    /// K injection and K ejection channels (K = 1: one-port, the SLA assumption).
+    K(u8),
+}
+
+impl PortModel {
+    pub fn parse(s: &str) -> Option<PortModel> {
+        match s {
+            "all" => Some(PortModel::All),
+            "one" => Some(PortModel::K(1)),
+            _ => s.parse::<u8>().ok().filter(|&k| k >= 1).map(PortModel::K),
+        }
+    }
+    pub fn channels(self, net_ports: usize) -> usize {
+        match self {
+            PortModel::All => net_ports,
+            PortModel::K(k) => k as usize,
+        }
+    }
+    pub fn name(self) -> String {
+        match self {
+            PortModel::All => "all".into(),
+            PortModel::K(1) => "one".into(),
+            PortModel::K(k) => k.to_string(),
+        }
+    }
+}
+
+/// Everything needed to build a fabric.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FabricSpec {
+    pub kind: TopologyKind,
+    /// Hypercube: `[d]`; others: the size of each dimension.
+    pub sizes: Vec<u32>,
+    pub switching: Switching,
+    pub pipeline: Pipeline,
+    pub arbiter: ArbiterPolicy,
+    pub vcs: u8,
+    pub buffer_flits: u16,
+    /// Longest packet the run will send (store-and-forward and cut-through need buffers that hold it).
+    pub packet_flits: u16,
+    pub ports: PortModel,
+    /// Links move 2^nu flits per cycle; a NIC channel moves one.
+    pub nu: u8,
+    /// Dateline VC classes on the torus.
+    pub deadlock_avoidance: bool,
+    pub startup_cycles: u64,
+    pub copy_cycles_per_flit: u64,
+    /// Deadlock is declared after this many cycles with flits buffered and none moving.
+    pub watchdog_cycles: u64,
+    /// The run stops (unfinished) after this many cycles.
+    pub max_cycles: u64,
+    /// Visit routers in a random order each cycle (for testing order independence).
+    pub shuffle_seed: Option<u64>,
+    /// Count accepted throughput over cycles `[0, measure_until)`.
+    pub measure_until: Option<u64>,
+}
+
+impl FabricSpec {
+    /// A spec with the `ideal` router and one-flit packets on the given topology.
+    pub fn ideal(kind: TopologyKind, sizes: &[u32]) -> FabricSpec {
+        FabricSpec {
+            kind,
+            sizes: sizes.to_vec(),
+            switching: Switching::StoreAndForward,
+            pipeline: Pipeline::IDEAL,
+            arbiter: ArbiterPolicy::Key,
+            vcs: 1,
+            buffer_flits: 2,
+            packet_flits: 1,
+            ports: PortModel::All,
+            nu: 0,
+            deadlock_avoidance: true,
+            startup_cycles: 0,
+            copy_cycles_per_flit: 0,
+            watchdog_cycles: 10_000,
+            max_cycles: u64::MAX / 4,
+            shuffle_seed: None,
+            measure_until: None,
+        }
+    }
+
+    pub fn topology(&self) -> Topology {
+        let mut t = Topology::new(self.kind.clone(), &self.sizes);
+        t.dateline = self.kind == TopologyKind::Torus && self.deadlock_avoidance;
+        t
+    }
+
+    pub fn net_ports(&self) -> usize {
+        match self.kind {
+            TopologyKind::Hypercube => self.sizes[0] as usize,
+            _ => 2 * self.sizes.len(),
+        }
+    }
+
+    pub fn nodes(&self) -> u128 {
+        match self.kind {
+            TopologyKind::Hypercube => 1u128 << self.sizes[0].min(100),
+            _ => self.sizes.iter().map(|&s| s as u128).product(),
+        }
+    }
+
+    pub fn router_params(&self) -> RouterParams {
+        let net = self.net_ports();
+        RouterParams {
+            switching: self.switching,
+            pipeline: self.pipeline,
+            arbiter: self.arbiter,
+            vcs: self.vcs,
+            buffer_flits: self.buffer_flits,
+            net_ports: net as u8,
+            nic_channels: self.ports.channels(net) as u8,
+            link_width: 1u8 << self.nu,
+        }
+    }
+
+    /// Bytes the fabric's state needs before any packet is sent.
+    pub fn bytes_needed(&self) -> u128 {
+        let n = self.nodes();
+        let p = self.router_params();
+        Routers::bytes_needed(&p, 1) * n
+            + n * (Nics::bytes_per_node(p.net_ports as usize, p.nic_channels as usize) as u128 + 64)
+            + n * p.ports() as u128 * 8
+    }
+
+    /// Check every field; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let dims_str = || self.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
+        match self.kind {
+            TopologyKind::Hypercube => {
+                if self.sizes.len() != 1 || !(1..=20).contains(&self.sizes[0]) {
+                    return Err(SpecError::new("dims", dims_str(), "a hypercube takes one dimension count d, 1 <= d <= 20"));
+                }
+            }
+            TopologyKind::Linear => {
+                if self.sizes.len() != 1 || self.sizes[0] < 2 {
+                    return Err(SpecError::new("dims", dims_str(), "a linear array takes one size n >= 2"));
+                }
+            }
+            TopologyKind::Mesh | TopologyKind::Torus => {
+                if self.sizes.is_empty() || self.sizes.len() > 31 {
+                    return Err(SpecError::new("dims", dims_str(), "1 to 31 dimension sizes, like 8x8"));
+                }
+                if self.sizes.contains(&0) {
+                    return Err(SpecError::new("dims", dims_str(), "every size must be at least 1"));
+                }
+                if self.nodes() < 2 {
+                    return Err(SpecError::new("dims", dims_str(), "the network needs at least 2 nodes"));
+                }
+            }
+        }
+        if self.nodes() > Header::MAX_NODE as u128 + 1 {
+            return Err(SpecError::new(
+                "dims",
+                dims_str(),
+                format!("{} nodes; the header's 24-bit node field addresses at most {}", self.nodes(), Header::MAX_NODE as u64 + 1),
+            ));
+        }
+        if !(1..=16).contains(&self.vcs) {
+            return Err(SpecError::new("vcs", self.vcs, "1 to 16 virtual channels per port"));
+        }
+        if self.buffer_flits == 0 || self.buffer_flits > 4096 {
+            return Err(SpecError::new("buffer-flits", self.buffer_flits, "1 to 4096 flits per VC"));
+        }
+        if self.packet_flits == 0 {
+            return Err(SpecError::new("packet-flits", self.packet_flits, "at least 1 flit per packet"));
+        }
+        if self.switching != Switching::Wormhole && self.buffer_flits < self.packet_flits {
+            return Err(SpecError::new(
+                "buffer-flits",
+                self.buffer_flits,
+                format!(
+                    "{} switching needs each VC buffer to hold a whole packet ({} flits); use --buffer-flits {} or --switching wh",
+                    self.switching.name(),
+                    self.packet_flits,
+                    self.packet_flits
+                ),
+            ));
+        }
+        let net = self.net_ports();
+        if let PortModel::K(k) = self.ports {
+            if k as usize > net {
+                return Err(SpecError::new("ports", k, format!("all, one, or K from 1 to {net} (the network ports per router)")));
+            }
+        }
+        if self.nu > 6 {
+            return Err(SpecError::new("nu", self.nu, "0 to 6 (links move 2^nu flits per cycle)"));
+        }
+        if self.kind == TopologyKind::Torus && self.deadlock_avoidance && self.vcs < 2 {
+            return Err(SpecError::new(
+                "vcs",
+                self.vcs,
+                "a torus with deadlock avoidance needs at least 2 VCs (dateline classes); use --vcs 2 or --deadlock-avoidance off",
+            ));
+        }
+        if self.pipeline.link_latency == 0 {
+            return Err(SpecError::new("link_latency", 0, "at least 1 cycle"));
+        }
+        if self.watchdog_cycles == 0 {
+            return Err(SpecError::new("watchdog", 0, "at least 1 cycle"));
+        }
+        let need = self.bytes_needed();
+        let avail = available_memory();
+        if need > avail as u128 {
+            return Err(SpecError::new(
+                "dims",
+                dims_str(),
+                format!(
+                    "a {} of {} nodes with {} ports x {} VCs x {} flits needs {:.1} GiB of state; this machine has {:.1} GiB available",
+                    self.kind.name(),
+                    self.nodes(),
+                    self.router_params().ports(),
+                    self.vcs,
+                    self.buffer_flits,
+                    need as f64 / (1u64 << 30) as f64,
+                    avail as f64 / (1u64 << 30) as f64
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Memory available for the model: MemAvailable from /proc/meminfo, else 8 GiB.
+pub fn available_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024 * 3 / 4)
+        .unwrap_or(8 << 30)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_fields_with_their_names() {
+        let ok = FabricSpec::ideal(TopologyKind::Hypercube, &[4]);
+        assert!(ok.validate().is_ok());
+        let e = FabricSpec::ideal(TopologyKind::Hypercube, &[21]).validate().unwrap_err();
+        assert_eq!(e.field, "dims");
+        let e = FabricSpec::ideal(TopologyKind::Mesh, &[4, 0]).validate().unwrap_err();
+        assert_eq!(e.field, "dims");
+        let mut s = FabricSpec::ideal(TopologyKind::Torus, &[4, 4]);
+        s.vcs = 1;
+        assert_eq!(s.validate().unwrap_err().field, "vcs");
+        s.deadlock_avoidance = false;
+        assert!(s.validate().is_ok());
+        let mut s = FabricSpec::ideal(TopologyKind::Mesh, &[4, 4]);
+        s.packet_flits = 4;
+        s.buffer_flits = 2;
+        assert_eq!(s.validate().unwrap_err().field, "buffer-flits");
+        s.switching = Switching::Wormhole;
+        assert!(s.validate().is_ok());
+        s.ports = PortModel::K(5);
+        assert_eq!(s.validate().unwrap_err().field, "ports");
+    }
+
+    #[test]
+    fn too_big_for_memory_says_how_much() {
+        let mut s = FabricSpec::ideal(TopologyKind::Mesh, &[4096, 4096]);
+        s.buffer_flits = 4096;
+        s.vcs = 16;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "dims");
+        assert!(e.allowed.contains("GiB"), "{e}");
+    }
+}

@@ -1,0 +1,447 @@
+//! Topologies and their routing functions: hypercube (e-cube), linear array and mesh
+//! (dimension order), torus (dimension order, shortest way round, dateline VC classes), and
+//! each one's broadcast tree for in-router multicast.
+//!
+//! Node ids are mixed-radix coordinates with dimension 0 varying fastest:
+//! `id = c0 + n0 * (c1 + n1 * (c2 + ...))`. On meshes and tori port `2i` leads to the
+//! neighbour one step down in dimension `i` and port `2i + 1` one step up; on the hypercube
+//! port `i` crosses dimension `i`.
+
+use router::{NodeId, PortId, PortSet};
+use serde::Serialize;
+
+/// The shape of the network.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TopologyKind {
+    Hypercube,
+    Linear,
+    Mesh,
+    Torus,
+}
+
+impl TopologyKind {
+    pub const NAMES: &'static str = "hypercube, linear, mesh, torus";
+    pub fn parse(s: &str) -> Option<TopologyKind> {
+        match s {
+            "hypercube" | "cube" => Some(TopologyKind::Hypercube),
+            "linear" | "linear-array" | "line" => Some(TopologyKind::Linear),
+            "mesh" => Some(TopologyKind::Mesh),
+            "torus" => Some(TopologyKind::Torus),
+            _ => None,
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            TopologyKind::Hypercube => "hypercube",
+            TopologyKind::Linear => "linear",
+            TopologyKind::Mesh => "mesh",
+            TopologyKind::Torus => "torus",
+        }
+    }
+}
+
+/// A topology: its kind and sizes. For the hypercube `sizes` is `[2; d]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topology {
+    pub kind: TopologyKind,
+    pub sizes: Vec<u32>,
+    strides: Vec<u32>,
+    nodes: usize,
+    /// Split VCs into two dateline classes on the torus.
+    pub dateline: bool,
+}
+
+/// Where a unicast head goes from a router.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub ports: PortSet,
+    /// Dateline class of the next hop (0 or 1), for the torus.
+    pub class: u8,
+}
+
+impl Topology {
+    /// A topology; sizes must already be validated (see `spec`).
+    pub fn new(kind: TopologyKind, sizes: &[u32]) -> Topology {
+        let sizes: Vec<u32> = match kind {
+            TopologyKind::Hypercube => vec![2; sizes[0] as usize],
+            _ => sizes.to_vec(),
+        };
+        let mut strides = Vec::with_capacity(sizes.len());
+        let mut s: u64 = 1;
+        for &n in &sizes {
+            strides.push(s as u32);
+            s *= n as u64;
+        }
+        Topology { kind, sizes, strides, nodes: s as usize, dateline: false }
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.nodes
+    }
+    /// Number of dimensions (d for the hypercube).
+    pub fn ndims(&self) -> usize {
+        self.sizes.len()
+    }
+    /// Network ports per router.
+    pub fn net_ports(&self) -> usize {
+        match self.kind {
+            TopologyKind::Hypercube => self.sizes.len(),
+            _ => 2 * self.sizes.len(),
+        }
+    }
+    #[inline]
+    pub fn coord(&self, n: NodeId, dim: usize) -> u32 {
+        (n.0 / self.strides[dim]) % self.sizes[dim]
+    }
+    pub fn coords(&self, n: NodeId) -> Vec<u32> {
+        (0..self.ndims()).map(|i| self.coord(n, i)).collect()
+    }
+    pub fn node_at(&self, coords: &[u32]) -> NodeId {
+        NodeId(coords.iter().zip(&self.strides).map(|(c, s)| c * s).sum())
+    }
+
+    /// The neighbour behind output port `p`, if the link exists.
+    #[inline]
+    pub fn neighbor(&self, n: NodeId, p: usize) -> Option<NodeId> {
+        match self.kind {
+            TopologyKind::Hypercube => Some(NodeId(n.0 ^ (1 << p))),
+            _ => {
+                let dim = p / 2;
+                let (k, s, c) = (self.sizes[dim], self.strides[dim], self.coord(n, dim));
+                let up = p % 2 == 1;
+                match self.kind {
+                    TopologyKind::Torus if k > 1 => {
+                        let c2 = if up { (c + 1) % k } else { (c + k - 1) % k };
+                        Some(NodeId(n.0 - c * s + c2 * s))
+                    }
+                    _ if up && c + 1 < k => Some(NodeId(n.0 + s)),
+                    _ if !up && c > 0 => Some(NodeId(n.0 - s)),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// The input port at `neighbor(n, p)` through which a flit sent on port `p` arrives.
+    #[inline]
+    pub fn reverse_port(&self, p: usize) -> usize {
+        match self.kind {
+            TopologyKind::Hypercube => p,
+            _ => p ^ 1,
+        }
+    }
+
+    /// Hop count of a shortest path.
+    pub fn distance(&self, a: NodeId, b: NodeId) -> u32 {
+        match self.kind {
+            TopologyKind::Hypercube => (a.0 ^ b.0).count_ones(),
+            _ => (0..self.ndims())
+                .map(|i| {
+                    let (x, y, k) = (self.coord(a, i), self.coord(b, i), self.sizes[i]);
+                    let d = x.abs_diff(y);
+                    if self.kind == TopologyKind::Torus { d.min(k - d) } else { d }
+                })
+                .sum(),
+        }
+    }
+
+    /// Largest distance from `n` to any node.
+    pub fn eccentricity(&self, n: NodeId) -> u32 {
+        match self.kind {
+            TopologyKind::Hypercube => self.ndims() as u32,
+            TopologyKind::Torus => self.sizes.iter().map(|k| k / 2).sum(),
+            _ => (0..self.ndims())
+                .map(|i| {
+                    let c = self.coord(n, i);
+                    c.max(self.sizes[i] - 1 - c)
+                })
+                .sum(),
+        }
+    }
+
+    pub fn diameter(&self) -> u32 {
+        match self.kind {
+            TopologyKind::Hypercube | TopologyKind::Torus => self.eccentricity(NodeId(0)),
+            _ => self.sizes.iter().map(|k| k - 1).sum(),
+        }
+    }
+
+    /// Dateline class of the hop from coordinate `c` one step `up` (or down) in a ring of `k`,
+    /// for a packet that entered this dimension at coordinate `s`: 1 once it has crossed the
+    /// wrap-around link.
+    #[inline]
+    fn ring_class(c: u32, up: bool, s: u32, k: u32) -> u8 {
+        let next = if up { (c + 1) % k } else { (c + k - 1) % k };
+        let crossed = if up { next < s } else { next > s };
+        crossed as u8
+    }
+
+    /// Unicast routing from router `at` towards `dest`: e-cube on the hypercube (lowest
+    /// differing dimension first), dimension order on meshes and tori (lowest dimension
+    /// first; on the torus the shorter way round, ties upward). `src` is the packet's source
+    /// (for the torus dateline).
+    #[inline]
+    pub fn route_unicast(&self, at: NodeId, src: NodeId, dest: NodeId) -> Hop {
+        if at == dest {
+            return Hop { ports: PortSet::LOCAL, class: 0 };
+        }
+        match self.kind {
+            TopologyKind::Hypercube => {
+                let dim = (at.0 ^ dest.0).trailing_zeros() as usize;
+                Hop { ports: PortSet::port(dim), class: 0 }
+            }
+            TopologyKind::Linear | TopologyKind::Mesh => {
+                for i in 0..self.ndims() {
+                    let (c, d) = (self.coord(at, i), self.coord(dest, i));
+                    if c != d {
+                        return Hop { ports: PortSet::port(2 * i + (d > c) as usize), class: 0 };
+                    }
+                }
+                unreachable!("distinct nodes with equal coordinates")
+            }
+            TopologyKind::Torus => {
+                for i in 0..self.ndims() {
+                    let (c, d, k) = (self.coord(at, i), self.coord(dest, i), self.sizes[i]);
+                    if c != d {
+                        let up_dist = (d + k - c) % k;
+                        let up = up_dist <= k - up_dist;
+                        let class = Self::ring_class(c, up, self.coord(src, i), k);
+                        return Hop { ports: PortSet::port(2 * i + up as usize), class };
+                    }
+                }
+                unreachable!("distinct nodes with equal coordinates")
+            }
+        }
+    }
+
+    /// The broadcast tree for in-router multicast: the outputs of router `at` for a broadcast
+    /// from `root` that arrived on input port `in_port` (a port at or above `net_ports()` is
+    /// the NIC: the packet starts here). Hypercube: the spanning binomial tree of
+    /// Bertsekas et al. §2 (Fig. 4) within the dimensions in `span` — a packet that crossed
+    /// dimension j goes on across the dimensions below j. Meshes and tori: the
+    /// dimension-order tree of the lecture notes (continue in the arrival direction, and
+    /// both ways in every higher dimension; on a ring of k the upward branch covers k/2
+    /// nodes and the downward one the rest). Every node but the root also ejects a copy.
+    pub fn route_broadcast(&self, at: NodeId, in_port: PortId, root: NodeId, span: u32) -> Hop {
+        let from_nic = in_port.idx() >= self.net_ports();
+        let mut ports = if from_nic { PortSet::empty() } else { PortSet::LOCAL };
+        let mut class = 0;
+        match self.kind {
+            TopologyKind::Hypercube => {
+                let below = if from_nic { self.ndims() } else { in_port.idx() };
+                let mask = span & ((1u64 << below) - 1) as u32;
+                ports |= PortSet::from_bits_retain(mask as u64);
+            }
+            _ => {
+                let first_dim = if from_nic {
+                    0
+                } else {
+                    let dim = in_port.idx() / 2;
+                    // Arrived from the neighbour below (port 2i) means travelling up.
+                    let up = in_port.idx() % 2 == 0;
+                    if let Some(out) = self.tree_branch(at, root, dim, up) {
+                        ports |= PortSet::port(out);
+                        class = self.tree_class(at, root, dim, up);
+                    }
+                    dim + 1
+                };
+                for dim in first_dim..self.ndims() {
+                    for up in [false, true] {
+                        if let Some(out) = self.tree_branch(at, root, dim, up) {
+                            ports |= PortSet::port(out);
+                        }
+                    }
+                }
+            }
+        }
+        Hop { ports, class }
+    }
+
+    /// Does the dimension-order tree continue from `at` one step `up`/down in `dim`?
+    /// Returns the output port if so.
+    fn tree_branch(&self, at: NodeId, root: NodeId, dim: usize, up: bool) -> Option<usize> {
+        let (c, a, k) = (self.coord(at, dim), self.coord(root, dim), self.sizes[dim]);
+        let port = 2 * dim + up as usize;
+        let go = match self.kind {
+            TopologyKind::Torus => {
+                let off = if up { (c + k - a) % k } else { (a + k - c) % k };
+                let reach = if up { k / 2 } else { k - 1 - k / 2 };
+                off < reach
+            }
+            _ => {
+                if up {
+                    c + 1 < k
+                } else {
+                    c > 0
+                }
+            }
+        };
+        go.then_some(port)
+    }
+
+    /// How many nodes the broadcast tree's branch leaving `at` on port `port` covers along
+    /// that port's dimension line (the "path ahead" of the farthest-first rule).
+    pub fn branch_reach(&self, at: NodeId, root: NodeId, port: usize) -> u32 {
+        match self.kind {
+            TopologyKind::Hypercube => 1,
+            _ => {
+                let (dim, up) = (port / 2, port % 2 == 1);
+                let mut n = at;
+                let mut steps = 0;
+                while self.tree_branch(n, root, dim, up).is_some() {
+                    n = self.neighbor(n, port).expect("tree branch over a missing link");
+                    steps += 1;
+                }
+                steps
+            }
+        }
+    }
+
+    fn tree_class(&self, at: NodeId, root: NodeId, dim: usize, up: bool) -> u8 {
+        if self.kind != TopologyKind::Torus {
+            return 0;
+        }
+        Self::ring_class(self.coord(at, dim), up, self.coord(root, dim), self.sizes[dim])
+    }
+
+    /// Nodes a broadcast from `root` over `span` reaches, root excluded.
+    pub fn broadcast_reach(&self, span: u32) -> u64 {
+        match self.kind {
+            TopologyKind::Hypercube => (1u64 << span.count_ones()) - 1,
+            _ => self.nodes as u64 - 1,
+        }
+    }
+
+    /// Is `n` a destination of a broadcast from `root` over `span`?
+    pub fn in_broadcast(&self, n: NodeId, root: NodeId, span: u32) -> bool {
+        n != root
+            && match self.kind {
+                TopologyKind::Hypercube => (n.0 ^ root.0) & !span == 0,
+                _ => true,
+            }
+    }
+
+    /// All dimensions (the default broadcast span).
+    pub fn full_span(&self) -> u32 {
+        if self.ndims() >= 32 { u32::MAX } else { (1u32 << self.ndims()) - 1 }
+    }
+
+    /// Human-readable name of a node: its id, and coordinates on meshes and tori.
+    pub fn node_name(&self, n: NodeId) -> String {
+        match self.kind {
+            TopologyKind::Hypercube | TopologyKind::Linear => n.to_string(),
+            _ => format!("{} ({})", n, self.coords(n).iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Breadth-first distances over the links, independent of the routing functions.
+    fn bfs(t: &Topology, from: NodeId) -> Vec<u32> {
+        let mut dist = vec![u32::MAX; t.nodes()];
+        let mut q = std::collections::VecDeque::new();
+        dist[from.idx()] = 0;
+        q.push_back(from);
+        while let Some(n) = q.pop_front() {
+            for p in 0..t.net_ports() {
+                if let Some(m) = t.neighbor(n, p) {
+                    if dist[m.idx()] == u32::MAX {
+                        dist[m.idx()] = dist[n.idx()] + 1;
+                        q.push_back(m);
+                    }
+                }
+            }
+        }
+        dist
+    }
+
+    fn shapes() -> Vec<Topology> {
+        vec![
+            Topology::new(TopologyKind::Hypercube, &[4]),
+            Topology::new(TopologyKind::Linear, &[7]),
+            Topology::new(TopologyKind::Mesh, &[3, 5]),
+            Topology::new(TopologyKind::Mesh, &[2, 3, 4]),
+            Topology::new(TopologyKind::Torus, &[5, 4]),
+            Topology::new(TopologyKind::Torus, &[6]),
+        ]
+    }
+
+    #[test]
+    fn links_are_symmetric() {
+        for t in shapes() {
+            for n in 0..t.nodes() as u32 {
+                for p in 0..t.net_ports() {
+                    if let Some(m) = t.neighbor(NodeId(n), p) {
+                        assert_eq!(t.neighbor(m, t.reverse_port(p)), Some(NodeId(n)), "{t:?} {n} {p}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unicast_follows_shortest_paths_and_eccentricity_matches_bfs() {
+        for t in shapes() {
+            for a in 0..t.nodes() as u32 {
+                let dist = bfs(&t, NodeId(a));
+                assert_eq!(*dist.iter().max().unwrap(), t.eccentricity(NodeId(a)));
+                for b in 0..t.nodes() as u32 {
+                    assert_eq!(t.distance(NodeId(a), NodeId(b)), dist[b as usize]);
+                    let mut at = NodeId(a);
+                    let mut hops = 0;
+                    while at != NodeId(b) {
+                        let h = t.route_unicast(at, NodeId(a), NodeId(b));
+                        let p = h.ports.net_ports().next().unwrap();
+                        at = t.neighbor(at, p).unwrap();
+                        hops += 1;
+                    }
+                    assert_eq!(hops, dist[b as usize], "{t:?} {a}->{b}");
+                    assert_eq!(t.route_unicast(at, NodeId(a), NodeId(b)).ports, PortSet::LOCAL);
+                }
+            }
+        }
+    }
+
+    /// Following the broadcast tree reaches every node exactly once, in the shortest time.
+    #[test]
+    fn broadcast_tree_spans_once_at_shortest_depth() {
+        for t in shapes() {
+            for root in 0..t.nodes() as u32 {
+                let root = NodeId(root);
+                let dist = bfs(&t, root);
+                let mut got = vec![0u32; t.nodes()];
+                let mut stack = vec![(root, PortId(t.net_ports() as u8), 0u32)];
+                while let Some((n, inp, depth)) = stack.pop() {
+                    let h = t.route_broadcast(n, inp, root, t.full_span());
+                    if h.ports.contains(PortSet::LOCAL) {
+                        got[n.idx()] += 1;
+                        assert_eq!(depth, dist[n.idx()], "{t:?} root {root} node {n}");
+                    }
+                    for p in h.ports.net_ports() {
+                        let m = t.neighbor(n, p).expect("tree uses a missing link");
+                        stack.push((m, PortId(t.reverse_port(p) as u8), depth + 1));
+                    }
+                }
+                for n in 0..t.nodes() {
+                    assert_eq!(got[n], (n != root.idx()) as u32, "{t:?} root {root} node {n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn torus_dateline_class_switches_after_wrap() {
+        let t = Topology::new(TopologyKind::Torus, &[8]);
+        // From 6 to 1 going up: 6->7 class 0, 7->0 crosses (class 1), 0->1 class 1.
+        assert_eq!(t.route_unicast(NodeId(6), NodeId(6), NodeId(1)).class, 0);
+        assert_eq!(t.route_unicast(NodeId(7), NodeId(6), NodeId(1)).class, 1);
+        assert_eq!(t.route_unicast(NodeId(0), NodeId(6), NodeId(1)).class, 1);
+        // From 1 to 6 going down: 1->0 class 0, 0->7 crosses.
+        assert_eq!(t.route_unicast(NodeId(1), NodeId(1), NodeId(6)).class, 0);
+        assert_eq!(t.route_unicast(NodeId(0), NodeId(1), NodeId(6)).class, 1);
+    }
+}

@@ -1,0 +1,168 @@
+//! Input units: one FIFO per virtual channel (depth `buffer_flits`) and the VC's control
+//! state, for every input port of every router, in flat vectors.
+//!
+//! ```text
+//!  cycle t-1            cycle t
+//!  flit written  ──►    readable (ready <= t): a head at the front is routed (RC),
+//!  (ready = t)          waits for output VCs (VA), then competes for the switch (SA)
+//! ```
+
+use crate::flit::Flit;
+use crate::port_set::PortSet;
+
+/// One buffer slot: the flit and the first cycle it may be read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BufEntry {
+    pub flit: Flit,
+    pub ready: u64,
+}
+
+/// Where the packet at the front of a VC is in the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum VcStage {
+    /// No packet has been routed: the front flit (if any) is a head waiting for RC.
+    #[default]
+    Idle,
+    /// The front packet's route is known; its branches acquire output VCs and send flits.
+    Routed,
+}
+
+/// Control state of one input VC.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VcCtl {
+    /// FIFO read pointer and occupancy.
+    pub head: u16,
+    pub len: u16,
+    /// High-water mark of `len`.
+    pub max_len: u16,
+    pub stage: VcStage,
+    /// Ejection channel held by the front packet (valid when `granted` has LOCAL).
+    pub eject_ch: u8,
+    /// Output VCs the route allows at the next hop (bit v = VC v).
+    pub vc_mask: u16,
+    /// Front packet: length in flits, priority key and creation cycle (copied from the header at RC).
+    pub pkt_len: u16,
+    pub key: u32,
+    pub birth: u64,
+    /// Earliest cycle for VC allocation (RC done) and for switch allocation (VA done).
+    pub va_ready: u64,
+    pub sa_ready: u64,
+    /// Outputs the packet goes to; those holding an output VC (or ejection channel); and
+    /// those that have not yet taken the front flit.
+    pub route: PortSet,
+    pub granted: PortSet,
+    pub pending: PortSet,
+}
+
+/// All input VCs of the fabric. VC `iv` has buffer slots `iv*depth .. (iv+1)*depth`.
+#[derive(Clone, Debug)]
+pub struct InputUnits {
+    pub depth: u16,
+    pub ctl: Vec<VcCtl>,
+    buf: Vec<BufEntry>,
+}
+
+impl InputUnits {
+    pub fn new(n_vcs: usize, depth: u16) -> InputUnits {
+        InputUnits { depth, ctl: vec![VcCtl::default(); n_vcs], buf: vec![BufEntry::default(); n_vcs * depth as usize] }
+    }
+
+    /// Bytes of state per input VC (for memory estimates before building).
+    pub fn bytes_per_vc(depth: u16) -> usize {
+        std::mem::size_of::<VcCtl>() + depth as usize * std::mem::size_of::<BufEntry>()
+    }
+
+    #[inline(always)]
+    pub fn len(&self, iv: usize) -> u16 {
+        self.ctl[iv].len
+    }
+
+    #[inline(always)]
+    pub fn is_full(&self, iv: usize) -> bool {
+        self.ctl[iv].len >= self.depth
+    }
+
+    /// Write a flit at the tail. Writing to a full FIFO is a hardware bug (credit overrun).
+    #[inline]
+    pub fn push(&mut self, iv: usize, flit: Flit, ready: u64) {
+        let depth = self.depth as usize;
+        let c = &mut self.ctl[iv];
+        assert!((c.len as usize) < depth, "input VC {iv} overrun: FIFO of {depth} flits is full (credit protocol violated)");
+        let slot = (c.head as usize + c.len as usize) % depth;
+        c.len += 1;
+        c.max_len = c.max_len.max(c.len);
+        self.buf[iv * depth + slot] = BufEntry { flit, ready };
+    }
+
+    /// The `k`-th entry from the front (0 = front).
+    #[inline(always)]
+    pub fn entry(&self, iv: usize, k: u16) -> &BufEntry {
+        let depth = self.depth as usize;
+        let c = &self.ctl[iv];
+        debug_assert!(k < c.len);
+        &self.buf[iv * depth + (c.head as usize + k as usize) % depth]
+    }
+
+    #[inline(always)]
+    pub fn front(&self, iv: usize) -> Option<&BufEntry> {
+        if self.ctl[iv].len == 0 { None } else { Some(self.entry(iv, 0)) }
+    }
+
+    /// Remove the front flit.
+    #[inline]
+    pub fn pop(&mut self, iv: usize) -> BufEntry {
+        let depth = self.depth as usize;
+        let c = &mut self.ctl[iv];
+        assert!(c.len > 0, "input VC {iv} underrun: pop from an empty FIFO");
+        let e = self.buf[iv * depth + c.head as usize];
+        c.head = ((c.head as usize + 1) % depth) as u16;
+        c.len -= 1;
+        e
+    }
+
+    /// Is the whole packet whose head is at the front buffered and readable (store-and-forward)?
+    #[inline]
+    pub fn whole_packet_ready(&self, iv: usize, t: u64) -> bool {
+        let c = &self.ctl[iv];
+        c.len >= c.pkt_len && self.entry(iv, c.pkt_len - 1).ready <= t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::PacketId;
+
+    #[test]
+    fn fifo_wraps_and_keeps_order() {
+        let mut u = InputUnits::new(2, 3);
+        for round in 0..5u16 {
+            u.push(1, Flit::of(PacketId(round as u32), 0, 1), round as u64);
+            u.push(1, Flit::of(PacketId(100 + round as u32), 0, 1), round as u64);
+            assert_eq!(u.pop(1).flit.packet, PacketId(round as u32));
+            assert_eq!(u.pop(1).flit.packet, PacketId(100 + round as u32));
+        }
+        assert_eq!(u.len(1), 0);
+        assert_eq!(u.len(0), 0);
+        assert_eq!(u.ctl[1].max_len, 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "overrun")]
+    fn overrun_is_a_bug() {
+        let mut u = InputUnits::new(1, 1);
+        u.push(0, Flit::default(), 0);
+        u.push(0, Flit::default(), 0);
+    }
+
+    #[test]
+    fn whole_packet_needs_tail_readable() {
+        let mut u = InputUnits::new(1, 4);
+        u.ctl[0].pkt_len = 3;
+        for s in 0..3 {
+            u.push(0, Flit::of(PacketId(7), s, 3), 10 + s as u64);
+        }
+        assert!(!u.whole_packet_ready(0, 11));
+        assert!(u.whole_packet_ready(0, 12));
+    }
+}

@@ -1,0 +1,314 @@
+//! The routers of a fabric: input units, output units and the per-cycle pipeline.
+//!
+//! A router's cycle runs in two calls, so that a node can react to what it receives in the
+//! same cycle (the papers' slot model: received in `t`, forwarded in `t + 1`):
+//!
+//! ```text
+//!  stage_eject(t):   RC for front heads; ejection-channel allocation; flits to the NIC
+//!  (the fabric runs the node's program and its NIC injection here)
+//!  stage_network(t): RC for new heads; VC allocation; switch allocation; crossbar
+//! ```
+//!
+//! Both read only this router's state at the end of `t - 1` plus what the NIC wrote in
+//! between, and write departures and freed buffer slots to an [`Outbox`] that the fabric
+//! commits after every router has been evaluated, so the order routers are visited in never
+//! changes a result.
+
+use crate::arbiter::Request;
+use crate::flit::Flit;
+use crate::ids::{NONE, NodeId, PortId};
+use crate::input_unit::{InputUnits, VcStage};
+use crate::output_unit::OutputUnits;
+use crate::params::RouterParams;
+use crate::port_set::PortSet;
+use crate::route_compute::RouterEnv;
+
+/// A flit leaving on a network output port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Departure {
+    /// Global output port index (`router * ports + port`).
+    pub out_port: u32,
+    /// Output VC (the VC it will occupy in the downstream input buffer).
+    pub vc: u8,
+    pub flit: Flit,
+}
+
+/// A flit handed to the NIC on an ejection channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ejection {
+    pub channel: u8,
+    pub flit: Flit,
+}
+
+/// What routers produce in a cycle, committed by the fabric after all are evaluated.
+#[derive(Clone, Debug, Default)]
+pub struct Outbox {
+    pub departures: Vec<Departure>,
+    /// Global input VC index of every flit popped from a network input buffer (a credit to return).
+    pub freed: Vec<u32>,
+}
+
+/// Per-evaluation scratch space, reused across routers and cycles (no allocation per cycle).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scratch {
+    /// Per local input VC, this cycle: [`UNREAD`], [`READ_LISTED`], [`READ`] or [`POPPED`].
+    pub read: Vec<u8>,
+    /// Per local input port: crossbar reads left this cycle.
+    pub budget: Vec<u8>,
+    /// Per output port: requests (flat, `ports * vcs_per_router` capacity each) and counts.
+    pub reqs: Vec<Request>,
+    pub nreq: Vec<u16>,
+    /// Per request: the output VC it would use (switch allocation).
+    pub req_ovc: Vec<u8>,
+    /// Local input VCs read this cycle (to pop the finished ones).
+    pub touched: Vec<u16>,
+}
+
+/// Crossbar read state of a local input VC within a cycle: not read yet.
+pub(crate) const UNREAD: u8 = 0;
+/// Read, and listed in `touched` for popping.
+pub(crate) const READ_LISTED: u8 = 1;
+/// Read, its front flit still owed to some branch, not listed.
+pub(crate) const READ: u8 = 2;
+/// Its front flit was popped: no further read this cycle (one flit per VC per cycle).
+pub(crate) const POPPED: u8 = 3;
+
+/// The routers of a fabric, all with the same parameters, state in flat vectors.
+#[derive(Clone, Debug)]
+pub struct Routers {
+    pub params: RouterParams,
+    pub n: usize,
+    pub inputs: InputUnits,
+    pub outputs: OutputUnits,
+    /// Flits buffered in each router (all input VCs).
+    pub occupancy: Vec<u32>,
+    /// Flits buffered in the whole fabric.
+    pub buffered: u64,
+    pub(crate) scratch: Scratch,
+}
+
+impl Routers {
+    pub fn new(params: RouterParams, n: usize) -> Routers {
+        let p = params.ports();
+        let v = params.vcs as usize;
+        let local_vcs = p * v;
+        Routers {
+            params,
+            n,
+            inputs: InputUnits::new(n * local_vcs, params.buffer_flits),
+            outputs: OutputUnits::new(n * p, v, params.buffer_flits),
+            occupancy: vec![0; n],
+            buffered: 0,
+            scratch: Scratch {
+                read: vec![UNREAD; local_vcs],
+                budget: vec![0; p],
+                reqs: vec![Request { who: 0, key: 0, birth: 0 }; p * local_vcs],
+                nreq: vec![0; p],
+                req_ovc: vec![0; p * local_vcs],
+                touched: Vec::with_capacity(local_vcs),
+            },
+        }
+    }
+
+    /// Bytes the routers of a fabric of `n` routers would need (checked before building).
+    pub fn bytes_needed(params: &RouterParams, n: usize) -> u128 {
+        let p = params.ports() as u128;
+        let v = params.vcs as u128;
+        let per_router = p * v * InputUnits::bytes_per_vc(params.buffer_flits) as u128
+            + p * OutputUnits::bytes_per_port(params.vcs as usize, params.buffer_flits) as u128
+            + 4;
+        per_router * n as u128
+    }
+
+    #[inline(always)]
+    pub fn ports(&self) -> usize {
+        self.params.ports()
+    }
+    #[inline(always)]
+    pub fn vcs(&self) -> usize {
+        self.params.vcs as usize
+    }
+    /// Global input (or output) port index.
+    #[inline(always)]
+    pub fn port_index(&self, r: NodeId, p: usize) -> usize {
+        r.idx() * self.ports() + p
+    }
+    /// Global input VC index.
+    #[inline(always)]
+    pub fn ivc_index(&self, r: NodeId, p: usize, v: usize) -> usize {
+        (r.idx() * self.ports() + p) * self.vcs() + v
+    }
+    /// The router, port and VC of a global input VC index.
+    pub fn ivc_location(&self, iv: usize) -> (NodeId, usize, usize) {
+        let v = iv % self.vcs();
+        let ip = iv / self.vcs();
+        (NodeId((ip / self.ports()) as u32), ip % self.ports(), v)
+    }
+
+    /// The NIC writes a flit into injection channel `ch`'s buffer (VC 0 of input port
+    /// `net_ports + ch`), readable from `t + inject_latency`. Returns false when full.
+    pub fn inject(&mut self, r: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
+        let iv = self.ivc_index(r, self.params.net_ports as usize + ch, 0);
+        if self.inputs.is_full(iv) {
+            return false;
+        }
+        self.inputs.push(iv, flit, t + self.params.pipeline.inject_latency as u64);
+        self.occupancy[r.idx()] += 1;
+        self.buffered += 1;
+        true
+    }
+
+    /// Can injection channel `ch` of router `r` take a flit now?
+    pub fn injection_has_room(&self, r: NodeId, ch: usize) -> bool {
+        !self.inputs.is_full(self.ivc_index(r, self.params.net_ports as usize + ch, 0))
+    }
+
+    /// Write a flit arriving from a link into input VC `iv` (the fabric's commit phase).
+    #[inline]
+    pub fn arrive(&mut self, iv: usize, flit: Flit, ready: u64) {
+        self.inputs.push(iv, flit, ready);
+        let r = iv / (self.ports() * self.vcs());
+        self.occupancy[r] += 1;
+        self.buffered += 1;
+    }
+
+    /// Route computation for every idle input VC of router `r` whose front head is readable.
+    fn route_fronts<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E) {
+        let pv = self.ports() * self.vcs();
+        let base = r.idx() * pv;
+        let rc = self.params.pipeline.rc_delay as u64;
+        for l in 0..pv {
+            let iv = base + l;
+            let c = self.inputs.ctl[iv];
+            if c.len == 0 || c.stage != VcStage::Idle {
+                continue;
+            }
+            let e = *self.inputs.entry(iv, 0);
+            if e.ready > t {
+                continue;
+            }
+            assert!(e.flit.is_head(), "router {r} input VC {l}: body flit {:?} at the front of an idle VC", e.flit);
+            let port = l / self.vcs();
+            let (rd, meta) = env.route(r, PortId(port as u8), e.flit.packet);
+            debug_assert!(!rd.ports.is_empty(), "route computation returned no output for {:?}", e.flit);
+            let c = &mut self.inputs.ctl[iv];
+            c.stage = VcStage::Routed;
+            c.route = rd.ports;
+            c.vc_mask = rd.vc_mask;
+            c.granted = PortSet::empty();
+            c.pending = rd.ports;
+            c.pkt_len = meta.len;
+            c.key = meta.key;
+            c.birth = meta.birth;
+            c.va_ready = t + rc;
+            c.sa_ready = t + rc;
+        }
+    }
+
+    /// Stage 1 of a cycle: route computation, ejection-channel allocation and ejection.
+    /// Ejected flits are appended to `ejected`; freed buffer slots to `out.freed`.
+    pub fn stage_eject<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
+        let (p, width) = (self.ports(), self.params.link_width);
+        for b in self.scratch.budget.iter_mut().take(p) {
+            *b = width;
+        }
+        self.scratch.read.fill(UNREAD);
+        self.scratch.touched.clear();
+        if self.occupancy[r.idx()] == 0 {
+            return;
+        }
+        self.route_fronts(r, t, env);
+        self.allocate_ejection(r, t);
+        self.eject(r, t, ejected);
+        self.pop_finished(r, out);
+    }
+
+    /// Stage 2 of a cycle: route computation for heads the NIC just injected, VC allocation,
+    /// switch allocation and crossbar traversal on the network ports.
+    pub fn stage_network<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, out: &mut Outbox) {
+        let net = self.params.net_ports as usize;
+        let depth = self.params.buffer_flits;
+        for o in 0..net {
+            let op = self.port_index(r, o);
+            self.outputs.absorb_credits(op, t, depth);
+        }
+        if self.occupancy[r.idx()] == 0 {
+            return;
+        }
+        self.scratch.touched.clear();
+        self.route_fronts(r, t, env);
+        self.allocate_network_vcs(r, t);
+        self.allocate_switch(r, t, out);
+        self.pop_finished(r, out);
+    }
+
+    /// Pop the front flit of every VC read this cycle whose branches have all taken it.
+    fn pop_finished(&mut self, r: NodeId, out: &mut Outbox) {
+        let (pv, v, net) = (self.ports() * self.vcs(), self.vcs(), self.params.net_ports as usize);
+        let base = r.idx() * pv;
+        for i in 0..self.scratch.touched.len() {
+            let l = self.scratch.touched[i] as usize;
+            let iv = base + l;
+            if !self.inputs.ctl[iv].pending.is_empty() {
+                self.scratch.read[l] = READ;
+                continue;
+            }
+            self.scratch.read[l] = POPPED;
+            let e = self.inputs.pop(iv);
+            self.occupancy[r.idx()] -= 1;
+            self.buffered -= 1;
+            if l / v < net {
+                out.freed.push(iv as u32);
+            }
+            let c = &mut self.inputs.ctl[iv];
+            if e.flit.is_tail() {
+                debug_assert!(c.granted.is_empty(), "router {r} VC {l}: tail left with branches still granted");
+                c.stage = VcStage::Idle;
+                c.route = PortSet::empty();
+            } else {
+                c.pending = c.route;
+            }
+        }
+        self.scratch.touched.clear();
+    }
+
+    /// Mark local VC `l` read through the crossbar this cycle; false if its port has no
+    /// crossbar bandwidth left.
+    #[inline]
+    pub(crate) fn take_read(&mut self, l: usize) -> bool {
+        match self.scratch.read[l] {
+            READ_LISTED => true,
+            READ => {
+                self.scratch.read[l] = READ_LISTED;
+                self.scratch.touched.push(l as u16);
+                true
+            }
+            POPPED => false,
+            _ => {
+                let port = l / self.vcs();
+                if self.scratch.budget[port] == 0 {
+                    return false;
+                }
+                self.scratch.budget[port] -= 1;
+                self.scratch.read[l] = READ_LISTED;
+                self.scratch.touched.push(l as u16);
+                true
+            }
+        }
+    }
+
+    /// Could local VC `l` be read now (already read, or its port has crossbar bandwidth)?
+    #[inline]
+    pub(crate) fn can_read(&self, l: usize) -> bool {
+        match self.scratch.read[l] {
+            READ_LISTED | READ => true,
+            POPPED => false,
+            _ => self.scratch.budget[l / self.vcs()] > 0,
+        }
+    }
+
+    /// Is output VC `ov` free?
+    pub fn output_vc_free(&self, ov: usize) -> bool {
+        self.outputs.owner[ov] == NONE
+    }
+}

@@ -1,0 +1,185 @@
+//! The `flitwave` command line.
+
+use crate::config::{Config, ConfigError, Raw};
+use crate::run;
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "flitwave",
+    version,
+    about = "Cycle-accurate interconnection-network router model: broadcast algorithms on hypercubes, meshes and tori",
+    after_help = "With no command, runs a built-in demo and writes its outputs under ./flitwave-out/."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Run one scenario: a TOML file and/or flags (flags override the file).
+    Run(RunArgs),
+    /// List topologies, algorithms (with the paper section each implements), traffic patterns, router presets.
+    List,
+    /// Run the built-in demo (what `flitwave` with no arguments does).
+    Demo {
+        /// Where to write the outputs.
+        #[arg(long, default_value = "flitwave-out")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Args, Debug, Default)]
+pub struct RunArgs {
+    /// Scenario file (TOML); its keys are the flag names below.
+    pub scenario: Option<PathBuf>,
+    /// hypercube, linear, mesh or torus.
+    #[arg(long, allow_hyphen_values = true)]
+    pub topology: Option<String>,
+    /// Sizes: d for the hypercube (6), n for a linear array, 16x32 for meshes and tori.
+    #[arg(long, allow_hyphen_values = true)]
+    pub dims: Option<String>,
+    /// Algorithm to run (see `flitwave list`); default snb.
+    #[arg(long, allow_hyphen_values = true)]
+    pub algorithm: Option<String>,
+    /// Port model: all, one, or K (NIC channels per node).
+    #[arg(long, allow_hyphen_values = true)]
+    pub ports: Option<String>,
+    /// Switching: sf, vct or wh.
+    #[arg(long, allow_hyphen_values = true)]
+    pub switching: Option<String>,
+    /// Router: ideal, realistic, or a router TOML file.
+    #[arg(long, allow_hyphen_values = true)]
+    pub router: Option<String>,
+    /// Flits per packet.
+    #[arg(long, allow_hyphen_values = true)]
+    pub packet_flits: Option<String>,
+    /// Depth of each input VC buffer, flits.
+    #[arg(long, allow_hyphen_values = true)]
+    pub buffer_flits: Option<String>,
+    /// Virtual channels per port.
+    #[arg(long, allow_hyphen_values = true)]
+    pub vcs: Option<String>,
+    /// Links move 2^nu flits per cycle, NIC channels one.
+    #[arg(long, allow_hyphen_values = true)]
+    pub nu: Option<String>,
+    /// Root node: an id, or coordinates like 1,5 in the order of --dims.
+    #[arg(long, allow_hyphen_values = true)]
+    pub root: Option<String>,
+    /// Synthetic traffic pattern instead of an algorithm: uniform, transpose, bit-complement, tornado, hotspot.
+    #[arg(long, allow_hyphen_values = true)]
+    pub traffic: Option<String>,
+    /// Injection rate, packets per node per cycle (Bernoulli).
+    #[arg(long, allow_hyphen_values = true)]
+    pub rate: Option<String>,
+    /// Cycles of injection (then the network drains).
+    #[arg(long, allow_hyphen_values = true)]
+    pub cycles: Option<String>,
+    /// Random seed.
+    #[arg(long, allow_hyphen_values = true)]
+    pub seed: Option<String>,
+    /// on: dateline VCs on tori; off: none (watch the deadlock happen).
+    #[arg(long, allow_hyphen_values = true)]
+    pub deadlock_avoidance: Option<String>,
+    /// Broadcast forwarding: node (receive, then send again) or router (in-router replication).
+    #[arg(long, allow_hyphen_values = true)]
+    pub forwarding: Option<String>,
+    /// Arbiter policy: round-robin, fixed, oldest, key.
+    #[arg(long, allow_hyphen_values = true)]
+    pub arbiter: Option<String>,
+    /// Software start-up cost per message, cycles.
+    #[arg(long, allow_hyphen_values = true)]
+    pub startup_cycles: Option<String>,
+    /// Internal copy cost per flit, cycles.
+    #[arg(long, allow_hyphen_values = true)]
+    pub copy_cycles_per_flit: Option<String>,
+    /// Deadlock watchdog: cycles with flits buffered and none moving.
+    #[arg(long, allow_hyphen_values = true)]
+    pub watchdog: Option<String>,
+    /// Stop the run after this many cycles.
+    #[arg(long, allow_hyphen_values = true)]
+    pub max_cycles: Option<String>,
+    /// Hotspot node for --traffic hotspot.
+    #[arg(long, allow_hyphen_values = true)]
+    pub hotspot: Option<String>,
+    /// Fraction of hotspot traffic.
+    #[arg(long, allow_hyphen_values = true)]
+    pub hotspot_fraction: Option<String>,
+    /// Write the JSON result to PATH, or to standard output with -.
+    #[arg(long, allow_hyphen_values = true)]
+    pub json: Option<String>,
+    /// No report on the terminal.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    /// The flags given, as raw settings.
+    pub fn raw(&self) -> Raw {
+        let mut raw = Raw::default();
+        let fields: [(&str, &Option<String>); 24] = [
+            ("topology", &self.topology),
+            ("dims", &self.dims),
+            ("algorithm", &self.algorithm),
+            ("ports", &self.ports),
+            ("switching", &self.switching),
+            ("router", &self.router),
+            ("packet-flits", &self.packet_flits),
+            ("buffer-flits", &self.buffer_flits),
+            ("vcs", &self.vcs),
+            ("nu", &self.nu),
+            ("root", &self.root),
+            ("traffic", &self.traffic),
+            ("rate", &self.rate),
+            ("cycles", &self.cycles),
+            ("seed", &self.seed),
+            ("deadlock-avoidance", &self.deadlock_avoidance),
+            ("forwarding", &self.forwarding),
+            ("arbiter", &self.arbiter),
+            ("startup-cycles", &self.startup_cycles),
+            ("copy-cycles-per-flit", &self.copy_cycles_per_flit),
+            ("watchdog", &self.watchdog),
+            ("max-cycles", &self.max_cycles),
+            ("hotspot", &self.hotspot),
+            ("hotspot-fraction", &self.hotspot_fraction),
+        ];
+        for (k, v) in fields {
+            if let Some(v) = v {
+                raw.values.insert(k.to_string(), v.clone());
+            }
+        }
+        raw
+    }
+}
+
+/// `flitwave run`: returns the process exit code.
+pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
+    let mut raw = match &args.scenario {
+        Some(p) => Raw::from_toml_file(p)?,
+        None => Raw::default(),
+    };
+    raw.overlay(args.raw());
+    let cfg = Config::resolve(&raw)?;
+    let report = run::run(&cfg);
+    let json = serde_json::to_string_pretty(&report).expect("report serializes");
+    let to_stdout = args.json.as_deref() == Some("-");
+    if let Some(path) = args.json.as_deref().filter(|p| *p != "-") {
+        std::fs::write(path, format!("{json}\n")).map_err(|e| ConfigError(format!("json: {path}: cannot write it: {e}")))?;
+    }
+    if !args.quiet {
+        let text = run::summary(&report);
+        if to_stdout {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+    }
+    if to_stdout {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{json}").ok();
+    }
+    Ok(report.exit_code())
+}

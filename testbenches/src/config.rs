@@ -1,0 +1,524 @@
+//! Scenario configuration: a TOML file and command-line flags (flags win) resolved against
+//! defaults into one [`Config`], checked field by field. Every problem is a [`ConfigError`]
+//! that names the field, the value and what is allowed.
+
+use fabric::algorithms::traffic::{Pattern, TrafficSpec};
+use fabric::algorithms::{self, Forwarding};
+use fabric::{FabricSpec, PortModel, TopologyKind};
+use router::{ArbiterPolicy, NodeId, Pipeline, Switching};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Bad input: exit code 2 with one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<fabric::SpecError> for ConfigError {
+    fn from(e: fabric::SpecError) -> Self {
+        ConfigError(e.to_string())
+    }
+}
+
+fn err(field: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Display) -> ConfigError {
+    ConfigError(format!("{field}: {value}: {allowed}"))
+}
+
+/// The fields a scenario file or the flags may set, by their flag names.
+pub const FIELDS: &[&str] = &[
+    "topology",
+    "dims",
+    "algorithm",
+    "ports",
+    "switching",
+    "router",
+    "packet-flits",
+    "buffer-flits",
+    "vcs",
+    "nu",
+    "root",
+    "traffic",
+    "rate",
+    "cycles",
+    "seed",
+    "deadlock-avoidance",
+    "forwarding",
+    "arbiter",
+    "startup-cycles",
+    "copy-cycles-per-flit",
+    "watchdog",
+    "max-cycles",
+    "hotspot",
+    "hotspot-fraction",
+];
+
+/// Raw settings: field name → value text, with where it came from (for messages).
+#[derive(Clone, Debug, Default)]
+pub struct Raw {
+    pub values: BTreeMap<String, String>,
+}
+
+impl Raw {
+    /// Read a scenario file. Keys may be written with `-` or `_`.
+    pub fn from_toml_file(path: &Path) -> Result<Raw, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| err("scenario", path.display(), format!("cannot read it: {e}")))?;
+        Raw::from_toml_str(&text, &path.display().to_string())
+    }
+
+    pub fn from_toml_str(text: &str, name: &str) -> Result<Raw, ConfigError> {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| toml_error(text, name, &e))?;
+        let mut raw = Raw::default();
+        for (k, v) in table {
+            let key = k.replace('_', "-");
+            if !FIELDS.contains(&key.as_str()) {
+                return Err(err("scenario", format!("{name}: {k}"), format!("unknown field; the fields are {}", FIELDS.join(", "))));
+            }
+            let s = match &v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+                toml::Value::Array(a) if key == "dims" || key == "root" => {
+                    let parts: Vec<String> = a.iter().map(|x| x.to_string()).collect();
+                    parts.join(if key == "dims" { "x" } else { "," })
+                }
+                other => return Err(err(&key, other.to_string(), "expected a string or a number")),
+            };
+            raw.values.insert(key, s);
+        }
+        Ok(raw)
+    }
+
+    /// Later settings (flags) override earlier ones (the file).
+    pub fn overlay(&mut self, other: Raw) {
+        self.values.extend(other.values);
+    }
+
+    fn get(&self, k: &str) -> Option<&str> {
+        self.values.get(k).map(|s| s.as_str())
+    }
+}
+
+/// One line for a TOML syntax or type error: `file:line:col: message`.
+pub fn toml_error(text: &str, name: &str, e: &toml::de::Error) -> ConfigError {
+    let msg = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            ConfigError(format!("{name}:{line}:{col}: malformed TOML: {msg}"))
+        }
+        None => ConfigError(format!("{name}: malformed TOML: {msg}")),
+    }
+}
+
+/// A router description file (`--router FILE.toml`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RouterFile {
+    /// Base preset: "ideal" or "realistic" (default ideal).
+    preset: Option<String>,
+    rc_delay: Option<u32>,
+    va_delay: Option<u32>,
+    link_latency: Option<u32>,
+    credit_delay: Option<u32>,
+    inject_latency: Option<u32>,
+}
+
+/// What a run does.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Workload {
+    Algorithm {
+        name: String,
+        forwarding: Forwarding,
+        root: u32,
+        root_coords: Vec<u32>,
+    },
+    Traffic {
+        pattern: Pattern,
+        /// Packets per node per cycle.
+        rate: f64,
+        /// Flits per node per cycle offered.
+        offered_flits: f64,
+        cycles: u64,
+        hotspot: u32,
+        hotspot_fraction: f64,
+    },
+}
+
+/// The whole resolved configuration of a run (it is echoed in the JSON result).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Config {
+    pub topology: TopologyKind,
+    pub dims: Vec<u32>,
+    pub nodes: u64,
+    pub workload: Workload,
+    pub ports: String,
+    pub switching: Switching,
+    /// "ideal", "realistic" or the router file's path.
+    pub router: String,
+    pub pipeline: Pipeline,
+    pub arbiter: ArbiterPolicy,
+    pub packet_flits: u16,
+    pub buffer_flits: u16,
+    pub vcs: u8,
+    pub nu: u8,
+    pub seed: u64,
+    pub deadlock_avoidance: bool,
+    pub startup_cycles: u64,
+    pub copy_cycles_per_flit: u64,
+    pub watchdog_cycles: u64,
+    pub max_cycles: u64,
+    #[serde(skip)]
+    pub port_model: PortModel,
+}
+
+fn uint(field: &str, v: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+    let allowed = || format!("a whole number from {min} to {max}");
+    let n: u64 = v.trim().parse().map_err(|_| err(field, v, allowed()))?;
+    if n < min || n > max {
+        return Err(err(field, v, allowed()));
+    }
+    Ok(n)
+}
+
+fn on_off(field: &str, v: &str) -> Result<bool, ConfigError> {
+    match v {
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
+        _ => Err(err(field, v, "on or off")),
+    }
+}
+
+fn parse_dims(kind: &TopologyKind, v: &str) -> Result<Vec<u32>, ConfigError> {
+    let allowed = match kind {
+        TopologyKind::Hypercube => "the dimension d, like 6",
+        TopologyKind::Linear => "the number of nodes, like 16",
+        _ => "sizes separated by x, like 16x32",
+    };
+    let parts: Vec<&str> = v.split(['x', 'X']).collect();
+    let mut dims = Vec::new();
+    for p in parts {
+        let n: i64 = p.trim().parse().map_err(|_| err("dims", v, allowed))?;
+        if n <= 0 {
+            return Err(err("dims", v, format!("{allowed}; every size must be at least 1")));
+        }
+        dims.push(u32::try_from(n).map_err(|_| err("dims", v, allowed))?);
+    }
+    if matches!(kind, TopologyKind::Hypercube | TopologyKind::Linear) && dims.len() != 1 {
+        return Err(err("dims", v, format!("a {} takes one number: {allowed}", kind.name())));
+    }
+    Ok(dims)
+}
+
+impl Config {
+    /// Resolve raw settings against the defaults and check everything.
+    pub fn resolve(raw: &Raw) -> Result<Config, ConfigError> {
+        let topology = match raw.get("topology") {
+            None => TopologyKind::Hypercube,
+            Some(t) => TopologyKind::parse(t).ok_or_else(|| err("topology", t, format!("one of {}", TopologyKind::NAMES)))?,
+        };
+        let dims = match raw.get("dims") {
+            Some(v) => parse_dims(&topology, v)?,
+            None => match topology {
+                TopologyKind::Hypercube => vec![6],
+                TopologyKind::Linear => vec![16],
+                _ => vec![8, 8],
+            },
+        };
+        let traffic = raw.get("traffic");
+        let is_traffic = traffic.is_some();
+        if let (Some(a), Some(t)) = (raw.get("algorithm"), traffic) {
+            return Err(err("algorithm", a, format!("a run is either an algorithm or synthetic traffic (--traffic {t}), not both")));
+        }
+        for f in ["rate", "cycles", "hotspot", "hotspot-fraction"] {
+            if raw.get(f).is_some() && !is_traffic {
+                return Err(err(f, raw.get(f).unwrap(), "only applies with --traffic PATTERN"));
+            }
+        }
+        let switching = match raw.get("switching") {
+            Some(s) => Switching::parse(s).ok_or_else(|| err("switching", s, format!("one of {}", Switching::NAMES)))?,
+            None if is_traffic => Switching::Wormhole,
+            None => Switching::StoreAndForward,
+        };
+        let (router, mut pipeline) = match raw.get("router") {
+            None if is_traffic => ("realistic".to_string(), Pipeline::REALISTIC),
+            None | Some("ideal") => ("ideal".to_string(), Pipeline::IDEAL),
+            Some("realistic") => ("realistic".to_string(), Pipeline::REALISTIC),
+            Some(path) => (path.to_string(), read_router_file(path)?),
+        };
+        if pipeline.link_latency == 0 {
+            return Err(err("router", &router, "link_latency must be at least 1 cycle"));
+        }
+        let arbiter = match raw.get("arbiter") {
+            Some(s) => ArbiterPolicy::parse(s).ok_or_else(|| err("arbiter", s, format!("one of {}", ArbiterPolicy::NAMES)))?,
+            None => ArbiterPolicy::Key,
+        };
+        let packet_flits = match raw.get("packet-flits") {
+            Some(v) => uint("packet-flits", v, 1, 65535)? as u16,
+            None if is_traffic => 4,
+            None => 1,
+        };
+        let buffer_flits = match raw.get("buffer-flits") {
+            Some(v) => uint("buffer-flits", v, 1, 4096)? as u16,
+            None => (2 * packet_flits as u32).clamp(2, 4096) as u16,
+        };
+        let vcs = match raw.get("vcs") {
+            Some(v) => uint("vcs", v, 1, 16)? as u8,
+            None if topology == TopologyKind::Torus || is_traffic => 2,
+            None => 1,
+        };
+        let nu = match raw.get("nu") {
+            Some(v) => uint("nu", v, 0, 6)? as u8,
+            None => 0,
+        };
+        let port_model = match raw.get("ports") {
+            Some(v) => PortModel::parse(v).ok_or_else(|| err("ports", v, "all, one, or a number of ports K >= 1"))?,
+            None => PortModel::All,
+        };
+        let seed = match raw.get("seed") {
+            Some(v) => uint("seed", v, 0, u64::MAX)?,
+            None => 1,
+        };
+        let deadlock_avoidance = match raw.get("deadlock-avoidance") {
+            Some(v) => on_off("deadlock-avoidance", v)?,
+            None => true,
+        };
+        let startup_cycles = match raw.get("startup-cycles") {
+            Some(v) => uint("startup-cycles", v, 0, 1 << 40)?,
+            None => 0,
+        };
+        let copy_cycles_per_flit = match raw.get("copy-cycles-per-flit") {
+            Some(v) => uint("copy-cycles-per-flit", v, 0, 1 << 20)?,
+            None => 0,
+        };
+        let watchdog_cycles = match raw.get("watchdog") {
+            Some(v) => uint("watchdog", v, 1, 1 << 40)?,
+            None => 10_000 + startup_cycles + copy_cycles_per_flit * packet_flits as u64,
+        };
+        let max_cycles = match raw.get("max-cycles") {
+            Some(v) => uint("max-cycles", v, 1, 1 << 48)?,
+            None => 1 << 40,
+        };
+        let mut spec = FabricSpec::ideal(topology.clone(), &dims);
+        spec.switching = switching;
+        pipeline.link_latency = pipeline.link_latency.max(1);
+        spec.pipeline = pipeline;
+        spec.arbiter = arbiter;
+        spec.vcs = vcs;
+        spec.buffer_flits = buffer_flits;
+        spec.packet_flits = packet_flits;
+        spec.ports = port_model;
+        spec.nu = nu;
+        spec.deadlock_avoidance = deadlock_avoidance;
+        spec.validate()?;
+        let topo = spec.topology();
+        let nodes = topo.nodes() as u64;
+
+        let workload = if let Some(t) = traffic {
+            let pattern = Pattern::parse(t).ok_or_else(|| err("traffic", t, format!("one of {}", Pattern::NAMES)))?;
+            pattern.check(&topo)?;
+            let rate = match raw.get("rate") {
+                Some(v) => {
+                    let r: f64 = v.trim().parse().map_err(|_| err("rate", v, "packets per node per cycle, a number in (0, 1]"))?;
+                    if !(r > 0.0 && r <= 1.0) {
+                        return Err(err("rate", v, "packets per node per cycle, a number in (0, 1]"));
+                    }
+                    r
+                }
+                None => 0.025,
+            };
+            let cycles = match raw.get("cycles") {
+                Some(v) => uint("cycles", v, 1, 1 << 40)?,
+                None => 10_000,
+            };
+            let hotspot = match raw.get("hotspot") {
+                Some(v) => parse_node("hotspot", v, &topo)?,
+                None => 0,
+            };
+            let hotspot_fraction = match raw.get("hotspot-fraction") {
+                Some(v) => {
+                    let f: f64 = v.trim().parse().map_err(|_| err("hotspot-fraction", v, "a fraction in [0, 1]"))?;
+                    if !(0.0..=1.0).contains(&f) {
+                        return Err(err("hotspot-fraction", v, "a fraction in [0, 1]"));
+                    }
+                    f
+                }
+                None => 0.2,
+            };
+            Workload::Traffic { pattern, rate, offered_flits: rate * packet_flits as f64, cycles, hotspot, hotspot_fraction }
+        } else {
+            let name = raw.get("algorithm").unwrap_or("snb").to_string();
+            let info = algorithms::find(&name).ok_or_else(|| {
+                err(
+                    "algorithm",
+                    &name,
+                    format!("one of {} (see flitwave list)", algorithms::ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")),
+                )
+            })?;
+            if !info.topologies.contains(&topology) {
+                return Err(err(
+                    "algorithm",
+                    &name,
+                    format!(
+                        "not defined on a {}; it runs on {}",
+                        topology.name(),
+                        info.topologies.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+            let forwarding = match raw.get("forwarding") {
+                Some(v) => Forwarding::parse(v).ok_or_else(|| err("forwarding", v, format!("one of {}", Forwarding::NAMES)))?,
+                None => Forwarding::Node,
+            };
+            if name == "mnb-sbt" && forwarding == Forwarding::Router {
+                return Err(err("forwarding", "router", "mnb-sbt forwards at the nodes; use snb for in-router multicast"));
+            }
+            let root = match raw.get("root") {
+                Some(v) => parse_node("root", v, &topo)?,
+                None => 0,
+            };
+            if name == "mnb-sbt" && raw.get("root").is_some() {
+                return Err(err("root", raw.get("root").unwrap(), "mnb-sbt broadcasts from every node; it takes no root"));
+            }
+            Workload::Algorithm { name, forwarding, root, root_coords: topo.coords(NodeId(root)) }
+        };
+        if let Some(f) = raw.get("forwarding")
+            && is_traffic
+        {
+            return Err(err("forwarding", f, "only applies to broadcast algorithms, not --traffic"));
+        }
+        Ok(Config {
+            topology,
+            dims,
+            nodes,
+            workload,
+            ports: port_model.name(),
+            switching,
+            router,
+            pipeline,
+            arbiter,
+            packet_flits,
+            buffer_flits,
+            vcs,
+            nu,
+            seed,
+            deadlock_avoidance,
+            startup_cycles,
+            copy_cycles_per_flit,
+            watchdog_cycles,
+            max_cycles,
+            port_model,
+        })
+    }
+
+    /// The fabric spec this configuration describes.
+    pub fn spec(&self) -> FabricSpec {
+        let mut s = FabricSpec::ideal(self.topology.clone(), &self.dims);
+        s.switching = self.switching;
+        s.pipeline = self.pipeline;
+        s.arbiter = self.arbiter;
+        s.vcs = self.vcs;
+        s.buffer_flits = self.buffer_flits;
+        s.packet_flits = self.packet_flits;
+        s.ports = self.port_model;
+        s.nu = self.nu;
+        s.deadlock_avoidance = self.deadlock_avoidance;
+        s.startup_cycles = self.startup_cycles;
+        s.copy_cycles_per_flit = self.copy_cycles_per_flit;
+        s.watchdog_cycles = self.watchdog_cycles;
+        s.max_cycles = self.max_cycles;
+        if let Workload::Traffic { cycles, .. } = self.workload {
+            s.measure_until = Some(cycles);
+        }
+        s
+    }
+
+    pub fn traffic_spec(&self) -> Option<TrafficSpec> {
+        match self.workload {
+            Workload::Traffic { pattern, rate, cycles, hotspot, hotspot_fraction, .. } => Some(TrafficSpec {
+                pattern,
+                rate,
+                cycles,
+                flits: self.packet_flits,
+                seed: self.seed,
+                hotspot: NodeId(hotspot),
+                hotspot_fraction,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A short description: "snb on hypercube 6 (64 nodes)".
+    pub fn title(&self) -> String {
+        let dims = self.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+        let what = match &self.workload {
+            Workload::Algorithm { name, forwarding, .. } => {
+                format!("{name} ({} forwarding)", serde_json::to_value(forwarding).unwrap().as_str().unwrap())
+            }
+            Workload::Traffic { pattern, rate, .. } => {
+                format!("{} traffic at {rate} packets/node/cycle", serde_json::to_value(pattern).unwrap().as_str().unwrap())
+            }
+        };
+        format!("{what} on {} {dims} ({} nodes)", self.topology.name(), self.nodes)
+    }
+}
+
+/// A node given as an id or as coordinates `c0,c1,...` in the order of `--dims`.
+fn parse_node(field: &str, v: &str, topo: &fabric::Topology) -> Result<u32, ConfigError> {
+    let n = topo.nodes() as u64;
+    if v.contains(',') {
+        let coords: Result<Vec<u32>, _> = v.split(',').map(|c| c.trim().parse::<u32>()).collect();
+        let dims = topo.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
+        let allowed = format!("{} coordinates, each below its size in {dims}", topo.ndims());
+        let coords = coords.map_err(|_| err(field, v, &allowed))?;
+        if topo.kind == TopologyKind::Hypercube || coords.len() != topo.ndims() || coords.iter().zip(&topo.sizes).any(|(c, s)| c >= s) {
+            return Err(err(field, v, allowed));
+        }
+        Ok(topo.node_at(&coords).0)
+    } else {
+        let id: i64 = v.trim().parse().map_err(|_| err(field, v, format!("a node id from 0 to {}, or coordinates like 1,5", n - 1)))?;
+        if id < 0 || id as u64 >= n {
+            return Err(err(field, v, format!("a node id from 0 to {} ({} nodes)", n - 1, n)));
+        }
+        Ok(id as u32)
+    }
+}
+
+fn read_router_file(path: &str) -> Result<Pipeline, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err("router", path, format!("ideal, realistic, or a router TOML file (cannot read it: {e})")))?;
+    let f: RouterFile = toml::from_str(&text).map_err(|e| toml_error(&text, path, &e))?;
+    let mut p = match f.preset.as_deref() {
+        None | Some("ideal") => Pipeline::IDEAL,
+        Some("realistic") => Pipeline::REALISTIC,
+        Some(other) => return Err(err("router", format!("{path}: preset = {other}"), "ideal or realistic")),
+    };
+    if let Some(v) = f.rc_delay {
+        p.rc_delay = v;
+    }
+    if let Some(v) = f.va_delay {
+        p.va_delay = v;
+    }
+    if let Some(v) = f.link_latency {
+        if v == 0 {
+            return Err(err("router", format!("{path}: link_latency = 0"), "at least 1 cycle"));
+        }
+        p.link_latency = v;
+    }
+    if let Some(v) = f.credit_delay {
+        p.credit_delay = v;
+    }
+    if let Some(v) = f.inject_latency {
+        p.inject_latency = v;
+    }
+    Ok(p)
+}

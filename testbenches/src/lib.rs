@@ -1,0 +1,7 @@
+//! # testbenches — scenarios, the `flitwave` CLI, integration tests and benchmarks
+
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod list;
+pub mod run;

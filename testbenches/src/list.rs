@@ -1,0 +1,42 @@
+//! `flitwave list`.
+
+use fabric::algorithms::ALGORITHMS;
+use fabric::algorithms::traffic::Pattern;
+use router::Pipeline;
+
+pub fn text() -> String {
+    let mut s = String::new();
+    s += "topologies:\n";
+    s += "  hypercube   --dims d (1..20); port i crosses dimension i; e-cube routing\n";
+    s += "  linear      --dims n; dimension-order (shortest path) routing\n";
+    s += "  mesh        --dims 16x32 (any sizes, any number of dimensions); dimension-order routing\n";
+    s += "  torus       --dims 8x8 (k-ary n-cube); dimension order, shorter way round, dateline VCs (--deadlock-avoidance)\n";
+    s += "\nalgorithms (--algorithm):\n";
+    for a in ALGORITHMS {
+        let tops: Vec<&str> = a.topologies.iter().map(|t| t.name()).collect();
+        s +=
+            &format!("  {:<10}  {}\n              on: {}\n              implements: {}\n", a.name, a.summary, tops.join(", "), a.reference);
+    }
+    s += &format!("\ntraffic patterns (--traffic, with --rate packets/node/cycle --cycles C):\n  {}\n", Pattern::NAMES);
+    s += "\nrouter presets (--router, or a TOML file with preset/rc_delay/va_delay/link_latency/credit_delay/inject_latency):\n";
+    for (name, p, what) in [
+        ("ideal", Pipeline::IDEAL, "the papers' slot model: a 1-flit packet received in cycle t leaves in t+1"),
+        ("realistic", Pipeline::REALISTIC, "4-stage pipeline (RC, VA, SA, ST) with link and credit delay"),
+    ] {
+        s += &format!(
+            "  {:<10}  {what}\n              rc_delay {} va_delay {} link_latency {} credit_delay {} inject_latency {} ({} cycles per hop at zero load)\n",
+            name,
+            p.rc_delay,
+            p.va_delay,
+            p.link_latency,
+            p.credit_delay,
+            p.inject_latency,
+            p.hop_cycles()
+        );
+    }
+    s += "\nswitching (--switching): sf (store-and-forward), vct (virtual cut-through), wh (wormhole)\n";
+    s += "port models (--ports): all (a NIC channel per link), one, K\n";
+    s += "forwarding (--forwarding): node (receive, then send again), router (in-router replication)\n";
+    s += "arbiters (--arbiter): key (header priority key, then oldest, then round-robin; default), oldest, round-robin, fixed\n";
+    s
+}

@@ -1,0 +1,214 @@
+//! Run one configured scenario and produce its report.
+
+use crate::config::{Config, Workload};
+use fabric::algorithms::mnb_sbt::MnbSbt;
+use fabric::algorithms::snb::Snb;
+use fabric::algorithms::traffic::Traffic;
+use fabric::algorithms::{Bounds, Forwarding};
+use fabric::{Deadlock, Ending, Fabric, PortModel, Program};
+use router::NodeId;
+use serde::Serialize;
+use std::time::Instant;
+use traces::stats::BufferStats;
+
+/// Everything a run reports (the JSON result).
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub flitwave: &'static str,
+    pub title: String,
+    /// quiescent, deadlock or cycle-limit.
+    pub ending: Ending,
+    /// Cycle of the last delivery (the first cycle counts as 0; a packet delivered in
+    /// cycle t was sent in cycle t - 1 over its last link in the ideal model).
+    pub completion_cycles: u64,
+    /// Cycles one packet takes over one link (packet length in flits, one flit per cycle per VC).
+    pub slot_cycles: u64,
+    /// completion_cycles / slot_cycles.
+    pub slots: f64,
+    pub lower_bound_slots: Option<u64>,
+    pub paper_bound_slots: Option<u64>,
+    /// Cycles simulated (including the drain after the last delivery).
+    pub simulated_cycles: u64,
+    pub link_transmissions: u64,
+    pub flit_hops: u64,
+    pub packets_sent: u64,
+    pub expected_deliveries: u64,
+    pub deliveries: u64,
+    pub missing_deliveries: u64,
+    pub duplicate_deliveries: u64,
+    pub misrouted_deliveries: u64,
+    /// The first delivery problems, described.
+    pub problems: Vec<String>,
+    pub max_buffer_occupancy: BufferStats,
+    /// Most packets waiting in any node's memory (the papers' node storage).
+    pub max_nic_queue: u32,
+    pub deadlock: Option<Deadlock>,
+    pub latency_avg_cycles: Option<f64>,
+    pub latency_p99_cycles: Option<u64>,
+    pub latency_max_cycles: Option<u64>,
+    /// Traffic runs: flits delivered per node per cycle during the injection window.
+    pub accepted_flits_per_node_cycle: Option<f64>,
+    pub offered_flits_per_node_cycle: Option<f64>,
+    pub wall_seconds: f64,
+    pub config: Config,
+}
+
+impl Report {
+    /// Exit code: 0 all delivered, 1 lost/duplicated/misrouted or unfinished, 3 deadlock.
+    pub fn exit_code(&self) -> i32 {
+        match self.ending {
+            Ending::Deadlock => 3,
+            Ending::CycleLimit => 1,
+            Ending::Quiescent if self.missing_deliveries + self.duplicate_deliveries + self.misrouted_deliveries > 0 => 1,
+            Ending::Quiescent => 0,
+        }
+    }
+}
+
+/// Build the program and its bounds for a configuration.
+pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
+    let topo = cfg.spec().topology();
+    let one_port = cfg.port_model == PortModel::K(1);
+    match &cfg.workload {
+        Workload::Algorithm { name, forwarding, root, .. } => match name.as_str() {
+            "snb" => {
+                let root = NodeId(*root);
+                let one_port_nodes = one_port && *forwarding == Forwarding::Node;
+                (Box::new(Snb::new(root, *forwarding, one_port, cfg.packet_flits)), Snb::bounds(&topo, root, one_port_nodes))
+            }
+            "mnb-sbt" => (Box::new(MnbSbt::new(cfg.packet_flits)), MnbSbt::bounds(&topo, one_port)),
+            other => unreachable!("algorithm {other} passed validation"),
+        },
+        Workload::Traffic { .. } => (Box::new(Traffic::new(cfg.traffic_spec().unwrap(), topo.nodes())), Bounds::default()),
+    }
+}
+
+/// Build the fabric for a configuration.
+pub fn build(cfg: &Config) -> (Fabric, Bounds) {
+    let (prog, bounds) = program(cfg);
+    (Fabric::new(&cfg.spec(), prog), bounds)
+}
+
+/// Run a configuration to the end.
+pub fn run(cfg: &Config) -> Report {
+    let (mut f, bounds) = build(cfg);
+    let start = Instant::now();
+    let ending = f.run();
+    let wall = start.elapsed().as_secs_f64();
+    report(cfg, &f, bounds, ending, wall)
+}
+
+/// The report of a finished fabric.
+pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_seconds: f64) -> Report {
+    let c = f.scoreboard.counts();
+    let slot_cycles = cfg.packet_flits as u64;
+    let completion = f.counters.last_delivery;
+    let mut problems = f.scoreboard.problems.clone();
+    if c.missing > 0 {
+        problems.extend(f.scoreboard.describe_missing(&f.topo, 10));
+    }
+    let (accepted, offered) = match cfg.workload {
+        Workload::Traffic { cycles, offered_flits, .. } => {
+            let window = if f.now >= cycles { f.counters.flits_ejected_in_window } else { f.counters.flits_ejected };
+            (Some(window as f64 / (f.topo.nodes() as f64 * cycles as f64)), Some(offered_flits))
+        }
+        _ => (None, None),
+    };
+    Report {
+        flitwave: env!("CARGO_PKG_VERSION"),
+        title: cfg.title(),
+        ending,
+        completion_cycles: completion,
+        slot_cycles,
+        slots: completion as f64 / slot_cycles as f64,
+        lower_bound_slots: bounds.lower,
+        paper_bound_slots: bounds.paper,
+        simulated_cycles: f.now,
+        link_transmissions: f.counters.link_transmissions,
+        flit_hops: f.counters.flit_hops,
+        packets_sent: f.counters.packets_sent,
+        expected_deliveries: c.expected,
+        deliveries: c.deliveries,
+        missing_deliveries: c.missing,
+        duplicate_deliveries: c.duplicates,
+        misrouted_deliveries: c.misrouted,
+        problems,
+        max_buffer_occupancy: BufferStats::from_fabric(f),
+        max_nic_queue: f.nics.max_queue,
+        deadlock: f.deadlock.clone(),
+        latency_avg_cycles: f.latencies.mean(),
+        latency_p99_cycles: f.latencies.quantile(0.99),
+        latency_max_cycles: f.latencies.max(),
+        accepted_flits_per_node_cycle: accepted,
+        offered_flits_per_node_cycle: offered,
+        wall_seconds,
+        config: cfg.clone(),
+    }
+}
+
+/// A few human-readable lines.
+pub fn summary(r: &Report) -> String {
+    let mut s = format!("flitwave: {}\n", r.title);
+    let cfg = &r.config;
+    s += &format!(
+        "  router {} ({}), {} VCs x {} flits, ports {}, {}-flit packets, nu {}\n",
+        cfg.router,
+        cfg.switching.name(),
+        cfg.vcs,
+        cfg.buffer_flits,
+        cfg.ports,
+        cfg.packet_flits,
+        cfg.nu
+    );
+    match r.ending {
+        Ending::Deadlock => {
+            let d = r.deadlock.as_ref().unwrap();
+            s += &format!(
+                "  DEADLOCK at cycle {} (nothing moved since cycle {}), {} flits stuck in {} VCs\n",
+                d.cycle, d.last_move, d.flits_stuck, d.blocked_vcs
+            );
+            if !d.wait_for_cycle.is_empty() {
+                s += &format!("  wait-for cycle: {} -> (back to the first)\n", d.wait_for_cycle.join(" -> "));
+            }
+        }
+        Ending::CycleLimit => s += &format!("  STOPPED at the cycle limit {} with work left\n", r.simulated_cycles),
+        Ending::Quiescent => {}
+    }
+    let bound = |b: Option<u64>| b.map_or("-".to_string(), |x| x.to_string());
+    if matches!(cfg.workload, Workload::Algorithm { .. }) {
+        s += &format!(
+            "  completed in {} cycles = {} slots (paper {}, lower bound {})\n",
+            r.completion_cycles,
+            r.slots,
+            bound(r.paper_bound_slots),
+            bound(r.lower_bound_slots)
+        );
+    } else {
+        s += &format!(
+            "  latency avg {:.1} cycles, p99 {} cycles; accepted {:.4} of {:.4} offered flits/node/cycle; drained at cycle {}\n",
+            r.latency_avg_cycles.unwrap_or(f64::NAN),
+            bound(r.latency_p99_cycles),
+            r.accepted_flits_per_node_cycle.unwrap_or(0.0),
+            r.offered_flits_per_node_cycle.unwrap_or(0.0),
+            r.simulated_cycles
+        );
+    }
+    s += &format!(
+        "  {} link transmissions, {} flit-hops; {}/{} deliveries, {} missing, {} duplicate, {} misrouted\n",
+        r.link_transmissions,
+        r.flit_hops,
+        r.deliveries,
+        r.expected_deliveries,
+        r.missing_deliveries,
+        r.duplicate_deliveries,
+        r.misrouted_deliveries
+    );
+    for p in r.problems.iter().take(5) {
+        s += &format!("  ! {p}\n");
+    }
+    s += &format!(
+        "  max buffer occupancy {} flits (network ports {}, injection {}); max NIC queue {} packets; {:.3} s\n",
+        r.max_buffer_occupancy.overall, r.max_buffer_occupancy.network, r.max_buffer_occupancy.injection, r.max_nic_queue, r.wall_seconds
+    );
+    s
+}
