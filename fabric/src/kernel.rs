@@ -137,7 +137,7 @@ impl RouterEnv for Env<'_> {
         };
         (
             RouteDecision { ports: hop.ports, vc_mask: self.class_mask[hop.class as usize] },
-            PacketMeta { len: p.len(), key: p.key(), birth: p.birth },
+            PacketMeta { len: p.flits(), key: p.key(), birth: p.birth },
         )
     }
 }
@@ -425,7 +425,7 @@ impl Fabric {
         self.latencies.record(t - p.birth);
         self.counters.packets_delivered += 1;
         self.counters.last_delivery = self.counters.last_delivery.max(t);
-        let m = Received { src: p.src(), kind: p.header.kind, msg: p.msg, aux: p.aux, key: p.key(), flits: p.len(), birth: p.birth };
+        let m = Received { src: p.src(), kind: p.header.kind, msg: p.msg, aux: p.aux, key: p.key(), flits: p.flits(), birth: p.birth };
         let mut cx = NodeCtx { node: r, now: t, topo: &self.topo, out: &mut self.node_out, scoreboard: &mut self.scoreboard };
         self.program.receive(&mut cx, &m);
         self.flush_node_out(r, t);
@@ -495,7 +495,7 @@ impl Fabric {
         let n_iv = r.inputs.ctl.len();
         let mut edges: Vec<Vec<u32>> = vec![Vec::new(); n_iv];
         let mut blocked = 0;
-        for iv in 0..n_iv {
+        for (iv, out) in edges.iter_mut().enumerate() {
             let c = &r.inputs.ctl[iv];
             if c.len == 0 || c.stage != router::input_unit::VcStage::Routed {
                 continue;
@@ -508,14 +508,14 @@ impl Fabric {
                     if let Some(ovc) = r.outputs.vc_owned_by(op, iv as u32) {
                         let need = if self.spec.switching == Switching::Wormhole { 1 } else { c.pkt_len };
                         if r.outputs.credits[op * v + ovc] < need && self.down[op] != NONE {
-                            edges[iv].push(self.down[op] * v as u32 + ovc as u32);
+                            out.push(self.down[op] * v as u32 + ovc as u32);
                         }
                     }
                 } else {
                     for ovc in 0..v {
                         let owner = r.outputs.owner[op * v + ovc];
                         if c.vc_mask & (1 << ovc) != 0 && owner != NONE {
-                            edges[iv].push(owner);
+                            out.push(owner);
                         }
                     }
                 }
@@ -525,7 +525,7 @@ impl Fabric {
                 for ch in 0..k {
                     let owner = r.outputs.owner[r.port_index(node, r.params.net_ports as usize + ch) * v];
                     if owner != NONE {
-                        edges[iv].push(owner);
+                        out.push(owner);
                     }
                 }
             }

@@ -144,16 +144,16 @@ impl Nics {
             if claimed {
                 continue;
             }
-            if let Some(Reverse(q)) = self.voq[n.idx() * self.net + port].peek() {
-                if best.is_none_or(|(b, _)| (q.key, q.seq) < (b.key, b.seq)) {
-                    best = Some((*q, port));
-                }
+            if let Some(Reverse(q)) = self.voq[n.idx() * self.net + port].peek()
+                && best.is_none_or(|(b, _)| (q.key, q.seq) < (b.key, b.seq))
+            {
+                best = Some((*q, port));
             }
         }
         let Some((q, port)) = best else { return };
         self.voq[n.idx() * self.net + port].pop();
         self.queued[n.idx()] -= 1;
-        let len = packets.get(PacketId(q.packet)).len();
+        let len = packets.get(PacketId(q.packet)).flits();
         self.inj[base + ch] =
             InjChannel { packet: q.packet, seq: 0, len, start_at: t + self.startup_cycles + q.extra as u64, port: port as u8 };
     }

@@ -26,7 +26,7 @@ impl Packet {
     pub fn dest(&self) -> NodeId {
         NodeId(self.header.dest.value())
     }
-    pub fn len(&self) -> u16 {
+    pub fn flits(&self) -> u16 {
         self.header.len
     }
     pub fn key(&self) -> u32 {

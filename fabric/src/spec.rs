@@ -207,10 +207,10 @@ impl FabricSpec {
             ));
         }
         let net = self.net_ports();
-        if let PortModel::K(k) = self.ports {
-            if k as usize > net {
-                return Err(SpecError::new("ports", k, format!("all, one, or K from 1 to {net} (the network ports per router)")));
-            }
+        if let PortModel::K(k) = self.ports
+            && k as usize > net
+        {
+            return Err(SpecError::new("ports", k, format!("all, one, or K from 1 to {net} (the network ports per router)")));
         }
         if self.nu > 6 {
             return Err(SpecError::new("nu", self.nu, "0 to 6 (links move 2^nu flits per cycle)"));

@@ -239,7 +239,7 @@ impl Topology {
                 } else {
                     let dim = in_port.idx() / 2;
                     // Arrived from the neighbour below (port 2i) means travelling up.
-                    let up = in_port.idx() % 2 == 0;
+                    let up = in_port.idx().is_multiple_of(2);
                     if let Some(out) = self.tree_branch(at, root, dim, up) {
                         ports |= PortSet::port(out);
                         class = self.tree_class(at, root, dim, up);
@@ -348,11 +348,11 @@ mod tests {
         q.push_back(from);
         while let Some(n) = q.pop_front() {
             for p in 0..t.net_ports() {
-                if let Some(m) = t.neighbor(n, p) {
-                    if dist[m.idx()] == u32::MAX {
-                        dist[m.idx()] = dist[n.idx()] + 1;
-                        q.push_back(m);
-                    }
+                if let Some(m) = t.neighbor(n, p)
+                    && dist[m.idx()] == u32::MAX
+                {
+                    dist[m.idx()] = dist[n.idx()] + 1;
+                    q.push_back(m);
                 }
             }
         }
@@ -426,8 +426,8 @@ mod tests {
                         stack.push((m, PortId(t.reverse_port(p) as u8), depth + 1));
                     }
                 }
-                for n in 0..t.nodes() {
-                    assert_eq!(got[n], (n != root.idx()) as u32, "{t:?} root {root} node {n}");
+                for (n, &g) in got.iter().enumerate() {
+                    assert_eq!(g, (n != root.idx()) as u32, "{t:?} root {root} node {n}");
                 }
             }
         }

@@ -32,7 +32,7 @@ impl Arbiter {
             if !eligible(r) {
                 continue;
             }
-            let rr = ((r.who as u32 + n as u32 - self.ptr as u32) % n as u32) as u32;
+            let rr = (r.who as u32 + n as u32 - self.ptr as u32) % n as u32;
             let rank = match policy {
                 ArbiterPolicy::RoundRobin => (0, 0, rr),
                 ArbiterPolicy::Fixed => (0, 0, r.who as u32),

@@ -21,7 +21,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
     /// Run one scenario: a TOML file and/or flags (flags override the file).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List topologies, algorithms (with the paper section each implements), traffic patterns, router presets.
     List,
     /// Run the built-in demo (what `flitwave` with no arguments does).

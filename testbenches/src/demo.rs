@@ -5,30 +5,33 @@ use crate::config::{Config, ConfigError, Raw};
 use crate::run;
 use std::path::Path;
 
-/// The demo scenarios: (file stem, what it shows, settings).
-pub const SCENARIOS: &[(&str, &str, &[(&str, &str)])] = &[
-    ("snb-hypercube6-allport", "binomial-tree broadcast, all-port: d slots", &[("topology", "hypercube"), ("dims", "6")]),
-    (
+/// One demo scenario: file stem, what it shows, and its settings (flag name, value).
+pub struct DemoScenario(pub &'static str, pub &'static str, pub &'static [(&'static str, &'static str)]);
+
+/// The demo scenarios.
+pub const SCENARIOS: &[DemoScenario] = &[
+    DemoScenario("snb-hypercube6-allport", "binomial-tree broadcast, all-port: d slots", &[("topology", "hypercube"), ("dims", "6")]),
+    DemoScenario(
         "snb-hypercube6-oneport",
         "the same tree, one-port, highest dimension first: still d slots",
         &[("topology", "hypercube"), ("dims", "6"), ("ports", "one")],
     ),
-    (
+    DemoScenario(
         "snb-hypercube6-multicast",
         "one packet replicated by the routers (hardware multicast)",
         &[("topology", "hypercube"), ("dims", "6"), ("forwarding", "router")],
     ),
-    (
+    DemoScenario(
         "snb-mesh8x8-allport",
         "dimension-order tree from (3,4): the root's eccentricity",
         &[("topology", "mesh"), ("dims", "8x8"), ("root", "3,4")],
     ),
-    (
+    DemoScenario(
         "snb-mesh8x8-oneport",
         "the same tree, one-port, farthest-first",
         &[("topology", "mesh"), ("dims", "8x8"), ("root", "3,4"), ("ports", "one")],
     ),
-    (
+    DemoScenario(
         "uniform-mesh8x8",
         "uniform traffic, 0.1 flits/node/cycle, wormhole, realistic router",
         &[("topology", "mesh"), ("dims", "8x8"), ("traffic", "uniform"), ("rate", "0.025"), ("cycles", "5000")],
@@ -42,7 +45,7 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
         "| scenario | what it shows | completion (cycles) | slots | paper | lower bound | link transmissions | latency avg / p99 | delivered |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut code = 0;
-    for (stem, what, settings) in SCENARIOS {
+    for DemoScenario(stem, what, settings) in SCENARIOS {
         let mut raw = Raw::default();
         for (k, v) in settings.iter() {
             raw.values.insert(k.to_string(), v.to_string());

@@ -45,7 +45,7 @@ impl Pattern {
     pub fn check(self, topo: &Topology) -> Result<(), SpecError> {
         let name = serde_json::to_value(self).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         match (self, &topo.kind) {
-            (Pattern::Transpose, TopologyKind::Hypercube) if topo.ndims() % 2 != 0 => {
+            (Pattern::Transpose, TopologyKind::Hypercube) if !topo.ndims().is_multiple_of(2) => {
                 Err(SpecError::new("traffic", name, "transpose needs a hypercube of even dimension or a square 2-D mesh or torus"))
             }
             (Pattern::Transpose, TopologyKind::Mesh | TopologyKind::Torus) if topo.ndims() != 2 || topo.sizes[0] != topo.sizes[1] => {
