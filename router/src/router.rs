@@ -262,7 +262,7 @@ impl Routers {
             }
             let c = &mut self.inputs.ctl[iv];
             if e.flit.is_tail() {
-                debug_assert!(c.granted.is_empty(), "router {r} VC {l}: tail left with branches still granted");
+                debug_assert!(c.granted.is_empty(), "router {r} VC {l}: tail left with branches still granted: {c:?}");
                 c.stage = VcStage::Idle;
                 c.route = PortSet::empty();
             } else {

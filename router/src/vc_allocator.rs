@@ -24,7 +24,7 @@ impl Routers {
         let mut n = 0;
         for l in 0..pv {
             let c = &inputs.ctl[base + l];
-            if c.stage == VcStage::Routed && c.route.contains(PortSet::LOCAL) && !c.granted.contains(PortSet::LOCAL) && c.va_ready <= t {
+            if c.stage == VcStage::Routed && c.pending.contains(PortSet::LOCAL) && !c.granted.contains(PortSet::LOCAL) && c.va_ready <= t {
                 scratch.reqs[n] = Request { who: l as u16, key: c.key, birth: c.birth };
                 n += 1;
             }
@@ -68,7 +68,9 @@ impl Routers {
             if c.stage != VcStage::Routed || c.va_ready > t {
                 continue;
             }
-            let need = c.route.network().difference(c.granted);
+            // Branches still owed the front flit and holding no VC (a branch that has sent
+            // its tail is no longer pending, so it is never allocated again).
+            let need = c.pending.network().difference(c.granted);
             for o in need.net_ports() {
                 let k = scratch.nreq[o] as usize;
                 scratch.reqs[o * pv + k] = Request { who: l as u16, key: c.key, birth: c.birth };

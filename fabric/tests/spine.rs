@@ -1,0 +1,311 @@
+//! The spine's integration tests: exact slot counts against the papers, conservation under
+//! random configurations, order independence, and the deadlock watchdog.
+
+use fabric::algorithms::Forwarding;
+use fabric::algorithms::mnb_sbt::MnbSbt;
+use fabric::algorithms::snb::Snb;
+use fabric::algorithms::traffic::{Pattern, Traffic, TrafficSpec};
+use fabric::*;
+use proptest::prelude::*;
+use router::{NodeId, Pipeline, Switching};
+
+fn snb(spec: &FabricSpec, root: u32, fwd: Forwarding) -> Fabric {
+    let one_port = spec.ports == PortModel::K(1);
+    let mut f = Fabric::new(spec, Box::new(Snb::new(NodeId(root), fwd, one_port, spec.packet_flits)));
+    assert_eq!(f.run(), Ending::Quiescent);
+    assert!(f.scoreboard.ok(), "{:?} {:?}", f.scoreboard.counts(), f.scoreboard.problems);
+    f
+}
+
+/// Bertsekas et al. Tables 1 and 2: single-node broadcast takes d slots (MLA and SLA) and
+/// 2^d - 1 transmissions, from every root.
+#[test]
+fn snb_hypercube_matches_tables_for_every_root() {
+    for d in 1..=7u32 {
+        for ports in [PortModel::All, PortModel::K(1)] {
+            for fwd in [Forwarding::Node, Forwarding::Router] {
+                let mut spec = FabricSpec::ideal(TopologyKind::Hypercube, &[d]);
+                spec.ports = ports;
+                for root in 0..(1u32 << d) {
+                    let f = snb(&spec, root, fwd);
+                    assert_eq!(f.counters.last_delivery, d as u64, "d={d} {ports:?} {fwd:?} root {root}");
+                    assert_eq!(f.counters.link_transmissions, (1 << d) - 1);
+                }
+            }
+        }
+    }
+}
+
+/// Larger cubes and multi-flit packets: d slots of L cycles each, on sampled roots.
+#[test]
+fn snb_hypercube_multiflit_and_larger() {
+    for (d, flits) in [(8u32, 1u16), (10, 1), (5, 4), (6, 3)] {
+        for ports in [PortModel::All, PortModel::K(1)] {
+            for fwd in [Forwarding::Node, Forwarding::Router] {
+                let mut spec = FabricSpec::ideal(TopologyKind::Hypercube, &[d]);
+                spec.ports = ports;
+                spec.packet_flits = flits;
+                spec.buffer_flits = 2 * flits;
+                for root in [0, 1, (1 << d) - 1, 0x55 & ((1 << d) - 1)] {
+                    let f = snb(&spec, root, fwd);
+                    assert_eq!(f.counters.last_delivery, d as u64 * flits as u64, "d={d} L={flits} {ports:?} {fwd:?} root {root}");
+                    assert_eq!(f.counters.flit_hops, ((1u64 << d) - 1) * flits as u64);
+                }
+            }
+        }
+    }
+}
+
+fn mesh_shapes() -> Vec<(TopologyKind, Vec<u32>)> {
+    vec![
+        (TopologyKind::Linear, vec![7]),
+        (TopologyKind::Linear, vec![2]),
+        (TopologyKind::Mesh, vec![3, 5]),
+        (TopologyKind::Mesh, vec![4, 4]),
+        (TopologyKind::Mesh, vec![5, 1]),
+        (TopologyKind::Mesh, vec![2, 3, 4]),
+        (TopologyKind::Mesh, vec![6, 3]),
+    ]
+}
+
+fn coords(n: u32, sizes: &[u32]) -> Vec<u32> {
+    let mut c = Vec::new();
+    let mut x = n;
+    for &s in sizes {
+        c.push(x % s);
+        x /= s;
+    }
+    c
+}
+
+/// The root's eccentricity, from coordinates alone.
+fn ecc(c: &[u32], sizes: &[u32]) -> u64 {
+    c.iter().zip(sizes).map(|(&x, &k)| x.max(k - 1 - x) as u64).sum()
+}
+
+/// All-port dimension-order broadcast (lecture notes, "Allport meshes"): the root's eccentricity.
+#[test]
+fn snb_mesh_all_port_takes_the_eccentricity() {
+    for (kind, sizes) in mesh_shapes() {
+        let n: u32 = sizes.iter().product();
+        for fwd in [Forwarding::Node, Forwarding::Router] {
+            let spec = FabricSpec::ideal(kind.clone(), &sizes);
+            for root in 0..n {
+                let f = snb(&spec, root, fwd);
+                assert_eq!(f.counters.last_delivery, ecc(&coords(root, &sizes), &sizes), "{sizes:?} root {root} {fwd:?}");
+                assert_eq!(f.counters.link_transmissions, n as u64 - 1);
+            }
+        }
+    }
+}
+
+/// The one-port dimension-order tree of the lecture notes, timed by hand: a node reached at
+/// time T along dimension i continues in that direction at T+1, then serves each higher
+/// dimension, farther direction first (ties downward), one send per slot.
+fn one_port_reference(sizes: &[u32], root: &[u32]) -> u64 {
+    let mut latest = 0;
+    let mut stack: Vec<(Vec<u32>, Option<(usize, bool)>, u64)> = vec![(root.to_vec(), None, 0)];
+    while let Some((c, arrived, t)) = stack.pop() {
+        latest = latest.max(t);
+        let ahead = |dim: usize, up: bool| if up { sizes[dim] - 1 - c[dim] } else { c[dim] };
+        let mut sends = Vec::new();
+        let first = match arrived {
+            None => 0,
+            Some((i, up)) => {
+                if ahead(i, up) > 0 {
+                    sends.push((i, up));
+                }
+                i + 1
+            }
+        };
+        for j in first..sizes.len() {
+            let order = if ahead(j, true) > ahead(j, false) { [true, false] } else { [false, true] };
+            for up in order {
+                if ahead(j, up) > 0 {
+                    sends.push((j, up));
+                }
+            }
+        }
+        for (k, &(j, up)) in sends.iter().enumerate() {
+            let mut c2 = c.clone();
+            c2[j] = if up { c[j] + 1 } else { c[j] - 1 };
+            stack.push((c2, Some((j, up)), t + k as u64 + 1));
+        }
+    }
+    latest
+}
+
+#[test]
+fn snb_mesh_one_port_follows_the_farthest_first_schedule() {
+    for (kind, sizes) in mesh_shapes() {
+        let n: u32 = sizes.iter().product();
+        let diameter: u64 = sizes.iter().map(|&k| k as u64 - 1).sum();
+        let log2n = (n as u64).next_power_of_two().trailing_zeros() as u64;
+        let mut spec = FabricSpec::ideal(kind.clone(), &sizes);
+        spec.ports = PortModel::K(1);
+        for root in 0..n {
+            let c = coords(root, &sizes);
+            let f = snb(&spec, root, Forwarding::Node);
+            let t = f.counters.last_delivery;
+            assert_eq!(t, one_port_reference(&sizes, &c), "{sizes:?} root {c:?}");
+            assert!(t <= diameter.max(1), "notes' bound: at most the diameter");
+            assert!(t >= ecc(&c, &sizes).max(log2n));
+        }
+    }
+}
+
+fn traffic_fabric(spec: &FabricSpec, pattern: Pattern, rate: f64, cycles: u64, seed: u64) -> Fabric {
+    let t = TrafficSpec { pattern, rate, cycles, flits: spec.packet_flits, seed, hotspot: NodeId(0), hotspot_fraction: 0.3 };
+    let n = spec.topology().nodes();
+    let mut s = spec.clone();
+    s.measure_until = Some(cycles);
+    Fabric::new(&s, Box::new(Traffic::new(t, n)))
+}
+
+/// What a run produced, minus anything that depends on the packet-table slot numbering.
+fn fingerprint(f: &Fabric) -> (u64, u64, u64, u64, u64, Vec<u64>, Vec<u64>) {
+    (
+        f.counters.flit_hops,
+        f.counters.link_transmissions,
+        f.counters.last_delivery,
+        f.counters.packets_delivered,
+        f.now,
+        f.latencies.hist.clone(),
+        f.port_flits.clone(),
+    )
+}
+
+/// Results never depend on the order routers are visited.
+#[test]
+fn visiting_order_does_not_change_results() {
+    let mut spec = FabricSpec::ideal(TopologyKind::Mesh, &[5, 4]);
+    spec.switching = Switching::Wormhole;
+    spec.pipeline = Pipeline::REALISTIC;
+    spec.vcs = 2;
+    spec.packet_flits = 4;
+    spec.buffer_flits = 4;
+    let base = {
+        let mut f = traffic_fabric(&spec, Pattern::Uniform, 0.08, 1500, 3);
+        assert_eq!(f.run(), Ending::Quiescent);
+        fingerprint(&f)
+    };
+    for shuffle in 1..4 {
+        let mut s = spec.clone();
+        s.shuffle_seed = Some(shuffle);
+        let mut f = traffic_fabric(&s, Pattern::Uniform, 0.08, 1500, 3);
+        assert_eq!(f.run(), Ending::Quiescent);
+        assert_eq!(fingerprint(&f), base, "shuffle {shuffle}");
+    }
+    let mnb = |shuffle: Option<u64>| {
+        let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[6]);
+        s.shuffle_seed = shuffle;
+        let mut f = Fabric::new(&s, Box::new(MnbSbt::new(1)));
+        assert_eq!(f.run(), Ending::Quiescent);
+        assert!(f.scoreboard.ok());
+        fingerprint(&f)
+    };
+    assert_eq!(mnb(Some(9)), mnb(None));
+}
+
+/// Every node broadcasting on its own binomial tree: everything delivered, N(N-1)
+/// transmissions, no faster than Table 1's multinode-broadcast lower bound.
+#[test]
+fn mnb_sbt_delivers_everything() {
+    for d in 1..=6u32 {
+        for ports in [PortModel::All, PortModel::K(1)] {
+            let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[d]);
+            s.ports = ports;
+            let mut f = Fabric::new(&s, Box::new(MnbSbt::new(1)));
+            assert_eq!(f.run(), Ending::Quiescent);
+            assert!(f.scoreboard.ok(), "{:?}", f.scoreboard.problems);
+            let n = 1u64 << d;
+            assert_eq!(f.counters.link_transmissions, n * (n - 1));
+            let lower = if ports == PortModel::All { (n - 1).div_ceil(d as u64) } else { n - 1 };
+            assert!(f.counters.last_delivery >= lower);
+        }
+    }
+}
+
+/// A wormhole ring without dateline VCs deadlocks under saturating tornado traffic and the
+/// watchdog reports the wait-for cycle; with the dateline nothing is lost.
+#[test]
+fn torus_ring_deadlocks_without_dateline_and_not_with_it() {
+    let run = |avoid: bool| {
+        let mut s = FabricSpec::ideal(TopologyKind::Torus, &[8]);
+        s.switching = Switching::Wormhole;
+        s.packet_flits = 8;
+        s.buffer_flits = 2;
+        s.vcs = if avoid { 2 } else { 1 };
+        s.deadlock_avoidance = avoid;
+        s.watchdog_cycles = 200;
+        let mut f = traffic_fabric(&s, Pattern::Tornado, 1.0, 400, 1);
+        let end = f.run();
+        (end, f)
+    };
+    let (end, f) = run(false);
+    assert_eq!(end, Ending::Deadlock);
+    let d = f.deadlock.as_ref().unwrap();
+    assert!(d.wait_for_cycle.len() >= 2, "{d:?}");
+    assert!(d.flits_stuck > 0);
+    let (end, f) = run(true);
+    assert_eq!(end, Ending::Quiescent);
+    assert!(f.scoreboard.ok(), "{:?}", f.scoreboard.counts());
+}
+
+fn arb_spec() -> impl Strategy<Value = FabricSpec> {
+    let topo = prop_oneof![
+        (1u32..=5).prop_map(|d| (TopologyKind::Hypercube, vec![d])),
+        (2u32..=9).prop_map(|n| (TopologyKind::Linear, vec![n])),
+        proptest::collection::vec(1u32..=5, 1..=3)
+            .prop_filter("2+ nodes", |v| v.iter().product::<u32>() >= 2)
+            .prop_map(|v| (TopologyKind::Mesh, v)),
+        proptest::collection::vec(2u32..=5, 1..=2).prop_map(|v| (TopologyKind::Torus, v)),
+    ];
+    (topo, 0usize..3, 1u16..=4, 0u16..=3, 1u8..=3, any::<bool>(), any::<bool>(), 0u8..=1).prop_map(
+        |((kind, sizes), sw, flits, extra, vcs, realistic, one_port, nu)| {
+            let mut s = FabricSpec::ideal(kind.clone(), &sizes);
+            s.switching = [Switching::StoreAndForward, Switching::VirtualCutThrough, Switching::Wormhole][sw];
+            s.packet_flits = flits;
+            s.buffer_flits = if s.switching == Switching::Wormhole { 1 + extra } else { flits + extra };
+            s.vcs = if kind == TopologyKind::Torus { vcs.max(2) } else { vcs };
+            s.pipeline = if realistic { Pipeline::REALISTIC } else { Pipeline::IDEAL };
+            s.ports = if one_port { PortModel::K(1) } else { PortModel::All };
+            s.nu = nu;
+            s.watchdog_cycles = 5_000;
+            s
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Conservation: whatever the topology, switching, buffers and router, every packet of
+    /// random traffic is delivered exactly once to its destination, nothing deadlocks, and
+    /// every flit injected is ejected.
+    #[test]
+    fn traffic_is_conserved(spec in arb_spec(), rate in 0.01f64..0.3, seed in 0u64..1000) {
+        prop_assert!(spec.validate().is_ok(), "{:?}", spec.validate());
+        let mut f = traffic_fabric(&spec, Pattern::Uniform, rate, 300, seed);
+        let end = f.run();
+        prop_assert_eq!(end, Ending::Quiescent, "{:?}", f.deadlock);
+        let c = f.scoreboard.counts();
+        prop_assert!(f.scoreboard.ok(), "{:?} {:?}", c, f.scoreboard.problems);
+        prop_assert_eq!(c.deliveries, f.counters.packets_sent);
+        prop_assert_eq!(f.counters.flits_injected, f.counters.flits_ejected);
+        prop_assert_eq!(f.routers.buffered, 0);
+        prop_assert_eq!(f.packets.live(), 0);
+    }
+
+    /// Broadcasts, node- or router-forwarded, reach every node exactly once in any configuration.
+    #[test]
+    fn broadcast_is_conserved(spec in arb_spec(), root_pick in any::<u32>(), router_fwd in any::<bool>()) {
+        let n = spec.topology().nodes() as u32;
+        let fwd = if router_fwd { Forwarding::Router } else { Forwarding::Node };
+        let one_port = spec.ports == PortModel::K(1);
+        let mut f = Fabric::new(&spec, Box::new(Snb::new(NodeId(root_pick % n), fwd, one_port, spec.packet_flits)));
+        prop_assert_eq!(f.run(), Ending::Quiescent);
+        prop_assert!(f.scoreboard.ok(), "{:?} {:?}", f.scoreboard.counts(), f.scoreboard.problems);
+        prop_assert_eq!(f.counters.link_transmissions, n as u64 - 1);
+    }
+}
