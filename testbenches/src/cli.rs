@@ -163,11 +163,21 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
     };
     raw.overlay(args.raw());
     let cfg = Config::resolve(&raw)?;
+    let to_stdout = args.json.as_deref() == Some("-");
+    // Open the JSON file before the run, so a bad path is reported before any output.
+    let json_file = match args.json.as_deref().filter(|p| *p != "-") {
+        Some("") => return Err(ConfigError("json: \"\": a file path, or - for standard output".into())),
+        Some(path) => Some((
+            path,
+            std::fs::File::create(path)
+                .map_err(|e| ConfigError(format!("json: {path}: a writable file path, or - (cannot create it: {e})")))?,
+        )),
+        None => None,
+    };
     let report = run::run(&cfg);
     let json = serde_json::to_string_pretty(&report).expect("report serializes");
-    let to_stdout = args.json.as_deref() == Some("-");
-    if let Some(path) = args.json.as_deref().filter(|p| *p != "-") {
-        std::fs::write(path, format!("{json}\n")).map_err(|e| ConfigError(format!("json: {path}: cannot write it: {e}")))?;
+    if let Some((path, mut file)) = json_file {
+        writeln!(file, "{json}").map_err(|e| ConfigError(format!("json: {path}: cannot write it: {e}")))?;
     }
     if !args.quiet {
         let text = run::summary(&report);

@@ -27,7 +27,14 @@ impl From<fabric::SpecError> for ConfigError {
 }
 
 fn err(field: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Display) -> ConfigError {
-    ConfigError(format!("{field}: {value}: {allowed}"))
+    let value = value.to_string();
+    let value = if value.trim().is_empty() { format!("{value:?}") } else { value.replace('\n', " ") };
+    ConfigError(format!("{field}: {value}: {allowed}").replace('\n', " "))
+}
+
+/// Bytes as GiB with one decimal.
+fn gib(bytes: u128) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
 /// The fields a scenario file or the flags may set, by their flag names.
@@ -67,17 +74,26 @@ pub struct Raw {
 impl Raw {
     /// Read a scenario file. Keys may be written with `-` or `_`.
     pub fn from_toml_file(path: &Path) -> Result<Raw, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| err("scenario", path.display(), format!("cannot read it: {e}")))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| err("scenario", path.display(), format!("a scenario TOML file (cannot read it: {e})")))?;
         Raw::from_toml_str(&text, &path.display().to_string())
     }
 
     pub fn from_toml_str(text: &str, name: &str) -> Result<Raw, ConfigError> {
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| toml_error(text, name, &e))?;
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| toml_error("scenario", "malformed TOML: ", text, name, &e))?;
         let mut raw = Raw::default();
+        let mut spelled: BTreeMap<String, String> = BTreeMap::new();
         for (k, v) in table {
             let key = k.replace('_', "-");
             if !FIELDS.contains(&key.as_str()) {
-                return Err(err("scenario", format!("{name}: {k}"), format!("unknown field; the fields are {}", FIELDS.join(", "))));
+                return Err(err(
+                    "scenario",
+                    format!("{}: {k}", key_location(text, name, &k)),
+                    format!("unknown field; the fields are {}", FIELDS.join(", ")),
+                ));
+            }
+            if let Some(first) = spelled.insert(key.clone(), k.clone()) {
+                return Err(err("scenario", format!("{name}: {first} and {k}"), format!("{key} is given twice; keep one")));
             }
             let s = match &v {
                 toml::Value::String(s) => s.clone(),
@@ -105,17 +121,34 @@ impl Raw {
     }
 }
 
-/// One line for a TOML syntax or type error: `file:line:col: message`.
-pub fn toml_error(text: &str, name: &str, e: &toml::de::Error) -> ConfigError {
+/// One line for a TOML syntax or type error: `field: file:line:col: what message`.
+pub fn toml_error(field: &str, what: &str, text: &str, name: &str, e: &toml::de::Error) -> ConfigError {
     let msg = e.message().trim().replace('\n', " ");
     match e.span() {
         Some(span) => {
-            let before = &text[..span.start.min(text.len())];
+            let mut start = span.start.min(text.len());
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let before = &text[..start];
             let line = before.matches('\n').count() + 1;
-            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-            ConfigError(format!("{name}:{line}:{col}: malformed TOML: {msg}"))
+            let col = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
+            ConfigError(format!("{field}: {name}:{line}:{col}: {what}{msg}").replace('\n', " "))
         }
-        None => ConfigError(format!("{name}: malformed TOML: {msg}")),
+        None => ConfigError(format!("{field}: {name}: {what}{msg}").replace('\n', " ")),
+    }
+}
+
+/// `file:line` of a top-level key (for messages), or just `file` if it cannot be found.
+fn key_location(text: &str, name: &str, key: &str) -> String {
+    let line = text.lines().position(|l| {
+        let l = l.trim_start();
+        let rest = l.strip_prefix(key).or_else(|| l.strip_prefix(&format!("\"{key}\""))).or_else(|| l.strip_prefix(&format!("'{key}'")));
+        rest.is_some_and(|r| r.trim_start().starts_with('='))
+    });
+    match line {
+        Some(i) => format!("{name}:{}", i + 1),
+        None => name.to_string(),
     }
 }
 
@@ -319,6 +352,7 @@ impl Config {
         spec.ports = port_model;
         spec.nu = nu;
         spec.deadlock_avoidance = deadlock_avoidance;
+        check_addressable(&spec)?;
         spec.validate()?;
         let topo = spec.topology();
         let nodes = topo.nodes() as u64;
@@ -396,6 +430,7 @@ impl Config {
         {
             return Err(err("forwarding", f, "only applies to broadcast algorithms, not --traffic"));
         }
+        check_workload_memory(&spec, &workload, max_cycles)?;
         Ok(Config {
             topology,
             dims,
@@ -472,6 +507,53 @@ impl Config {
     }
 }
 
+/// More nodes than a header can address: say so, and how much memory it would take anyway.
+fn check_addressable(spec: &FabricSpec) -> Result<(), ConfigError> {
+    let nodes = spec.nodes();
+    let max = router::Header::MAX_NODE as u128 + 1;
+    if nodes <= max {
+        return Ok(());
+    }
+    let dims = spec.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
+    Err(err(
+        "dims",
+        dims,
+        format!(
+            "a {} of {nodes} nodes would need {} of router state (this machine has {} available), \
+             and the header's 24-bit node field addresses at most {max} nodes",
+            spec.kind.name(),
+            gib(spec.bytes_needed()),
+            gib(fabric::spec::available_memory() as u128)
+        ),
+    ))
+}
+
+/// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
+/// runs that cannot fit instead of aborting in the allocator.
+fn check_workload_memory(spec: &FabricSpec, workload: &Workload, max_cycles: u64) -> Result<(), ConfigError> {
+    let nodes = spec.nodes();
+    // One record per declared message (24 bytes), plus a bitset over the nodes per broadcast.
+    let record = 24u128;
+    let bitset = nodes.div_ceil(64) * 8;
+    let dims = spec.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
+    let (field, value, what, bytes) = match workload {
+        Workload::Algorithm { name, .. } if name == "mnb-sbt" => {
+            ("dims", dims, format!("mnb-sbt on {nodes} nodes tracks {nodes} broadcasts to every node and"), nodes * (record + bitset))
+        }
+        Workload::Algorithm { name, .. } => ("dims", dims, format!("{name} on {nodes} nodes"), record + bitset),
+        Workload::Traffic { rate, cycles, .. } => {
+            let packets = (nodes as f64 * rate * (*cycles).min(max_cycles) as f64).ceil() as u128;
+            ("cycles", cycles.to_string(), format!("about {packets} packets over {cycles} cycles on {nodes} nodes"), packets * record)
+        }
+    };
+    let need = spec.bytes_needed() + bytes;
+    let avail = fabric::spec::available_memory() as u128;
+    if need > avail {
+        return Err(err(field, value, format!("{what} needs {} of memory; this machine has {} available", gib(need), gib(avail))));
+    }
+    Ok(())
+}
+
 /// A node given as an id or as coordinates `c0,c1,...` in the order of `--dims`.
 fn parse_node(field: &str, v: &str, topo: &fabric::Topology) -> Result<u32, ConfigError> {
     let n = topo.nodes() as u64;
@@ -479,8 +561,11 @@ fn parse_node(field: &str, v: &str, topo: &fabric::Topology) -> Result<u32, Conf
         let coords: Result<Vec<u32>, _> = v.split(',').map(|c| c.trim().parse::<u32>()).collect();
         let dims = topo.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
         let allowed = format!("{} coordinates, each below its size in {dims}", topo.ndims());
+        if topo.kind == TopologyKind::Hypercube {
+            return Err(err(field, v, format!("a hypercube node is given by its id, from 0 to {}", n - 1)));
+        }
         let coords = coords.map_err(|_| err(field, v, &allowed))?;
-        if topo.kind == TopologyKind::Hypercube || coords.len() != topo.ndims() || coords.iter().zip(&topo.sizes).any(|(c, s)| c >= s) {
+        if coords.len() != topo.ndims() || coords.iter().zip(&topo.sizes).any(|(c, s)| c >= s) {
             return Err(err(field, v, allowed));
         }
         Ok(topo.node_at(&coords).0)
@@ -496,7 +581,8 @@ fn parse_node(field: &str, v: &str, topo: &fabric::Topology) -> Result<u32, Conf
 fn read_router_file(path: &str) -> Result<Pipeline, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| err("router", path, format!("ideal, realistic, or a router TOML file (cannot read it: {e})")))?;
-    let f: RouterFile = toml::from_str(&text).map_err(|e| toml_error(&text, path, &e))?;
+    let _: toml::Table = text.parse().map_err(|e: toml::de::Error| toml_error("router", "malformed TOML: ", &text, path, &e))?;
+    let f: RouterFile = toml::from_str(&text).map_err(|e| toml_error("router", "", &text, path, &e))?;
     let mut p = match f.preset.as_deref() {
         None | Some("ideal") => Pipeline::IDEAL,
         Some("realistic") => Pipeline::REALISTIC,

@@ -1,20 +1,65 @@
-use clap::Parser;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{CommandFactory, Parser};
 use std::path::Path;
 use testbenches::cli::{Cli, Cmd, cmd_run};
 use testbenches::{demo, list};
+
+/// One line for a command-line error clap found, in the form `FIELD: VALUE: WHAT IS ALLOWED`.
+fn clap_message(e: &clap::Error) -> String {
+    let ctx = |k: ContextKind| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => v.first().cloned(),
+        _ => None,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let sub = args.iter().find(|a| !a.starts_with('-')).cloned();
+    let cmd = Cli::command();
+    match e.kind() {
+        ErrorKind::UnknownArgument => {
+            let flag = ctx(ContextKind::InvalidArg).unwrap_or_else(|| "?".into());
+            let (name, inline) = match flag.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => (flag.clone(), None),
+            };
+            // The value the user wrote after it, if it looks like one.
+            let value = inline.or_else(|| {
+                if let Some(a) = args.iter().find(|a| a.starts_with(&format!("{flag}="))) {
+                    return Some(a[flag.len() + 1..].to_string());
+                }
+                let i = args.iter().position(|a| *a == flag)?;
+                args.get(i + 1).filter(|v| !v.starts_with("--")).cloned()
+            });
+            let (scope, flags) = match sub.as_deref().and_then(|s| cmd.find_subcommand(s)) {
+                Some(sc) => (format!("flitwave {}", sc.get_name()), sc.get_arguments().filter_map(|a| a.get_long()).collect::<Vec<_>>()),
+                None => ("flitwave".to_string(), vec!["help", "version"]),
+            };
+            let flags = flags.iter().map(|f| format!("--{f}")).collect::<Vec<_>>().join(", ");
+            let hint = ctx(ContextKind::SuggestedArg).map(|s| format!("did you mean {s}? ")).unwrap_or_default();
+            let value = value.map(|v| format!(": {v}")).unwrap_or_default();
+            format!("{name}{value}: unknown flag; {hint}the flags of {scope} are {flags}")
+        }
+        ErrorKind::InvalidSubcommand => {
+            let name = ctx(ContextKind::InvalidSubcommand).unwrap_or_else(|| "?".into());
+            let cmds = cmd.get_subcommands().map(|c| c.get_name().to_string()).collect::<Vec<_>>().join(", ");
+            format!("command: {name}: one of {cmds} (or none, for the demo)")
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string();
+            format!("{first} (see flitwave --help)")
+        }
+    }
+}
 
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand)
             {
                 e.exit();
             }
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
-            eprintln!("flitwave: error: {first} (see flitwave --help)");
+            eprintln!("flitwave: error: {}", clap_message(&e).replace('\n', " "));
             std::process::exit(2);
         }
     };
@@ -30,7 +75,7 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("flitwave: error: {e}");
+            eprintln!("flitwave: error: {}", e.to_string().replace('\n', " "));
             std::process::exit(2);
         }
     }

@@ -1,0 +1,391 @@
+//! End-to-end tests of the `flitwave` binary: real processes, real exit codes, real output.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const BIN: &str = env!("CARGO_BIN_EXE_flitwave");
+
+/// A file or folder under the system temp dir, unique to this process and call, removed on drop.
+struct Temp(PathBuf);
+
+impl Temp {
+    fn path(name: &str) -> Temp {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        Temp(std::env::temp_dir().join(format!("flitwave-cli-test-{}-{n}-{name}", std::process::id())))
+    }
+    fn file(name: &str, contents: &str) -> Temp {
+        let t = Temp::path(name);
+        std::fs::write(&t.0, contents).unwrap();
+        t
+    }
+    fn dir(name: &str) -> Temp {
+        let t = Temp::path(name);
+        std::fs::create_dir_all(&t.0).unwrap();
+        t
+    }
+    fn s(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if self.0.is_dir() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        } else {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
+fn flitwave_in(dir: Option<&Path>, args: &[&str]) -> Output {
+    let mut c = Command::new(BIN);
+    c.args(args);
+    if let Some(d) = dir {
+        c.current_dir(d);
+    }
+    c.output().expect("flitwave runs")
+}
+
+fn flitwave(args: &[&str]) -> Output {
+    flitwave_in(None, args)
+}
+
+fn describe(args: &[&str], o: &Output) -> String {
+    format!(
+        "flitwave {}\nexit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        args.join(" "),
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `flitwave run ARGS --json -`: the exit code and the parsed JSON result.
+fn run_json(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", "-"]);
+    let o = flitwave(&all);
+    let code = o.status.code().unwrap_or_else(|| panic!("killed by a signal\n{}", describe(&all, &o)));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{}", describe(&all, &o)));
+    (code, v)
+}
+
+/// Run, expect exit 0, return the JSON.
+fn run_ok(args: &[&str]) -> Value {
+    let (code, v) = run_json(args);
+    assert_eq!(code, 0, "flitwave run {} exited {code}: {v:#}", args.join(" "));
+    v
+}
+
+fn f64_of(v: &Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or_else(|| panic!("{k} is not a number: {}", v[k]))
+}
+
+fn u64_of(v: &Value, k: &str) -> u64 {
+    v[k].as_u64().unwrap_or_else(|| panic!("{k} is not a whole number: {}", v[k]))
+}
+
+const REPORT_FIELDS: &[&str] = &[
+    "completion_cycles",
+    "slots",
+    "link_transmissions",
+    "flit_hops",
+    "deliveries",
+    "missing_deliveries",
+    "duplicate_deliveries",
+    "lower_bound_slots",
+    "paper_bound_slots",
+    "max_buffer_occupancy",
+    "deadlock",
+    "wall_seconds",
+    "config",
+];
+
+fn assert_hypercube5_broadcast(v: &Value) {
+    for f in REPORT_FIELDS {
+        assert!(v.get(f).is_some(), "JSON result lacks {f}: {v:#}");
+    }
+    assert_eq!(f64_of(v, "slots"), 5.0, "{v:#}");
+    assert_eq!(u64_of(v, "link_transmissions"), 31, "{v:#}");
+    assert_eq!(u64_of(v, "deliveries"), 31, "{v:#}");
+    assert_eq!(u64_of(v, "missing_deliveries"), 0, "{v:#}");
+    assert_eq!(u64_of(v, "duplicate_deliveries"), 0, "{v:#}");
+    assert!(v["deadlock"].is_null(), "{v:#}");
+}
+
+#[test]
+fn hypercube_broadcast_takes_d_slots_with_n_minus_1_transmissions() {
+    assert_hypercube5_broadcast(&run_ok(&["--topology", "hypercube", "--dims", "5"]));
+}
+
+#[test]
+fn hypercube_broadcast_one_port_takes_d_slots() {
+    let v = run_ok(&["--topology", "hypercube", "--dims", "5", "--ports", "one"]);
+    assert_hypercube5_broadcast(&v);
+    assert_eq!(v["config"]["ports"], "one");
+}
+
+#[test]
+fn hypercube_broadcast_router_forwarding_takes_d_slots() {
+    let v = run_ok(&["--topology", "hypercube", "--dims", "5", "--forwarding", "router"]);
+    assert_hypercube5_broadcast(&v);
+    assert_eq!(v["config"]["workload"]["forwarding"], "router");
+}
+
+#[test]
+fn mesh_broadcast_takes_the_roots_eccentricity() {
+    let (dims, root) = ([5u32, 7], [1u32, 5]);
+    let ecc: u32 = dims.iter().zip(&root).map(|(&n, &c)| c.max(n - 1 - c)).sum();
+    assert_eq!(ecc, 8);
+    let v = run_ok(&["--topology", "mesh", "--dims", "5x7", "--root", "1,5"]);
+    assert_eq!(f64_of(&v, "slots"), ecc as f64, "{v:#}");
+    assert_eq!(u64_of(&v, "missing_deliveries"), 0);
+    assert_eq!(u64_of(&v, "link_transmissions"), 5 * 7 - 1);
+    assert_eq!(v["config"]["workload"]["root_coords"], serde_json::json!(root));
+}
+
+#[test]
+fn uniform_traffic_reports_latency_and_throughput_deterministically() {
+    let args = ["--topology", "mesh", "--dims", "4x4", "--traffic", "uniform", "--rate", "0.05", "--cycles", "2000", "--seed", "7"];
+    let mut a = run_ok(&args);
+    assert!(f64_of(&a, "latency_avg_cycles") > 0.0, "{a:#}");
+    assert!(u64_of(&a, "latency_p99_cycles") > 0, "{a:#}");
+    assert!(f64_of(&a, "accepted_flits_per_node_cycle") > 0.0, "{a:#}");
+    assert_eq!(u64_of(&a, "missing_deliveries"), 0);
+    let mut b = run_ok(&args);
+    for v in [&mut a, &mut b] {
+        v.as_object_mut().unwrap().remove("wall_seconds").expect("wall_seconds present");
+    }
+    assert_eq!(a, b, "two runs with the same seed differ");
+}
+
+#[test]
+fn scenario_file_with_flags_overriding_it() {
+    let f = Temp::file("scenario.toml", "topology = \"hypercube\"\ndims = 4\nports = \"one\"\n");
+    let v = run_ok(&[f.s()]);
+    assert_eq!(f64_of(&v, "slots"), 4.0);
+    let v = run_ok(&[f.s(), "--dims", "3"]);
+    assert_eq!(f64_of(&v, "slots"), 3.0, "{v:#}");
+    assert_eq!(u64_of(&v, "link_transmissions"), 7);
+    assert_eq!(v["config"]["ports"], "one");
+}
+
+#[test]
+fn json_to_a_file_matches_stdout() {
+    let f = Temp::path("result.json");
+    let o = flitwave(&["run", "--dims", "4", "--quiet", "--json", f.s()]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&["run", "--json", f.s()], &o));
+    assert!(o.stdout.is_empty(), "--quiet printed: {}", String::from_utf8_lossy(&o.stdout));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&f.0).unwrap()).unwrap();
+    assert_eq!(f64_of(&v, "slots"), 4.0);
+}
+
+/// The wormhole ring without dateline VCs under saturating tornado traffic.
+const TORUS_DEADLOCK: &[&str] = &[
+    "--topology",
+    "torus",
+    "--dims",
+    "8",
+    "--traffic",
+    "tornado",
+    "--rate",
+    "1",
+    "--cycles",
+    "400",
+    "--packet-flits",
+    "8",
+    "--buffer-flits",
+    "2",
+    "--switching",
+    "wh",
+    "--watchdog",
+    "200",
+];
+
+#[test]
+fn torus_without_deadlock_avoidance_deadlocks_and_says_where() {
+    let mut args = TORUS_DEADLOCK.to_vec();
+    args.extend_from_slice(&["--vcs", "1", "--deadlock-avoidance", "off"]);
+    let (code, v) = run_json(&args);
+    assert_eq!(code, 3, "{v:#}");
+    assert_eq!(v["ending"], "deadlock");
+    let d = &v["deadlock"];
+    assert!(d.is_object(), "deadlock is {d}");
+    let cycle = d["wait_for_cycle"].as_array().expect("wait_for_cycle is a list");
+    assert!(!cycle.is_empty(), "{d:#}");
+    assert!(u64_of(&v, "missing_deliveries") > 0);
+}
+
+#[test]
+fn torus_with_dateline_vcs_does_not_deadlock() {
+    let mut args = TORUS_DEADLOCK.to_vec();
+    args.extend_from_slice(&["--vcs", "2", "--deadlock-avoidance", "on"]);
+    let (code, v) = run_json(&args);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(v["deadlock"].is_null(), "{v:#}");
+    assert_eq!(u64_of(&v, "missing_deliveries"), 0);
+    assert!(u64_of(&v, "deliveries") > 0);
+}
+
+#[test]
+fn no_arguments_runs_the_demo_and_writes_its_outputs() {
+    let dir = Temp::dir("demo");
+    let o = flitwave_in(Some(&dir.0), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&[], &o));
+    assert!(!o.stdout.is_empty());
+    let out = dir.0.join("flitwave-out");
+    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md written");
+    assert!(summary.starts_with('|'), "{summary}");
+    let mut jsons = 0;
+    for e in std::fs::read_dir(&out).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assert_eq!(u64_of(&v, "missing_deliveries"), 0, "{}", p.display());
+            let stem = p.file_stem().unwrap().to_str().unwrap();
+            assert!(summary.contains(stem), "summary.md does not mention {stem}");
+            jsons += 1;
+        }
+    }
+    assert!(jsons >= 2, "only {jsons} JSON files in {}", out.display());
+}
+
+#[test]
+fn list_names_every_algorithm_and_the_paper() {
+    let o = flitwave(&["list"]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&["list"], &o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for a in fabric::algorithms::ALGORITHMS {
+        assert!(text.contains(a.name), "flitwave list does not mention {}", a.name);
+    }
+    for word in ["snb", "mnb-sbt", "Bertsekas", "hypercube", "mesh", "torus", "uniform"] {
+        assert!(text.contains(word), "flitwave list does not mention {word}");
+    }
+}
+
+/// Bad input: exit 2, nothing on stdout, one line on stderr, `flitwave: error: ...`, and
+/// the line contains every one of `needles` (the field, the value, what is allowed).
+fn bad(args: &[&str], needles: &[&str]) {
+    let o = flitwave(args);
+    let d = describe(args, &o);
+    assert_eq!(o.status.code(), Some(2), "{d}");
+    assert!(o.stdout.is_empty(), "stdout not empty: {d}");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "not one line: {d}");
+    assert!(err.ends_with('\n'));
+    assert!(err.starts_with("flitwave: error: "), "{d}");
+    assert!(!err.contains("panicked"), "{d}");
+    for n in needles {
+        assert!(err.contains(n), "the message does not contain {n:?}: {err}");
+    }
+}
+
+#[test]
+fn bad_topology_and_algorithm() {
+    bad(&["run", "--topology", "ring"], &["topology", "ring", "hypercube", "mesh", "torus"]);
+    bad(&["run", "--algorithm", "foo"], &["algorithm", "foo", "snb", "mnb-sbt"]);
+    bad(&["run", "--topology", "mesh", "--algorithm", "mnb-sbt"], &["algorithm", "mnb-sbt", "mesh", "hypercube"]);
+}
+
+#[test]
+fn bad_root() {
+    bad(&["run", "--dims", "3", "--root", "8"], &["root: 8", "0 to 7"]);
+    bad(&["run", "--topology", "mesh", "--dims", "4x4", "--root", "4,0"], &["root: 4,0", "4x4"]);
+    bad(&["run", "--topology", "mesh", "--dims", "4x4", "--root", "-1,0"], &["root: -1,0"]);
+    bad(&["run", "--dims", "6", "--root", "1,0"], &["root: 1,0", "hypercube"]);
+}
+
+#[test]
+fn bad_sizes() {
+    bad(&["run", "--topology", "mesh", "--dims", "4x0"], &["dims: 4x0", "at least 1"]);
+    bad(&["run", "--dims", "-3"], &["dims: -3"]);
+    bad(&["run", "--dims", "21"], &["dims: 21", "20"]);
+    bad(&["run", "--topology", "mesh", "--dims", "4x4x"], &["dims: 4x4x"]);
+    bad(&["run", "--topology", "linear", "--dims", "1"], &["dims: 1"]);
+}
+
+#[test]
+fn sizes_too_big_for_memory_say_how_much_they_need() {
+    bad(&["run", "--topology", "mesh", "--dims", "100000x100000"], &["dims: 100000x100000", "GiB"]);
+    bad(&["run", "--topology", "mesh", "--dims", "4096x4096", "--vcs", "16", "--buffer-flits", "4096"], &["dims: 4096x4096", "GiB"]);
+    // The 20-cube fits, but mnb-sbt's scoreboard (every node's broadcast at every node) does not.
+    bad(&["run", "--dims", "20", "--algorithm", "mnb-sbt"], &["dims: 20", "mnb-sbt", "GiB"]);
+}
+
+#[test]
+fn bad_router_parameters() {
+    bad(&["run", "--buffer-flits", "-2"], &["buffer-flits: -2", "1 to 4096"]);
+    bad(&["run", "--vcs", "0"], &["vcs: 0", "1 to 16"]);
+    bad(&["run", "--dims", "6", "--ports", "9"], &["ports: 9", "1 to 6"]);
+    bad(&["run", "--topology", "torus", "--vcs", "1"], &["vcs: 1", "deadlock-avoidance"]);
+    bad(&["run", "--topology", "torus", "--vcs", "1", "--deadlock-avoidance", "on"], &["vcs: 1", "deadlock-avoidance"]);
+    bad(&["run", "--switching", "cut"], &["switching: cut", "wh"]);
+    bad(&["run", "--packet-flits", "4", "--buffer-flits", "2"], &["buffer-flits: 2", "whole packet"]);
+}
+
+#[test]
+fn bad_workload_combinations() {
+    bad(&["run", "--rate", "2"], &["rate: 2", "--traffic"]);
+    bad(&["run", "--traffic", "uniform", "--rate", "2"], &["rate: 2", "(0, 1]"]);
+    bad(&["run", "--traffic", "uniform", "--algorithm", "snb"], &["algorithm: snb", "traffic"]);
+    bad(&["run", "--rate", "0.1"], &["rate: 0.1", "--traffic"]);
+    bad(&["run", "--traffic", "zipf"], &["traffic: zipf", "uniform"]);
+    bad(&["run", "--algorithm", "mnb-sbt", "--root", "3"], &["root: 3", "mnb-sbt"]);
+}
+
+#[test]
+fn bad_flags() {
+    bad(&["run", "--frobnicate", "3"], &["frobnicate", "3", "unknown flag", "--dims"]);
+    bad(&["run", "--frobnicate=3"], &["frobnicate", "3", "unknown flag"]);
+    bad(&["frobnicate"], &["frobnicate", "run", "list"]);
+    bad(&["run", "--dims"], &["--dims"]);
+}
+
+#[test]
+fn bad_scenario_files() {
+    let f = Temp::file("malformed.toml", "# a scenario\ndims = [4,\n");
+    let name = f.s().to_string();
+    let o = flitwave(&["run", &name]);
+    bad(&["run", &name], &["scenario", &name, "TOML"]);
+    // The position follows the file name as line:col.
+    let err = String::from_utf8(o.stderr).unwrap();
+    let after = &err[err.find(&name).unwrap() + name.len()..];
+    let pos: Vec<&str> = after.split(':').skip(1).take(2).collect();
+    assert!(pos.len() == 2 && pos.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())), "no line:col in {err}");
+    assert_eq!(pos[0], "2", "{err}");
+
+    let f = Temp::file("unknown-key.toml", "topology = \"hypercube\"\nfrobnicate = 3\n");
+    bad(&["run", f.s()], &["scenario", f.s(), "frobnicate", "unknown field", "dims"]);
+
+    let f = Temp::file("twice.toml", "packet_flits = 2\npacket-flits = 3\n");
+    bad(&["run", f.s()], &["scenario", f.s(), "packet-flits", "twice"]);
+
+    let f = Temp::file("bad-value.toml", "dims = \"4x0\"\ntopology = \"mesh\"\n");
+    bad(&["run", f.s()], &["dims: 4x0"]);
+
+    let missing = Temp::path("missing.toml");
+    bad(&["run", missing.s()], &["scenario", missing.s()]);
+}
+
+#[test]
+fn bad_router_files() {
+    let f = Temp::file("router.toml", "preset = \"realistic\"\nfoo = 1\n");
+    bad(&["run", "--router", f.s()], &["router", f.s(), "foo"]);
+    let f = Temp::file("router-syntax.toml", "rc_delay = \n");
+    bad(&["run", "--router", f.s()], &["router", f.s(), "TOML"]);
+    let f = Temp::file("router-zero-link.toml", "link_latency = 0\n");
+    bad(&["run", "--router", f.s()], &["router", f.s(), "link_latency"]);
+    bad(&["run", "--router", "nonexistent.toml"], &["router: nonexistent.toml", "ideal", "realistic"]);
+}
+
+#[test]
+fn bad_json_path_is_reported_before_running() {
+    let dir = Temp::dir("json-dir");
+    let path = dir.0.join("no/such/dir/result.json");
+    bad(&["run", "--json", path.to_str().unwrap()], &["json", path.to_str().unwrap()]);
+}
