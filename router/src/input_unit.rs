@@ -38,6 +38,8 @@ pub struct VcCtl {
     pub stage: VcStage,
     /// Ejection channel held by the front packet (valid when `granted` has LOCAL).
     pub eject_ch: u8,
+    /// Output VC of a packet with a single network branch (valid once granted).
+    pub ovc: u8,
     /// Output VCs the route allows at the next hop (bit v = VC v).
     pub vc_mask: u16,
     /// Front packet: length in flits, priority key and creation cycle (copied from the header at RC).

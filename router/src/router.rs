@@ -53,6 +53,10 @@ pub struct Outbox {
 pub(crate) struct Scratch {
     /// Per local input VC, this cycle: [`UNREAD`], [`READ_LISTED`], [`READ`] or [`POPPED`].
     pub read: Vec<u8>,
+    /// Local input VCs whose `read` is not [`UNREAD`] (reset at the next evaluation).
+    pub dirty: Vec<u16>,
+    /// Local input VCs holding flits, collected at the start of a stage.
+    pub list: Vec<u16>,
     /// Per local input port: crossbar reads left this cycle.
     pub budget: Vec<u8>,
     /// Per output port: requests (flat, `ports * vcs_per_router` capacity each) and counts.
@@ -84,6 +88,9 @@ pub struct Routers {
     pub occupancy: Vec<u32>,
     /// Flits buffered in the whole fabric.
     pub buffered: u64,
+    /// Per router, a bitmask (`words` u64s) of the local input VCs holding flits.
+    nonempty: Vec<u64>,
+    words: usize,
     pub(crate) scratch: Scratch,
 }
 
@@ -99,8 +106,12 @@ impl Routers {
             outputs: OutputUnits::new(n * p, v, params.buffer_flits),
             occupancy: vec![0; n],
             buffered: 0,
+            nonempty: vec![0; n * local_vcs.div_ceil(64)],
+            words: local_vcs.div_ceil(64),
             scratch: Scratch {
                 read: vec![UNREAD; local_vcs],
+                dirty: Vec::with_capacity(local_vcs),
+                list: Vec::with_capacity(local_vcs),
                 budget: vec![0; p],
                 reqs: vec![Request { who: 0, key: 0, birth: 0 }; p * local_vcs],
                 nreq: vec![0; p],
@@ -155,6 +166,7 @@ impl Routers {
         self.inputs.push(iv, flit, t + self.params.pipeline.inject_latency as u64);
         self.occupancy[r.idx()] += 1;
         self.buffered += 1;
+        self.mark(r.idx(), iv % (self.ports() * self.vcs()));
         true
     }
 
@@ -167,20 +179,46 @@ impl Routers {
     #[inline]
     pub fn arrive(&mut self, iv: usize, flit: Flit, ready: u64) {
         self.inputs.push(iv, flit, ready);
-        let r = iv / (self.ports() * self.vcs());
+        let pv = self.ports() * self.vcs();
+        let r = iv / pv;
         self.occupancy[r] += 1;
         self.buffered += 1;
+        self.mark(r, iv % pv);
     }
 
-    /// Route computation for every idle input VC of router `r` whose front head is readable.
-    fn route_fronts<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E) {
-        let pv = self.ports() * self.vcs();
+    #[inline(always)]
+    fn mark(&mut self, r: usize, l: usize) {
+        self.nonempty[r * self.words + l / 64] |= 1u64 << (l % 64);
+    }
+
+    /// Collect the local input VCs of router `r` that hold flits into `scratch.list`.
+    #[inline]
+    fn collect_nonempty(&mut self, r: NodeId) {
+        self.scratch.list.clear();
+        for w in 0..self.words {
+            let mut b = self.nonempty[r.idx() * self.words + w];
+            while b != 0 {
+                self.scratch.list.push((w * 64 + b.trailing_zeros() as usize) as u16);
+                b &= b - 1;
+            }
+        }
+    }
+
+    /// Route computation for every idle input VC of router `r` (in `scratch.list`) whose
+    /// front head is readable; with `injection_only`, just the NIC's injection VCs.
+    fn route_fronts<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, injection_only: bool) {
+        let v = self.vcs();
+        let pv = self.ports() * v;
+        let first = if injection_only { self.params.net_ports as usize * v } else { 0 };
         let base = r.idx() * pv;
         let rc = self.params.pipeline.rc_delay as u64;
-        for l in 0..pv {
+        for i in 0..self.scratch.list.len() {
+            let l = self.scratch.list[i] as usize;
+            if l < first {
+                continue;
+            }
             let iv = base + l;
-            let c = self.inputs.ctl[iv];
-            if c.len == 0 || c.stage != VcStage::Idle {
+            if self.inputs.ctl[iv].stage != VcStage::Idle {
                 continue;
             }
             let e = *self.inputs.entry(iv, 0);
@@ -188,8 +226,7 @@ impl Routers {
                 continue;
             }
             assert!(e.flit.is_head(), "router {r} input VC {l}: body flit {:?} at the front of an idle VC", e.flit);
-            let port = l / self.vcs();
-            let (rd, meta) = env.route(r, PortId(port as u8), e.flit.packet);
+            let (rd, meta) = env.route(r, PortId((l / v) as u8), e.flit.packet);
             debug_assert!(!rd.ports.is_empty(), "route computation returned no output for {:?}", e.flit);
             let c = &mut self.inputs.ctl[iv];
             c.stage = VcStage::Routed;
@@ -209,22 +246,27 @@ impl Routers {
     /// Ejected flits are appended to `ejected`; freed buffer slots to `out.freed`.
     pub fn stage_eject<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
         let (p, width) = (self.ports(), self.params.link_width);
-        for b in self.scratch.budget.iter_mut().take(p) {
-            *b = width;
+        self.scratch.budget[..p].fill(width);
+        for i in 0..self.scratch.dirty.len() {
+            let l = self.scratch.dirty[i] as usize;
+            self.scratch.read[l] = UNREAD;
         }
-        self.scratch.read.fill(UNREAD);
+        self.scratch.dirty.clear();
         self.scratch.touched.clear();
         if self.occupancy[r.idx()] == 0 {
+            self.scratch.list.clear();
             return;
         }
-        self.route_fronts(r, t, env);
+        self.collect_nonempty(r);
+        self.route_fronts(r, t, env, false);
         self.allocate_ejection(r, t);
         self.eject(r, t, ejected);
         self.pop_finished(r, out);
     }
 
     /// Stage 2 of a cycle: route computation for heads the NIC just injected, VC allocation,
-    /// switch allocation and crossbar traversal on the network ports.
+    /// switch allocation and crossbar traversal on the network ports. Must follow
+    /// [`Routers::stage_eject`] for the same router and cycle.
     pub fn stage_network<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, out: &mut Outbox) {
         let net = self.params.net_ports as usize;
         let depth = self.params.buffer_flits;
@@ -236,7 +278,8 @@ impl Routers {
             return;
         }
         self.scratch.touched.clear();
-        self.route_fronts(r, t, env);
+        self.collect_nonempty(r);
+        self.route_fronts(r, t, env, true);
         self.allocate_network_vcs(r, t);
         self.allocate_switch(r, t, out);
         self.pop_finished(r, out);
@@ -257,6 +300,9 @@ impl Routers {
             let e = self.inputs.pop(iv);
             self.occupancy[r.idx()] -= 1;
             self.buffered -= 1;
+            if self.inputs.ctl[iv].len == 0 {
+                self.nonempty[r.idx() * self.words + l / 64] &= !(1u64 << (l % 64));
+            }
             if l / v < net {
                 out.freed.push(iv as u32);
             }
@@ -292,6 +338,7 @@ impl Routers {
                 self.scratch.budget[port] -= 1;
                 self.scratch.read[l] = READ_LISTED;
                 self.scratch.touched.push(l as u16);
+                self.scratch.dirty.push(l as u16);
                 true
             }
         }

@@ -31,7 +31,7 @@ impl Routers {
                 continue;
             }
             let iv = owner as usize;
-            let c = self.inputs.ctl[iv];
+            let c = &self.inputs.ctl[iv];
             if !c.pending.contains(PortSet::LOCAL) || c.sa_ready > t || c.len == 0 {
                 continue;
             }
@@ -60,13 +60,16 @@ impl Routers {
         let policy = self.params.arbiter;
         self.scratch.nreq[..net].fill(0);
         let mut any = false;
-        for l in 0..pv {
+        for i in 0..self.scratch.list.len() {
+            let l = self.scratch.list[i] as usize;
             let iv = base + l;
-            let c = self.inputs.ctl[iv];
+            let c = &self.inputs.ctl[iv];
             if c.stage != VcStage::Routed || c.sa_ready > t || c.len == 0 {
                 continue;
             }
-            let branches = c.pending.intersection(c.granted).network();
+            let (pending, granted, route, key, birth, pkt_len, cached_ovc) =
+                (c.pending, c.granted, c.route, c.key, c.birth, c.pkt_len, c.ovc);
+            let branches = pending.intersection(granted).network();
             if branches.is_empty() || !self.can_read(l) {
                 continue;
             }
@@ -82,17 +85,23 @@ impl Routers {
             }
             let need = match switching {
                 Switching::Wormhole => 1,
-                _ if head => c.pkt_len,
+                _ if head => pkt_len,
                 _ => 1,
             };
+            let unicast = route.network().bits().is_power_of_two();
             for o in branches.net_ports() {
                 let op = r.idx() * p + o;
-                let ovc = self.outputs.vc_owned_by(op, iv as u32).expect("granted branch without an output VC");
+                let ovc = if unicast {
+                    cached_ovc as usize
+                } else {
+                    self.outputs.vc_owned_by(op, iv as u32).expect("granted branch without an output VC")
+                };
+                debug_assert_eq!(self.outputs.owner[op * v + ovc], iv as u32);
                 if self.outputs.credits[op * v + ovc] < need {
                     continue;
                 }
                 let k = o * pv + self.scratch.nreq[o] as usize;
-                self.scratch.reqs[k] = crate::arbiter::Request { who: l as u16, key: c.key, birth: c.birth };
+                self.scratch.reqs[k] = crate::arbiter::Request { who: l as u16, key, birth };
                 self.scratch.req_ovc[k] = ovc as u8;
                 self.scratch.nreq[o] += 1;
                 any = true;

@@ -22,7 +22,8 @@ impl Routers {
         let policy = self.params.arbiter;
         let Routers { inputs, outputs, scratch, .. } = self;
         let mut n = 0;
-        for l in 0..pv {
+        for &l in &scratch.list {
+            let l = l as usize;
             let c = &inputs.ctl[base + l];
             if c.stage == VcStage::Routed && c.pending.contains(PortSet::LOCAL) && !c.granted.contains(PortSet::LOCAL) && c.va_ready <= t {
                 scratch.reqs[n] = Request { who: l as u16, key: c.key, birth: c.birth };
@@ -63,7 +64,8 @@ impl Routers {
         let Routers { inputs, outputs, scratch, .. } = self;
         scratch.nreq[..net].fill(0);
         let mut any = false;
-        for l in 0..pv {
+        for &l in &scratch.list {
+            let l = l as usize;
             let c = &inputs.ctl[base + l];
             if c.stage != VcStage::Routed || c.va_ready > t {
                 continue;
@@ -102,6 +104,7 @@ impl Routers {
                 let c = &mut inputs.ctl[base + l];
                 outputs.owner[ov] = (base + l) as u32;
                 c.granted |= PortSet::port(o);
+                c.ovc = vc as u8;
                 c.sa_ready = c.sa_ready.max(t + va_delay);
                 outputs.va_arb[op].grant_accepted(pv as u16, l as u16);
             }
