@@ -104,8 +104,10 @@ fn snb_mesh_all_port_takes_the_eccentricity() {
 /// dimension, farther direction first (ties downward), one send per slot.
 fn one_port_reference(sizes: &[u32], root: &[u32]) -> u64 {
     let mut latest = 0;
-    let mut stack: Vec<(Vec<u32>, Option<(usize, bool)>, u64)> = vec![(root.to_vec(), None, 0)];
-    while let Some((c, arrived, t)) = stack.pop() {
+    /// A node to serve: its coordinates, how it was reached (dimension, upward), when.
+    struct Reached(Vec<u32>, Option<(usize, bool)>, u64);
+    let mut stack = vec![Reached(root.to_vec(), None, 0)];
+    while let Some(Reached(c, arrived, t)) = stack.pop() {
         latest = latest.max(t);
         let ahead = |dim: usize, up: bool| if up { sizes[dim] - 1 - c[dim] } else { c[dim] };
         let mut sends = Vec::new();
@@ -129,7 +131,7 @@ fn one_port_reference(sizes: &[u32], root: &[u32]) -> u64 {
         for (k, &(j, up)) in sends.iter().enumerate() {
             let mut c2 = c.clone();
             c2[j] = if up { c[j] + 1 } else { c[j] - 1 };
-            stack.push((c2, Some((j, up)), t + k as u64 + 1));
+            stack.push(Reached(c2, Some((j, up)), t + k as u64 + 1));
         }
     }
     latest
