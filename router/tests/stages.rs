@@ -30,6 +30,11 @@ fn params(switching: Switching, pipeline: Pipeline, vcs: u8, buffer: u16) -> Rou
     }
 }
 
+/// A departure as (output port, VC, packet, flit sequence number).
+type Dep = (usize, u8, u32, u16);
+/// An ejection as (channel, packet, flit sequence number).
+type Ej = (u8, u32, u16);
+
 /// One router under test. Network input ports 0..4, injection channels 4..6.
 struct Bench {
     r: Routers,
@@ -52,7 +57,7 @@ impl Bench {
         self.r.arrive(iv, Flit::of(PacketId(id), seq, len), ready);
     }
     /// Simulate one cycle; returns (departures as (out port, vc, packet, seq), ejections).
-    fn cycle(&mut self) -> (Vec<(usize, u8, u32, u16)>, Vec<(u8, u32, u16)>) {
+    fn cycle(&mut self) -> (Vec<Dep>, Vec<Ej>) {
         self.ejected.clear();
         self.r.stage_eject(NodeId(0), self.t, &self.env, &mut self.ejected, &mut self.out);
         self.r.stage_network(NodeId(0), self.t, &self.env, &mut self.out);
