@@ -484,7 +484,7 @@ impl Fabric {
         for iv in self.outbox.freed.drain(..) {
             let ip = iv as usize / v;
             let op = self.up[ip] as usize;
-            self.routers.outputs.return_credit(op, (iv as usize % v) as u8, credit_ready);
+            self.routers.return_credit(op, (iv as usize % v) as u8, credit_ready);
         }
     }
 

@@ -5,8 +5,8 @@
 //! each. A channel moves one flit per cycle (the gateway rate; links move 2^ν). Packets
 //! wait in the node's memory in one queue per first-hop output port, each ordered by
 //! priority key then submission; an idle channel starts the best queued packet whose first
-//! hop no other channel of the node is feeding, after the software start-up cost and the
-//! internal copy cost.
+//! hop no other channel of the node is feeding (all-port: channel i serves port i), after
+//! the software start-up cost and the internal copy cost.
 
 use crate::packet::PacketTable;
 use router::{Flit, NONE, NodeId, PacketId, Routers};
@@ -46,6 +46,11 @@ pub struct Nics {
     voq: Vec<BinaryHeap<Reverse<Queued>>>,
     queued: Vec<u32>,
     seq: Vec<u64>,
+    /// Per node: bit p set when the queue of port p is not empty; ports being fed by a
+    /// channel; channels streaming a packet.
+    nonempty: Vec<u64>,
+    claimed: Vec<u64>,
+    streaming: Vec<u64>,
     inj: Vec<InjChannel>,
     ej: Vec<EjChannel>,
     /// Software start-up cost per message, cycles.
@@ -64,6 +69,9 @@ impl Nics {
             voq: vec![BinaryHeap::new(); nodes * net_ports],
             queued: vec![0; nodes],
             seq: vec![0; nodes],
+            nonempty: vec![0; nodes],
+            claimed: vec![0; nodes],
+            streaming: vec![0; nodes],
             inj: vec![IDLE; nodes * channels],
             ej: vec![EjChannel { packet: NONE, next: 0 }; nodes * channels],
             startup_cycles,
@@ -82,6 +90,7 @@ impl Nics {
         self.seq[n.idx()] += 1;
         let extra = (copy_flits as u64 * self.copy_cycles_per_flit).min(u32::MAX as u64) as u32;
         self.voq[n.idx() * self.net + first_hop].push(Reverse(Queued { key, seq: s, packet: p.0, extra }));
+        self.nonempty[n.idx()] |= 1 << first_hop;
         self.queued[n.idx()] += 1;
         self.max_queue = self.max_queue.max(self.queued[n.idx()]);
     }
@@ -93,36 +102,52 @@ impl Nics {
 
     /// Does node `n`'s NIC have something to do in cycle `t`? If not, the earliest cycle it will.
     pub fn work(&self, n: NodeId, t: u64) -> (bool, Option<u64>) {
+        let i = n.idx();
+        if self.streaming[i] == 0 {
+            return (self.queued[i] > 0, None);
+        }
         let mut next: Option<u64> = None;
-        for c in &self.inj[n.idx() * self.k..(n.idx() + 1) * self.k] {
-            if c.packet == NONE {
-                if self.queued[n.idx()] > 0 {
-                    return (true, None);
-                }
+        let mut idle = false;
+        for (ch, c) in self.inj[i * self.k..(i + 1) * self.k].iter().enumerate() {
+            if self.streaming[i] & (1 << ch) == 0 {
+                idle = true;
             } else if c.start_at <= t {
                 return (true, None);
             } else {
                 next = Some(next.map_or(c.start_at, |x| x.min(c.start_at)));
             }
         }
+        if idle && self.queued[i] > 0 && self.nonempty[i] & !self.claimed[i] != 0 {
+            return (true, None);
+        }
         (false, next)
     }
 
     /// Is any channel of node `n` busy or any packet queued?
     pub fn busy(&self, n: NodeId) -> bool {
-        self.queued[n.idx()] > 0 || self.inj[n.idx() * self.k..(n.idx() + 1) * self.k].iter().any(|c| c.packet != NONE)
+        self.queued[n.idx()] > 0 || self.streaming[n.idx()] != 0
     }
 
     /// Start packets on idle channels and stream one flit per channel into the router.
-    /// Returns the flits injected (channel, flit), appended to `log`.
+    /// The flits injected (channel, flit) are appended to `log`.
     pub fn inject(&mut self, n: NodeId, t: u64, routers: &mut Routers, packets: &PacketTable, log: &mut Vec<(u8, Flit)>) {
-        let base = n.idx() * self.k;
+        let i = n.idx();
+        if self.streaming[i] == 0 && self.queued[i] == 0 {
+            return;
+        }
+        let base = i * self.k;
         for ch in 0..self.k {
-            if self.inj[base + ch].packet == NONE && self.queued[n.idx()] > 0 {
+            if self.streaming[i] & (1 << ch) == 0 {
+                if self.queued[i] == 0 {
+                    continue;
+                }
                 self.start_next(n, ch, t, packets);
+                if self.streaming[i] & (1 << ch) == 0 {
+                    continue;
+                }
             }
             let c = &mut self.inj[base + ch];
-            if c.packet == NONE || c.start_at > t || !routers.injection_has_room(n, ch) {
+            if c.start_at > t || !routers.injection_has_room(n, ch) {
                 continue;
             }
             let flit = Flit::of(PacketId(c.packet), c.seq, c.len);
@@ -131,30 +156,40 @@ impl Nics {
             log.push((ch as u8, flit));
             c.seq += 1;
             if c.seq == c.len {
+                self.claimed[i] &= !(1 << c.port);
+                self.streaming[i] &= !(1 << ch);
                 *c = IDLE;
             }
         }
     }
 
     fn start_next(&mut self, n: NodeId, ch: usize, t: u64, packets: &PacketTable) {
-        let base = n.idx() * self.k;
+        let i = n.idx();
+        let mut free = self.nonempty[i] & !self.claimed[i];
+        if self.k == self.net {
+            free &= 1 << ch;
+        }
         let mut best: Option<(Queued, usize)> = None;
-        for port in 0..self.net {
-            let claimed = (0..self.k).any(|c| c != ch && self.inj[base + c].packet != NONE && self.inj[base + c].port as usize == port);
-            if claimed {
-                continue;
-            }
-            if let Some(Reverse(q)) = self.voq[n.idx() * self.net + port].peek()
+        while free != 0 {
+            let port = free.trailing_zeros() as usize;
+            free &= free - 1;
+            if let Some(Reverse(q)) = self.voq[i * self.net + port].peek()
                 && best.is_none_or(|(b, _)| (q.key, q.seq) < (b.key, b.seq))
             {
                 best = Some((*q, port));
             }
         }
         let Some((q, port)) = best else { return };
-        self.voq[n.idx() * self.net + port].pop();
-        self.queued[n.idx()] -= 1;
+        let voq = &mut self.voq[i * self.net + port];
+        voq.pop();
+        if voq.is_empty() {
+            self.nonempty[i] &= !(1 << port);
+        }
+        self.queued[i] -= 1;
+        self.claimed[i] |= 1 << port;
+        self.streaming[i] |= 1 << ch;
         let len = packets.get(PacketId(q.packet)).flits();
-        self.inj[base + ch] =
+        self.inj[i * self.k + ch] =
             InjChannel { packet: q.packet, seq: 0, len, start_at: t + self.startup_cycles + q.extra as u64, port: port as u8 };
     }
 

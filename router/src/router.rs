@@ -77,7 +77,23 @@ pub(crate) const READ: u8 = 2;
 /// Its front flit was popped: no further read this cycle (one flit per VC per cycle).
 pub(crate) const POPPED: u8 = 3;
 
+/// Which input VCs of a router a stage looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sel {
+    /// Holding flits, no packet routed yet (a head may wait for RC).
+    Unrouted,
+    /// A packet routed and a flit of it here (competing for the switch).
+    Routed,
+    /// A routed packet with a network branch still lacking an output VC.
+    NeedVa,
+    /// A routed packet waiting for an ejection channel.
+    NeedEj,
+}
+
 /// The routers of a fabric, all with the same parameters, state in flat vectors.
+///
+/// Besides the input and output units, each router keeps bitmasks (`words` u64s) over its
+/// input VCs saying which need which stage, so that a cycle touches only VCs with work.
 #[derive(Clone, Debug)]
 pub struct Routers {
     pub params: RouterParams,
@@ -88,9 +104,14 @@ pub struct Routers {
     pub occupancy: Vec<u32>,
     /// Flits buffered in the whole fabric.
     pub buffered: u64,
-    /// Per router, a bitmask (`words` u64s) of the local input VCs holding flits.
-    nonempty: Vec<u64>,
     words: usize,
+    nonempty: Vec<u64>,
+    routed: Vec<u64>,
+    need_va: Vec<u64>,
+    need_ej: Vec<u64>,
+    /// Per router: network output ports with credits in flight; ejection channels held.
+    credit_ports: Vec<u64>,
+    ej_owned: Vec<u64>,
     pub(crate) scratch: Scratch,
 }
 
@@ -99,6 +120,7 @@ impl Routers {
         let p = params.ports();
         let v = params.vcs as usize;
         let local_vcs = p * v;
+        let words = local_vcs.div_ceil(64);
         Routers {
             params,
             n,
@@ -106,8 +128,13 @@ impl Routers {
             outputs: OutputUnits::new(n * p, v, params.buffer_flits),
             occupancy: vec![0; n],
             buffered: 0,
-            nonempty: vec![0; n * local_vcs.div_ceil(64)],
-            words: local_vcs.div_ceil(64),
+            words,
+            nonempty: vec![0; n * words],
+            routed: vec![0; n * words],
+            need_va: vec![0; n * words],
+            need_ej: vec![0; n * words],
+            credit_ports: vec![0; n],
+            ej_owned: vec![0; n],
             scratch: Scratch {
                 read: vec![UNREAD; local_vcs],
                 dirty: Vec::with_capacity(local_vcs),
@@ -119,6 +146,63 @@ impl Routers {
                 touched: Vec::with_capacity(local_vcs),
             },
         }
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_bit(mask: &mut [u64], words: usize, r: usize, l: usize) {
+        mask[r * words + l / 64] |= 1u64 << (l % 64);
+    }
+    #[inline(always)]
+    pub(crate) fn clear_bit(mask: &mut [u64], words: usize, r: usize, l: usize) {
+        mask[r * words + l / 64] &= !(1u64 << (l % 64));
+    }
+
+    /// Collect the local input VCs of router `r` selected by `sel` into `scratch.list`
+    /// (ascending); returns how many.
+    #[inline]
+    pub(crate) fn collect(&mut self, r: usize, sel: Sel) -> usize {
+        self.scratch.list.clear();
+        for w in 0..self.words {
+            let i = r * self.words + w;
+            let mut b = match sel {
+                Sel::Unrouted => self.nonempty[i] & !self.routed[i],
+                Sel::Routed => self.routed[i] & self.nonempty[i],
+                Sel::NeedVa => self.need_va[i],
+                Sel::NeedEj => self.need_ej[i],
+            };
+            while b != 0 {
+                self.scratch.list.push((w * 64 + b.trailing_zeros() as usize) as u16);
+                b &= b - 1;
+            }
+        }
+        self.scratch.list.len()
+    }
+
+    /// Local VC `l` of router `r` got its VCs / ejection channel: clear its request bits.
+    #[inline]
+    pub(crate) fn va_done(&mut self, r: usize, l: usize) {
+        Self::clear_bit(&mut self.need_va, self.words, r, l);
+    }
+    #[inline]
+    pub(crate) fn ej_granted(&mut self, r: usize, l: usize, ch: usize) {
+        Self::clear_bit(&mut self.need_ej, self.words, r, l);
+        self.ej_owned[r] |= 1u64 << ch;
+    }
+    #[inline]
+    pub(crate) fn ej_released(&mut self, r: usize, ch: usize) {
+        self.ej_owned[r] &= !(1u64 << ch);
+    }
+    #[inline]
+    pub(crate) fn ej_owned(&self, r: usize) -> u64 {
+        self.ej_owned[r]
+    }
+
+    /// A credit for `vc` of output port `op` (global index), usable from cycle `ready`.
+    #[inline]
+    pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
+        self.outputs.return_credit(op, vc, ready);
+        let p = self.ports();
+        self.credit_ports[op / p] |= 1u64 << (op % p);
     }
 
     /// Bytes the routers of a fabric of `n` routers would need (checked before building).
@@ -166,7 +250,8 @@ impl Routers {
         self.inputs.push(iv, flit, t + self.params.pipeline.inject_latency as u64);
         self.occupancy[r.idx()] += 1;
         self.buffered += 1;
-        self.mark(r.idx(), iv % (self.ports() * self.vcs()));
+        let l = iv % (self.ports() * self.vcs());
+        Self::set_bit(&mut self.nonempty, self.words, r.idx(), l);
         true
     }
 
@@ -183,33 +268,19 @@ impl Routers {
         let r = iv / pv;
         self.occupancy[r] += 1;
         self.buffered += 1;
-        self.mark(r, iv % pv);
+        Self::set_bit(&mut self.nonempty, self.words, r, iv % pv);
     }
 
-    #[inline(always)]
-    fn mark(&mut self, r: usize, l: usize) {
-        self.nonempty[r * self.words + l / 64] |= 1u64 << (l % 64);
-    }
-
-    /// Collect the local input VCs of router `r` that hold flits into `scratch.list`.
-    #[inline]
-    fn collect_nonempty(&mut self, r: NodeId) {
-        self.scratch.list.clear();
-        for w in 0..self.words {
-            let mut b = self.nonempty[r.idx() * self.words + w];
-            while b != 0 {
-                self.scratch.list.push((w * 64 + b.trailing_zeros() as usize) as u16);
-                b &= b - 1;
-            }
-        }
-    }
-
-    /// Route computation for every idle input VC of router `r` (in `scratch.list`) whose
-    /// front head is readable; with `injection_only`, just the NIC's injection VCs.
+    /// Route computation for every unrouted input VC of router `r` whose front head is
+    /// readable; with `injection_only`, just the NIC's injection VCs (the only ones that can
+    /// have gained a head since stage 1).
     fn route_fronts<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, injection_only: bool) {
         let v = self.vcs();
         let pv = self.ports() * v;
         let first = if injection_only { self.params.net_ports as usize * v } else { 0 };
+        if self.collect(r.idx(), Sel::Unrouted) == 0 {
+            return;
+        }
         let base = r.idx() * pv;
         let rc = self.params.pipeline.rc_delay as u64;
         for i in 0..self.scratch.list.len() {
@@ -218,9 +289,6 @@ impl Routers {
                 continue;
             }
             let iv = base + l;
-            if self.inputs.ctl[iv].stage != VcStage::Idle {
-                continue;
-            }
             let e = *self.inputs.entry(iv, 0);
             if e.ready > t {
                 continue;
@@ -239,14 +307,24 @@ impl Routers {
             c.birth = meta.birth;
             c.va_ready = t + rc;
             c.sa_ready = t + rc;
+            let w = self.words;
+            Self::set_bit(&mut self.routed, w, r.idx(), l);
+            if !rd.ports.network().is_empty() {
+                Self::set_bit(&mut self.need_va, w, r.idx(), l);
+            }
+            if rd.ports.contains(PortSet::LOCAL) {
+                Self::set_bit(&mut self.need_ej, w, r.idx(), l);
+            }
         }
     }
 
     /// Stage 1 of a cycle: route computation, ejection-channel allocation and ejection.
     /// Ejected flits are appended to `ejected`; freed buffer slots to `out.freed`.
     pub fn stage_eject<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
-        let (p, width) = (self.ports(), self.params.link_width);
-        self.scratch.budget[..p].fill(width);
+        let width = self.params.link_width;
+        for b in self.scratch.budget.iter_mut() {
+            *b = width;
+        }
         for i in 0..self.scratch.dirty.len() {
             let l = self.scratch.dirty[i] as usize;
             self.scratch.read[l] = UNREAD;
@@ -254,33 +332,47 @@ impl Routers {
         self.scratch.dirty.clear();
         self.scratch.touched.clear();
         if self.occupancy[r.idx()] == 0 {
-            self.scratch.list.clear();
             return;
         }
-        self.collect_nonempty(r);
         self.route_fronts(r, t, env, false);
-        self.allocate_ejection(r, t);
-        self.eject(r, t, ejected);
-        self.pop_finished(r, out);
+        let ri = r.idx() * self.words;
+        if self.need_ej[ri..ri + self.words].iter().any(|&w| w != 0) {
+            self.allocate_ejection(r, t);
+        }
+        if self.ej_owned[r.idx()] != 0 {
+            self.eject(r, t, ejected);
+        }
+        if !self.scratch.touched.is_empty() {
+            self.pop_finished(r, out);
+        }
     }
 
     /// Stage 2 of a cycle: route computation for heads the NIC just injected, VC allocation,
     /// switch allocation and crossbar traversal on the network ports. Must follow
     /// [`Routers::stage_eject`] for the same router and cycle.
     pub fn stage_network<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, out: &mut Outbox) {
-        let net = self.params.net_ports as usize;
         let depth = self.params.buffer_flits;
-        for o in 0..net {
+        let mut ports = self.credit_ports[r.idx()];
+        while ports != 0 {
+            let o = ports.trailing_zeros() as usize;
+            ports &= ports - 1;
             let op = self.port_index(r, o);
             self.outputs.absorb_credits(op, t, depth);
+            if self.outputs.credits_in_flight(op) == 0 {
+                self.credit_ports[r.idx()] &= !(1u64 << o);
+            }
         }
         if self.occupancy[r.idx()] == 0 {
             return;
         }
         self.scratch.touched.clear();
-        self.collect_nonempty(r);
-        self.route_fronts(r, t, env, true);
-        self.allocate_network_vcs(r, t);
+        if self.params.nic_channels > 0 {
+            self.route_fronts(r, t, env, true);
+        }
+        let ri = r.idx() * self.words;
+        if self.need_va[ri..ri + self.words].iter().any(|&w| w != 0) {
+            self.allocate_network_vcs(r, t);
+        }
         self.allocate_switch(r, t, out);
         self.pop_finished(r, out);
     }
@@ -301,7 +393,7 @@ impl Routers {
             self.occupancy[r.idx()] -= 1;
             self.buffered -= 1;
             if self.inputs.ctl[iv].len == 0 {
-                self.nonempty[r.idx() * self.words + l / 64] &= !(1u64 << (l % 64));
+                Self::clear_bit(&mut self.nonempty, self.words, r.idx(), l);
             }
             if l / v < net {
                 out.freed.push(iv as u32);
@@ -311,6 +403,7 @@ impl Routers {
                 debug_assert!(c.granted.is_empty(), "router {r} VC {l}: tail left with branches still granted: {c:?}");
                 c.stage = VcStage::Idle;
                 c.route = PortSet::empty();
+                Self::clear_bit(&mut self.routed, self.words, r.idx(), l);
             } else {
                 c.pending = c.route;
             }

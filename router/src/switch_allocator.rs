@@ -13,10 +13,9 @@
 //! ```
 
 use crate::ids::{NONE, NodeId};
-use crate::input_unit::VcStage;
 use crate::params::Switching;
 use crate::port_set::PortSet;
-use crate::router::{Departure, Ejection, Outbox, Routers};
+use crate::router::{Departure, Ejection, Outbox, Routers, Sel};
 
 impl Routers {
     /// Each ejection channel takes the front flit of the packet holding it.
@@ -24,7 +23,10 @@ impl Routers {
         let (v, net, k) = (self.vcs(), self.params.net_ports as usize, self.params.nic_channels as usize);
         let pv = (net + k) * v;
         let base = r.idx() * pv;
-        for ch in 0..k {
+        let mut owned = self.ej_owned(r.idx());
+        while owned != 0 {
+            let ch = owned.trailing_zeros() as usize;
+            owned &= owned - 1;
             let ov = (r.idx() * (net + k) + net + ch) * v;
             let owner = self.outputs.owner[ov];
             if owner == NONE {
@@ -45,6 +47,7 @@ impl Routers {
             if e.flit.is_tail() {
                 c.granted.remove(PortSet::LOCAL);
                 self.outputs.owner[ov] = NONE;
+                self.ej_released(r.idx(), ch);
             }
         }
     }
@@ -58,13 +61,15 @@ impl Routers {
         let switching = self.params.switching;
         let width = self.params.link_width;
         let policy = self.params.arbiter;
-        self.scratch.nreq[..net].fill(0);
-        let mut any = false;
+        if self.collect(r.idx(), Sel::Routed) == 0 {
+            return;
+        }
+        let mut outs = 0u64;
         for i in 0..self.scratch.list.len() {
             let l = self.scratch.list[i] as usize;
             let iv = base + l;
             let c = &self.inputs.ctl[iv];
-            if c.stage != VcStage::Routed || c.sa_ready > t || c.len == 0 {
+            if c.sa_ready > t {
                 continue;
             }
             let (pending, granted, route, key, birth, pkt_len, cached_ovc) =
@@ -100,23 +105,27 @@ impl Routers {
                 if self.outputs.credits[op * v + ovc] < need {
                     continue;
                 }
+                if outs & (1 << o) == 0 {
+                    outs |= 1 << o;
+                    self.scratch.nreq[o] = 0;
+                }
                 let k = o * pv + self.scratch.nreq[o] as usize;
                 self.scratch.reqs[k] = crate::arbiter::Request { who: l as u16, key, birth };
                 self.scratch.req_ovc[k] = ovc as u8;
                 self.scratch.nreq[o] += 1;
-                any = true;
             }
         }
-        if !any {
+        if outs == 0 {
             return;
         }
-        let start = (t % net as u64) as usize;
-        for i in 0..net {
-            let o = (start + i) % net;
+        // Outputs take turns at first pick of the crossbar's input bandwidth: rotate by cycle.
+        let start = (t % net as u64) as u32;
+        let order = outs.rotate_right(start);
+        let mut rest = order;
+        while rest != 0 {
+            let o = (rest.trailing_zeros() + start) as usize % 64;
+            rest &= rest - 1;
             let n = self.scratch.nreq[o] as usize;
-            if n == 0 {
-                continue;
-            }
             let op = r.idx() * p + o;
             for _ in 0..width {
                 let arb = self.outputs.sa_arb[op];

@@ -137,7 +137,7 @@ fn a_branch_without_credit_holds_the_flit_until_its_credit_returns() {
     assert_eq!(b.cycle().0, vec![(1, 0, 5, 0)]);
     assert_eq!(b.r.occupancy[0], 1, "the flit stays until every branch has it");
     assert_eq!(b.cycle().0, vec![]);
-    b.r.outputs.return_credit(2, 0, 3);
+    b.r.return_credit(2, 0, 3);
     assert_eq!(b.cycle().0, vec![]);
     assert_eq!(b.cycle().0, vec![(2, 0, 5, 0)]);
     assert_eq!(b.r.occupancy[0], 0);
@@ -162,8 +162,8 @@ fn virtual_cut_through_head_waits_for_room_for_the_whole_packet() {
     for (sw, expect_at) in [(Switching::Wormhole, 0), (Switching::VirtualCutThrough, 2)] {
         let mut b = Bench::new(params(sw, Pipeline::IDEAL, 1, 4));
         b.r.outputs.credits[1] = 1;
-        b.r.outputs.return_credit(1, 0, 1);
-        b.r.outputs.return_credit(1, 0, 2);
+        b.r.return_credit(1, 0, 1);
+        b.r.return_credit(1, 0, 2);
         b.packet(4, PortSet::port(1), 3, 0);
         for s in 0..3 {
             b.arrive(0, 0, 4, s, 3, 0);
@@ -244,8 +244,8 @@ fn ejected_tail_is_not_ejected_again_while_a_branch_lags() {
         if t == 2 {
             // Room for the head at cycle 3, for the tail only at cycle 6: the tail is
             // ejected at 4 while its network branch waits.
-            b.r.outputs.return_credit(1, 0, 3);
-            b.r.outputs.return_credit(1, 0, 6);
+            b.r.return_credit(1, 0, 3);
+            b.r.return_credit(1, 0, 6);
         }
         let (d, e) = b.cycle();
         ejected.extend(e);

@@ -315,6 +315,8 @@ impl Config {
         };
         let port_model = match raw.get("ports") {
             Some(v) => PortModel::parse(v).ok_or_else(|| err("ports", v, "all, one, or a number of ports K >= 1"))?,
+            // One injection and one ejection channel per node, as in most NoCs (and BookSim).
+            None if is_traffic => PortModel::K(1),
             None => PortModel::All,
         };
         let seed = match raw.get("seed") {
