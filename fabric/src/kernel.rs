@@ -387,7 +387,7 @@ impl Fabric {
             self.flush_node_out(r, t);
         }
         self.inj_scratch.clear();
-        self.nics.inject(r, t, &mut self.routers, &self.packets, &mut self.inj_scratch);
+        self.nics.inject(r, t, &mut self.routers, &mut self.packets, &mut self.inj_scratch);
         for &(ch, f) in &self.inj_scratch {
             self.counters.flits_injected += 1;
             self.inject_log.push((r, ch, f));
@@ -454,8 +454,8 @@ impl Fabric {
             assert!(s.flits >= 1 && s.flits <= self.spec.packet_flits.max(s.flits), "packet of {} flits", s.flits);
             let header =
                 Header { kind, src: u24::new(r.0), dest: u24::new(dest.0), key: u24::new(s.key.min(Header::MAX_KEY)), len: s.flits, span };
-            let pid = self.packets.alloc(Packet { header, msg: s.msg, aux: s.aux, birth: t, remaining, seen: NONE });
-            self.nics.enqueue(r, pid, s.key, first, s.copy_flits);
+            let p = Packet { header, msg: s.msg, aux: s.aux, birth: t, remaining, seen: NONE };
+            self.nics.enqueue(r, p, first, s.copy_flits);
             self.counters.packets_sent += 1;
         }
         for w in self.node_out.wakes.drain(..) {

@@ -8,17 +8,73 @@
 //! hop no other channel of the node is feeding (all-port: channel i serves port i), after
 //! the software start-up cost and the internal copy cost.
 
-use crate::packet::PacketTable;
+use crate::packet::{Packet, PacketTable};
 use router::{Flit, NONE, NodeId, PacketId, Routers};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A packet waiting in the node's memory. Its packet-table slot is taken only when a
+/// channel starts sending it, so the header is fresh in cache for route computation.
+#[derive(Clone, Copy, Debug)]
 struct Queued {
     key: u32,
     seq: u64,
-    packet: u32,
+    packet: Packet,
     extra: u32,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, o: &Self) -> bool {
+        (self.key, self.seq) == (o.key, o.seq)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.key, self.seq).cmp(&(o.key, o.seq))
+    }
+}
+
+/// Packets waiting for one output port, served smallest (key, submission) first. Packets
+/// whose keys arrive in non-decreasing order (the common case) go to a plain FIFO; the rest
+/// to a heap.
+#[derive(Clone, Debug, Default)]
+struct SendQueue {
+    fifo: VecDeque<Queued>,
+    heap: BinaryHeap<Reverse<Queued>>,
+}
+
+impl SendQueue {
+    fn push(&mut self, q: Queued) {
+        if self.fifo.back().is_none_or(|b| b.key <= q.key) {
+            self.fifo.push_back(q);
+        } else {
+            self.heap.push(Reverse(q));
+        }
+    }
+    fn peek(&self) -> Option<&Queued> {
+        match (self.fifo.front(), self.heap.peek()) {
+            (Some(a), Some(Reverse(b))) => Some(if (a.key, a.seq) <= (b.key, b.seq) { a } else { b }),
+            (Some(a), None) => Some(a),
+            (None, Some(Reverse(b))) => Some(b),
+            (None, None) => None,
+        }
+    }
+    fn pop(&mut self) -> Option<Queued> {
+        match (self.fifo.front(), self.heap.peek()) {
+            (Some(a), Some(Reverse(b))) if (b.key, b.seq) < (a.key, a.seq) => self.heap.pop().map(|r| r.0),
+            (Some(_), _) => self.fifo.pop_front(),
+            (None, _) => self.heap.pop().map(|r| r.0),
+        }
+    }
+    fn is_empty(&self) -> bool {
+        self.fifo.is_empty() && self.heap.is_empty()
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -43,7 +99,7 @@ struct EjChannel {
 pub struct Nics {
     k: usize,
     net: usize,
-    voq: Vec<BinaryHeap<Reverse<Queued>>>,
+    voq: Vec<SendQueue>,
     queued: Vec<u32>,
     seq: Vec<u64>,
     /// Per node: bit p set when the queue of port p is not empty; ports being fed by a
@@ -66,7 +122,7 @@ impl Nics {
         Nics {
             k: channels,
             net: net_ports,
-            voq: vec![BinaryHeap::new(); nodes * net_ports],
+            voq: vec![SendQueue::default(); nodes * net_ports],
             queued: vec![0; nodes],
             seq: vec![0; nodes],
             nonempty: vec![0; nodes],
@@ -81,15 +137,15 @@ impl Nics {
     }
 
     pub fn bytes_per_node(net_ports: usize, channels: usize) -> usize {
-        net_ports * std::mem::size_of::<BinaryHeap<Reverse<Queued>>>() + 12 + channels * 24
+        net_ports * std::mem::size_of::<SendQueue>() + 36 + channels * 24
     }
 
     /// Queue packet `p` at node `n`, to leave on network port `first_hop`.
-    pub fn enqueue(&mut self, n: NodeId, p: PacketId, key: u32, first_hop: usize, copy_flits: u32) {
+    pub fn enqueue(&mut self, n: NodeId, p: Packet, first_hop: usize, copy_flits: u32) {
         let s = self.seq[n.idx()];
         self.seq[n.idx()] += 1;
         let extra = (copy_flits as u64 * self.copy_cycles_per_flit).min(u32::MAX as u64) as u32;
-        self.voq[n.idx() * self.net + first_hop].push(Reverse(Queued { key, seq: s, packet: p.0, extra }));
+        self.voq[n.idx() * self.net + first_hop].push(Queued { key: p.key(), seq: s, packet: p, extra });
         self.nonempty[n.idx()] |= 1 << first_hop;
         self.queued[n.idx()] += 1;
         self.max_queue = self.max_queue.max(self.queued[n.idx()]);
@@ -130,7 +186,7 @@ impl Nics {
 
     /// Start packets on idle channels and stream one flit per channel into the router.
     /// The flits injected (channel, flit) are appended to `log`.
-    pub fn inject(&mut self, n: NodeId, t: u64, routers: &mut Routers, packets: &PacketTable, log: &mut Vec<(u8, Flit)>) {
+    pub fn inject(&mut self, n: NodeId, t: u64, routers: &mut Routers, packets: &mut PacketTable, log: &mut Vec<(u8, Flit)>) {
         let i = n.idx();
         if self.streaming[i] == 0 && self.queued[i] == 0 {
             return;
@@ -163,7 +219,7 @@ impl Nics {
         }
     }
 
-    fn start_next(&mut self, n: NodeId, ch: usize, t: u64, packets: &PacketTable) {
+    fn start_next(&mut self, n: NodeId, ch: usize, t: u64, packets: &mut PacketTable) {
         let i = n.idx();
         let mut free = self.nonempty[i] & !self.claimed[i];
         if self.k == self.net {
@@ -173,7 +229,7 @@ impl Nics {
         while free != 0 {
             let port = free.trailing_zeros() as usize;
             free &= free - 1;
-            if let Some(Reverse(q)) = self.voq[i * self.net + port].peek()
+            if let Some(q) = self.voq[i * self.net + port].peek()
                 && best.is_none_or(|(b, _)| (q.key, q.seq) < (b.key, b.seq))
             {
                 best = Some((*q, port));
@@ -188,9 +244,10 @@ impl Nics {
         self.queued[i] -= 1;
         self.claimed[i] |= 1 << port;
         self.streaming[i] |= 1 << ch;
-        let len = packets.get(PacketId(q.packet)).flits();
+        let len = q.packet.flits();
+        let pid = packets.alloc(q.packet);
         self.inj[i * self.k + ch] =
-            InjChannel { packet: q.packet, seq: 0, len, start_at: t + self.startup_cycles + q.extra as u64, port: port as u8 };
+            InjChannel { packet: pid.0, seq: 0, len, start_at: t + self.startup_cycles + q.extra as u64, port: port as u8 };
     }
 
     /// A flit ejected to node `n` on channel `ch`; returns the packet when its tail completes it.

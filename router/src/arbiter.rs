@@ -1,55 +1,55 @@
 //! Arbiters: one per output port for VC allocation and one for switch allocation.
 //!
-//! Deciding is separate from updating priority: [`Arbiter::arbitrate`] only reads, and
+//! Requests are a set of the router's input VCs (bit `port * vcs + vc`). Deciding is
+//! separate from updating priority: [`Arbiter::arbitrate`] only reads, and
 //! [`Arbiter::grant_accepted`] moves the round-robin pointer once a grant is used.
 
 use crate::params::ArbiterPolicy;
 
-/// One request to an arbiter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Request {
-    /// The requester: an input VC of this router, numbered `port * vcs + vc`.
-    pub who: u16,
-    /// The packet's header priority key (smaller first under [`ArbiterPolicy::Key`]).
-    pub key: u32,
-    /// The cycle the packet was created (earlier first under [`ArbiterPolicy::Oldest`]).
-    pub birth: u64,
-}
+/// A set of a router's input VCs, bit `port * vcs + vc` (at most 128 per router).
+pub type VcSet = u128;
 
-/// The state of one arbiter: a round-robin pointer over `n` requesters.
+/// The state of one arbiter: a round-robin pointer over the router's input VCs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Arbiter {
-    pub ptr: u16,
+    pub ptr: u8,
 }
 
 impl Arbiter {
-    /// The index in `reqs` of the winner among the requests for which `eligible` holds.
-    /// `n` is the number of possible requesters (for the round-robin distance).
+    /// The winner among `requests` (non-empty for a grant). `rank(vc)` gives a requester's
+    /// (priority key, creation cycle) for the key and age policies; ties go to the first
+    /// requester at or after the round-robin pointer.
     #[inline]
-    pub fn arbitrate(&self, policy: ArbiterPolicy, n: u16, reqs: &[Request], mut eligible: impl FnMut(&Request) -> bool) -> Option<usize> {
-        let mut best: Option<(usize, (u64, u64, u32))> = None;
-        for (i, r) in reqs.iter().enumerate() {
-            if !eligible(r) {
-                continue;
-            }
-            let rr = (r.who as u32 + n as u32 - self.ptr as u32) % n as u32;
-            let rank = match policy {
-                ArbiterPolicy::RoundRobin => (0, 0, rr),
-                ArbiterPolicy::Fixed => (0, 0, r.who as u32),
-                ArbiterPolicy::Oldest => (0, r.birth, rr),
-                ArbiterPolicy::Key => (r.key as u64, r.birth, rr),
-            };
-            if best.is_none_or(|(_, b)| rank < b) {
-                best = Some((i, rank));
+    pub fn arbitrate(&self, policy: ArbiterPolicy, requests: VcSet, mut rank: impl FnMut(usize) -> (u32, u64)) -> Option<usize> {
+        if requests == 0 {
+            return None;
+        }
+        let rotated = requests.rotate_right(self.ptr as u32);
+        let first = |m: VcSet| (m.trailing_zeros() as usize + self.ptr as usize) % 128;
+        match policy {
+            ArbiterPolicy::Fixed => Some(requests.trailing_zeros() as usize),
+            ArbiterPolicy::RoundRobin => Some(first(rotated)),
+            ArbiterPolicy::Oldest | ArbiterPolicy::Key => {
+                let mut best: Option<(usize, (u32, u64))> = None;
+                let mut m = rotated;
+                while m != 0 {
+                    let who = first(m);
+                    m &= m - 1;
+                    let (key, birth) = rank(who);
+                    let r = if policy == ArbiterPolicy::Key { (key, birth) } else { (0, birth) };
+                    if best.is_none_or(|(_, b)| r < b) {
+                        best = Some((who, r));
+                    }
+                }
+                best.map(|(w, _)| w)
             }
         }
-        best.map(|(i, _)| i)
     }
 
-    /// Record that `winner` used its grant: round-robin priority passes to the next requester.
+    /// Record that `winner` used its grant: round-robin priority passes to the next VC.
     #[inline]
-    pub fn grant_accepted(&mut self, n: u16, winner: u16) {
-        self.ptr = (winner + 1) % n;
+    pub fn grant_accepted(&mut self, n: usize, winner: usize) {
+        self.ptr = ((winner + 1) % n) as u8;
     }
 }
 
@@ -58,56 +58,64 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn req(who: u16, key: u32, birth: u64) -> Request {
-        Request { who, key, birth }
+    fn set(who: &[usize]) -> VcSet {
+        who.iter().fold(0, |m, &w| m | 1 << w)
+    }
+    fn rank(w: usize) -> (u32, u64) {
+        // keys: 0→5, 1→3, 3→3, 4→3; births: 0→1, 1→9, 3→4, 4→4
+        match w {
+            0 => (5, 1),
+            1 => (3, 9),
+            3 | 4 => (3, 4),
+            _ => (9, 9),
+        }
     }
 
     #[test]
     fn key_then_age_then_round_robin() {
+        let reqs = set(&[0, 1, 3, 4]);
         let a = Arbiter { ptr: 2 };
-        let reqs = [req(0, 5, 1), req(1, 3, 9), req(3, 3, 4), req(4, 3, 4)];
-        assert_eq!(a.arbitrate(ArbiterPolicy::Key, 8, &reqs, |_| true), Some(2));
-        assert_eq!(a.arbitrate(ArbiterPolicy::Oldest, 8, &reqs, |_| true), Some(0));
-        assert_eq!(a.arbitrate(ArbiterPolicy::Fixed, 8, &reqs, |_| true), Some(0));
-        assert_eq!(a.arbitrate(ArbiterPolicy::RoundRobin, 8, &reqs, |_| true), Some(2));
+        assert_eq!(a.arbitrate(ArbiterPolicy::Key, reqs, rank), Some(3));
+        assert_eq!(a.arbitrate(ArbiterPolicy::Oldest, reqs, rank), Some(0));
+        assert_eq!(a.arbitrate(ArbiterPolicy::Fixed, reqs, rank), Some(0));
+        assert_eq!(a.arbitrate(ArbiterPolicy::RoundRobin, reqs, rank), Some(3));
         let a = Arbiter { ptr: 4 };
-        assert_eq!(a.arbitrate(ArbiterPolicy::Key, 8, &reqs, |_| true), Some(3));
+        assert_eq!(a.arbitrate(ArbiterPolicy::Key, reqs, rank), Some(4));
+        assert_eq!(a.arbitrate(ArbiterPolicy::RoundRobin, reqs, rank), Some(4));
+        let a = Arbiter { ptr: 5 };
+        assert_eq!(a.arbitrate(ArbiterPolicy::RoundRobin, reqs, rank), Some(0), "wraps around");
     }
 
     #[test]
-    fn no_eligible_request_no_grant() {
-        let a = Arbiter::default();
-        assert_eq!(a.arbitrate(ArbiterPolicy::RoundRobin, 4, &[req(1, 0, 0)], |_| false), None);
-        assert_eq!(a.arbitrate(ArbiterPolicy::Key, 4, &[], |_| true), None);
+    fn no_request_no_grant() {
+        for p in [ArbiterPolicy::RoundRobin, ArbiterPolicy::Fixed, ArbiterPolicy::Oldest, ArbiterPolicy::Key] {
+            assert_eq!(Arbiter::default().arbitrate(p, 0, rank), None);
+        }
     }
 
     proptest! {
-        /// A grant is always one of the eligible requests.
+        /// A grant is always one of the requests.
         #[test]
-        fn grant_is_among_requests(whos in proptest::collection::btree_set(0u16..16, 0..16),
-                                   ptr in 0u16..16, pol in 0usize..4, mask in any::<u16>()) {
+        fn grant_is_among_requests(reqs in any::<u128>(), ptr in 0u8..128, pol in 0usize..4) {
             let policy = [ArbiterPolicy::RoundRobin, ArbiterPolicy::Fixed, ArbiterPolicy::Oldest, ArbiterPolicy::Key][pol];
-            let reqs: Vec<Request> = whos.iter().map(|&w| req(w, (w as u32 * 7) % 5, (w as u64 * 3) % 4)).collect();
             let a = Arbiter { ptr };
-            let g = a.arbitrate(policy, 16, &reqs, |r| mask & (1 << r.who) != 0);
-            match g {
-                Some(i) => prop_assert!(mask & (1 << reqs[i].who) != 0),
-                None => prop_assert!(reqs.iter().all(|r| mask & (1 << r.who) == 0)),
+            match a.arbitrate(policy, reqs, |w| ((w as u32 * 7) % 5, (w as u64 * 3) % 4)) {
+                Some(w) => prop_assert!(reqs & (1 << w) != 0),
+                None => prop_assert_eq!(reqs, 0),
             }
         }
 
         /// Round-robin serves every persistent requester within n grants.
         #[test]
-        fn round_robin_serves_everyone(whos in proptest::collection::btree_set(0u16..12, 1..12), ptr in 0u16..12) {
-            let reqs: Vec<Request> = whos.iter().map(|&w| req(w, 0, 0)).collect();
+        fn round_robin_serves_everyone(reqs in 1u128..(1 << 12), ptr in 0u8..12) {
             let mut a = Arbiter { ptr };
-            let mut served = std::collections::BTreeSet::new();
+            let mut served = 0u128;
             for _ in 0..12 {
-                let i = a.arbitrate(ArbiterPolicy::RoundRobin, 12, &reqs, |_| true).unwrap();
-                served.insert(reqs[i].who);
-                a.grant_accepted(12, reqs[i].who);
+                let w = a.arbitrate(ArbiterPolicy::RoundRobin, reqs, |_| (0, 0)).unwrap();
+                served |= 1 << w;
+                a.grant_accepted(12, w);
             }
-            prop_assert_eq!(served, whos);
+            prop_assert_eq!(served, reqs);
         }
     }
 }

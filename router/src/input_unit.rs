@@ -90,7 +90,10 @@ impl InputUnits {
         let depth = self.depth as usize;
         let c = &mut self.ctl[iv];
         assert!((c.len as usize) < depth, "input VC {iv} overrun: FIFO of {depth} flits is full (credit protocol violated)");
-        let slot = (c.head as usize + c.len as usize) % depth;
+        let mut slot = c.head as usize + c.len as usize;
+        if slot >= depth {
+            slot -= depth;
+        }
         c.len += 1;
         c.max_len = c.max_len.max(c.len);
         self.buf[iv * depth + slot] = BufEntry { flit, ready };
@@ -102,7 +105,11 @@ impl InputUnits {
         let depth = self.depth as usize;
         let c = &self.ctl[iv];
         debug_assert!(k < c.len);
-        &self.buf[iv * depth + (c.head as usize + k as usize) % depth]
+        let mut slot = c.head as usize + k as usize;
+        if slot >= depth {
+            slot -= depth;
+        }
+        &self.buf[iv * depth + slot]
     }
 
     #[inline(always)]
@@ -117,7 +124,10 @@ impl InputUnits {
         let c = &mut self.ctl[iv];
         assert!(c.len > 0, "input VC {iv} underrun: pop from an empty FIFO");
         let e = self.buf[iv * depth + c.head as usize];
-        c.head = ((c.head as usize + 1) % depth) as u16;
+        c.head += 1;
+        if c.head as usize == depth {
+            c.head = 0;
+        }
         c.len -= 1;
         e
     }

@@ -21,10 +21,10 @@ pub mod router;
 pub mod switch_allocator;
 pub mod vc_allocator;
 
-pub use arbiter::{Arbiter, Request};
+pub use arbiter::{Arbiter, VcSet};
 pub use flit::{Flit, FlitFlags, Header, RouteKind};
 pub use ids::{Cycle, NONE, NodeId, PacketId, PortId, VcId};
 pub use params::{ArbiterPolicy, Pipeline, RouterParams, Switching};
 pub use port_set::PortSet;
 pub use route_compute::{PacketMeta, RouteDecision, RouterEnv};
-pub use router::{Departure, Ejection, Outbox, Routers};
+pub use router::{Departure, Ejection, MAX_ROUTER_VCS, Outbox, Routers};

@@ -59,7 +59,10 @@ impl OutputUnits {
     pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
         let len = self.ring_len[op] as usize;
         assert!(len < self.ring_cap, "credit line of output port {op} overflows: more credits than buffer slots");
-        let slot = (self.ring_head[op] as usize + len) % self.ring_cap;
+        let mut slot = self.ring_head[op] as usize + len;
+        if slot >= self.ring_cap {
+            slot -= self.ring_cap;
+        }
         self.ring[op * self.ring_cap + slot] = CreditReturn { ready, vc };
         self.ring_len[op] += 1;
     }
@@ -76,7 +79,7 @@ impl OutputUnits {
             let ov = op * self.vcs + c.vc as usize;
             self.credits[ov] += 1;
             assert!(self.credits[ov] <= depth, "output VC {ov} has more credits than the downstream buffer holds");
-            self.ring_head[op] = ((h + 1) % self.ring_cap) as u16;
+            self.ring_head[op] = if h + 1 == self.ring_cap { 0 } else { (h + 1) as u16 };
             self.ring_len[op] -= 1;
         }
     }

@@ -13,8 +13,12 @@
 //! between, and write departures and freed buffer slots to an [`Outbox`] that the fabric
 //! commits after every router has been evaluated, so the order routers are visited in never
 //! changes a result.
+//!
+//! Each router keeps sets ([`VcSet`]) of its input VCs by what they need — occupied,
+//! routed, waiting for an output VC, waiting for an ejection channel — so that a cycle
+//! touches only VCs with work, and idle routers cost nothing.
 
-use crate::arbiter::Request;
+use crate::arbiter::VcSet;
 use crate::flit::Flit;
 use crate::ids::{NONE, NodeId, PortId};
 use crate::input_unit::{InputUnits, VcStage};
@@ -22,6 +26,9 @@ use crate::output_unit::OutputUnits;
 use crate::params::RouterParams;
 use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
+
+/// The most input VCs (ports × VCs) one router may have: the width of a [`VcSet`].
+pub const MAX_ROUTER_VCS: usize = 128;
 
 /// A flit leaving on a network output port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,52 +55,23 @@ pub struct Outbox {
     pub freed: Vec<u32>,
 }
 
-/// Per-evaluation scratch space, reused across routers and cycles (no allocation per cycle).
-#[derive(Clone, Debug, Default)]
+/// Per-evaluation scratch state of the router being evaluated (reset at `stage_eject`).
+#[derive(Clone, Debug)]
 pub(crate) struct Scratch {
-    /// Per local input VC, this cycle: [`UNREAD`], [`READ_LISTED`], [`READ`] or [`POPPED`].
-    pub read: Vec<u8>,
-    /// Local input VCs whose `read` is not [`UNREAD`] (reset at the next evaluation).
-    pub dirty: Vec<u16>,
-    /// Local input VCs holding flits, collected at the start of a stage.
-    pub list: Vec<u16>,
-    /// Per local input port: crossbar reads left this cycle.
-    pub budget: Vec<u8>,
-    /// Per output port: requests (flat, `ports * vcs_per_router` capacity each) and counts.
-    pub reqs: Vec<Request>,
-    pub nreq: Vec<u16>,
-    /// Per request: the output VC it would use (switch allocation).
-    pub req_ovc: Vec<u8>,
-    /// Local input VCs read this cycle (to pop the finished ones).
-    pub touched: Vec<u16>,
-}
-
-/// Crossbar read state of a local input VC within a cycle: not read yet.
-pub(crate) const UNREAD: u8 = 0;
-/// Read, and listed in `touched` for popping.
-pub(crate) const READ_LISTED: u8 = 1;
-/// Read, its front flit still owed to some branch, not listed.
-pub(crate) const READ: u8 = 2;
-/// Its front flit was popped: no further read this cycle (one flit per VC per cycle).
-pub(crate) const POPPED: u8 = 3;
-
-/// Which input VCs of a router a stage looks at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Sel {
-    /// Holding flits, no packet routed yet (a head may wait for RC).
-    Unrouted,
-    /// A packet routed and a flit of it here (competing for the switch).
-    Routed,
-    /// A routed packet with a network branch still lacking an output VC.
-    NeedVa,
-    /// A routed packet waiting for an ejection channel.
-    NeedEj,
+    /// VCs whose front flit went through the crossbar this cycle, and VCs popped this cycle
+    /// (one flit per VC per cycle).
+    pub read: VcSet,
+    pub popped: VcSet,
+    /// VCs of input ports that have used up their crossbar reads this cycle.
+    pub port_full: VcSet,
+    /// Crossbar reads per input port this cycle, and which ports have read.
+    pub port_reads: [u8; 64],
+    pub ports_read: u64,
+    /// Per output port: the VCs requesting it (valid for the outputs a stage marked).
+    pub req: [VcSet; 64],
 }
 
 /// The routers of a fabric, all with the same parameters, state in flat vectors.
-///
-/// Besides the input and output units, each router keeps bitmasks (`words` u64s) over its
-/// input VCs saying which need which stage, so that a cycle touches only VCs with work.
 #[derive(Clone, Debug)]
 pub struct Routers {
     pub params: RouterParams,
@@ -104,15 +82,38 @@ pub struct Routers {
     pub occupancy: Vec<u32>,
     /// Flits buffered in the whole fabric.
     pub buffered: u64,
-    words: usize,
-    nonempty: Vec<u64>,
-    routed: Vec<u64>,
-    need_va: Vec<u64>,
-    need_ej: Vec<u64>,
+    /// Per router: input VCs holding flits; with a routed packet; with a network branch
+    /// lacking an output VC; waiting for an ejection channel.
+    nonempty: Vec<VcSet>,
+    routed: Vec<VcSet>,
+    need_va: Vec<VcSet>,
+    need_ej: Vec<VcSet>,
     /// Per router: network output ports with credits in flight; ejection channels held.
     credit_ports: Vec<u64>,
     ej_owned: Vec<u64>,
+    /// The VCs of port 0 (shifted by `port * vcs` for other ports); the injection VCs.
+    port_vcs: VcSet,
+    injection_vcs: VcSet,
     pub(crate) scratch: Scratch,
+}
+
+#[inline(always)]
+pub(crate) fn bit(l: usize) -> VcSet {
+    1u128 << l
+}
+
+/// Iterate the members of a [`VcSet`] in ascending order.
+#[inline(always)]
+pub(crate) fn members(mut s: VcSet) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if s == 0 {
+            None
+        } else {
+            let l = s.trailing_zeros() as usize;
+            s &= s - 1;
+            Some(l)
+        }
+    })
 }
 
 impl Routers {
@@ -120,7 +121,11 @@ impl Routers {
         let p = params.ports();
         let v = params.vcs as usize;
         let local_vcs = p * v;
-        let words = local_vcs.div_ceil(64);
+        assert!(local_vcs <= MAX_ROUTER_VCS, "a router has {local_vcs} input VCs, at most {MAX_ROUTER_VCS}");
+        assert!(p <= 64, "a router has {p} ports, at most 64");
+        let port_vcs = (1u128 << v) - 1;
+        let net = params.net_ports as usize;
+        let injection_vcs = (0..params.nic_channels as usize).fold(0, |m, k| m | port_vcs << ((net + k) * v));
         Routers {
             params,
             n,
@@ -128,81 +133,16 @@ impl Routers {
             outputs: OutputUnits::new(n * p, v, params.buffer_flits),
             occupancy: vec![0; n],
             buffered: 0,
-            words,
-            nonempty: vec![0; n * words],
-            routed: vec![0; n * words],
-            need_va: vec![0; n * words],
-            need_ej: vec![0; n * words],
+            nonempty: vec![0; n],
+            routed: vec![0; n],
+            need_va: vec![0; n],
+            need_ej: vec![0; n],
             credit_ports: vec![0; n],
             ej_owned: vec![0; n],
-            scratch: Scratch {
-                read: vec![UNREAD; local_vcs],
-                dirty: Vec::with_capacity(local_vcs),
-                list: Vec::with_capacity(local_vcs),
-                budget: vec![0; p],
-                reqs: vec![Request { who: 0, key: 0, birth: 0 }; p * local_vcs],
-                nreq: vec![0; p],
-                req_ovc: vec![0; p * local_vcs],
-                touched: Vec::with_capacity(local_vcs),
-            },
+            port_vcs,
+            injection_vcs,
+            scratch: Scratch { read: 0, popped: 0, port_full: 0, port_reads: [0; 64], ports_read: 0, req: [0; 64] },
         }
-    }
-
-    #[inline(always)]
-    pub(crate) fn set_bit(mask: &mut [u64], words: usize, r: usize, l: usize) {
-        mask[r * words + l / 64] |= 1u64 << (l % 64);
-    }
-    #[inline(always)]
-    pub(crate) fn clear_bit(mask: &mut [u64], words: usize, r: usize, l: usize) {
-        mask[r * words + l / 64] &= !(1u64 << (l % 64));
-    }
-
-    /// Collect the local input VCs of router `r` selected by `sel` into `scratch.list`
-    /// (ascending); returns how many.
-    #[inline]
-    pub(crate) fn collect(&mut self, r: usize, sel: Sel) -> usize {
-        self.scratch.list.clear();
-        for w in 0..self.words {
-            let i = r * self.words + w;
-            let mut b = match sel {
-                Sel::Unrouted => self.nonempty[i] & !self.routed[i],
-                Sel::Routed => self.routed[i] & self.nonempty[i],
-                Sel::NeedVa => self.need_va[i],
-                Sel::NeedEj => self.need_ej[i],
-            };
-            while b != 0 {
-                self.scratch.list.push((w * 64 + b.trailing_zeros() as usize) as u16);
-                b &= b - 1;
-            }
-        }
-        self.scratch.list.len()
-    }
-
-    /// Local VC `l` of router `r` got its VCs / ejection channel: clear its request bits.
-    #[inline]
-    pub(crate) fn va_done(&mut self, r: usize, l: usize) {
-        Self::clear_bit(&mut self.need_va, self.words, r, l);
-    }
-    #[inline]
-    pub(crate) fn ej_granted(&mut self, r: usize, l: usize, ch: usize) {
-        Self::clear_bit(&mut self.need_ej, self.words, r, l);
-        self.ej_owned[r] |= 1u64 << ch;
-    }
-    #[inline]
-    pub(crate) fn ej_released(&mut self, r: usize, ch: usize) {
-        self.ej_owned[r] &= !(1u64 << ch);
-    }
-    #[inline]
-    pub(crate) fn ej_owned(&self, r: usize) -> u64 {
-        self.ej_owned[r]
-    }
-
-    /// A credit for `vc` of output port `op` (global index), usable from cycle `ready`.
-    #[inline]
-    pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
-        self.outputs.return_credit(op, vc, ready);
-        let p = self.ports();
-        self.credit_ports[op / p] |= 1u64 << (op % p);
     }
 
     /// Bytes the routers of a fabric of `n` routers would need (checked before building).
@@ -211,6 +151,8 @@ impl Routers {
         let v = params.vcs as u128;
         let per_router = p * v * InputUnits::bytes_per_vc(params.buffer_flits) as u128
             + p * OutputUnits::bytes_per_port(params.vcs as usize, params.buffer_flits) as u128
+            + 4 * 16
+            + 2 * 8
             + 4;
         per_router * n as u128
     }
@@ -250,12 +192,12 @@ impl Routers {
         self.inputs.push(iv, flit, t + self.params.pipeline.inject_latency as u64);
         self.occupancy[r.idx()] += 1;
         self.buffered += 1;
-        let l = iv % (self.ports() * self.vcs());
-        Self::set_bit(&mut self.nonempty, self.words, r.idx(), l);
+        self.nonempty[r.idx()] |= bit(iv % (self.ports() * self.vcs()));
         true
     }
 
     /// Can injection channel `ch` of router `r` take a flit now?
+    #[inline]
     pub fn injection_has_room(&self, r: NodeId, ch: usize) -> bool {
         !self.inputs.is_full(self.ivc_index(r, self.params.net_ports as usize + ch, 0))
     }
@@ -268,26 +210,28 @@ impl Routers {
         let r = iv / pv;
         self.occupancy[r] += 1;
         self.buffered += 1;
-        Self::set_bit(&mut self.nonempty, self.words, r, iv % pv);
+        self.nonempty[r] |= bit(iv % pv);
     }
 
-    /// Route computation for every unrouted input VC of router `r` whose front head is
-    /// readable; with `injection_only`, just the NIC's injection VCs (the only ones that can
-    /// have gained a head since stage 1).
-    fn route_fronts<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, injection_only: bool) {
+    /// A credit for `vc` of output port `op` (global index), usable from cycle `ready`.
+    #[inline]
+    pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
+        self.outputs.return_credit(op, vc, ready);
+        let p = self.ports();
+        self.credit_ports[op / p] |= 1u64 << (op % p);
+    }
+
+    /// Is output VC `ov` free?
+    pub fn output_vc_free(&self, ov: usize) -> bool {
+        self.outputs.owner[ov] == NONE
+    }
+
+    /// Route computation for the VCs in `which` whose front head is readable.
+    fn route_fronts<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, which: VcSet) {
         let v = self.vcs();
-        let pv = self.ports() * v;
-        let first = if injection_only { self.params.net_ports as usize * v } else { 0 };
-        if self.collect(r.idx(), Sel::Unrouted) == 0 {
-            return;
-        }
-        let base = r.idx() * pv;
+        let base = r.idx() * self.ports() * v;
         let rc = self.params.pipeline.rc_delay as u64;
-        for i in 0..self.scratch.list.len() {
-            let l = self.scratch.list[i] as usize;
-            if l < first {
-                continue;
-            }
+        for l in members(which) {
             let iv = base + l;
             let e = *self.inputs.entry(iv, 0);
             if e.ready > t {
@@ -307,13 +251,12 @@ impl Routers {
             c.birth = meta.birth;
             c.va_ready = t + rc;
             c.sa_ready = t + rc;
-            let w = self.words;
-            Self::set_bit(&mut self.routed, w, r.idx(), l);
+            self.routed[r.idx()] |= bit(l);
             if !rd.ports.network().is_empty() {
-                Self::set_bit(&mut self.need_va, w, r.idx(), l);
+                self.need_va[r.idx()] |= bit(l);
             }
             if rd.ports.contains(PortSet::LOCAL) {
-                Self::set_bit(&mut self.need_ej, w, r.idx(), l);
+                self.need_ej[r.idx()] |= bit(l);
             }
         }
     }
@@ -321,28 +264,31 @@ impl Routers {
     /// Stage 1 of a cycle: route computation, ejection-channel allocation and ejection.
     /// Ejected flits are appended to `ejected`; freed buffer slots to `out.freed`.
     pub fn stage_eject<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
-        let width = self.params.link_width;
-        for b in self.scratch.budget.iter_mut() {
-            *b = width;
+        let s = &mut self.scratch;
+        let mut pr = s.ports_read;
+        while pr != 0 {
+            s.port_reads[pr.trailing_zeros() as usize] = 0;
+            pr &= pr - 1;
         }
-        for i in 0..self.scratch.dirty.len() {
-            let l = self.scratch.dirty[i] as usize;
-            self.scratch.read[l] = UNREAD;
-        }
-        self.scratch.dirty.clear();
-        self.scratch.touched.clear();
-        if self.occupancy[r.idx()] == 0 {
+        s.ports_read = 0;
+        s.read = 0;
+        s.popped = 0;
+        s.port_full = 0;
+        let ri = r.idx();
+        if self.occupancy[ri] == 0 {
             return;
         }
-        self.route_fronts(r, t, env, false);
-        let ri = r.idx() * self.words;
-        if self.need_ej[ri..ri + self.words].iter().any(|&w| w != 0) {
+        let unrouted = self.nonempty[ri] & !self.routed[ri];
+        if unrouted != 0 {
+            self.route_fronts(r, t, env, unrouted);
+        }
+        if self.need_ej[ri] != 0 {
             self.allocate_ejection(r, t);
         }
-        if self.ej_owned[r.idx()] != 0 {
+        if self.ej_owned[ri] != 0 {
             self.eject(r, t, ejected);
         }
-        if !self.scratch.touched.is_empty() {
+        if self.scratch.read != 0 {
             self.pop_finished(r, out);
         }
     }
@@ -351,104 +297,130 @@ impl Routers {
     /// switch allocation and crossbar traversal on the network ports. Must follow
     /// [`Routers::stage_eject`] for the same router and cycle.
     pub fn stage_network<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, out: &mut Outbox) {
-        let depth = self.params.buffer_flits;
-        let mut ports = self.credit_ports[r.idx()];
-        while ports != 0 {
-            let o = ports.trailing_zeros() as usize;
-            ports &= ports - 1;
-            let op = self.port_index(r, o);
-            self.outputs.absorb_credits(op, t, depth);
-            if self.outputs.credits_in_flight(op) == 0 {
-                self.credit_ports[r.idx()] &= !(1u64 << o);
+        let ri = r.idx();
+        let mut ports = self.credit_ports[ri];
+        if ports != 0 {
+            let depth = self.params.buffer_flits;
+            while ports != 0 {
+                let o = ports.trailing_zeros() as usize;
+                ports &= ports - 1;
+                let op = self.port_index(r, o);
+                self.outputs.absorb_credits(op, t, depth);
+                if self.outputs.credits_in_flight(op) == 0 {
+                    self.credit_ports[ri] &= !(1u64 << o);
+                }
             }
         }
-        if self.occupancy[r.idx()] == 0 {
+        if self.occupancy[ri] == 0 {
             return;
         }
-        self.scratch.touched.clear();
-        if self.params.nic_channels > 0 {
-            self.route_fronts(r, t, env, true);
+        let new_heads = self.nonempty[ri] & !self.routed[ri] & self.injection_vcs;
+        if new_heads != 0 {
+            self.route_fronts(r, t, env, new_heads);
         }
-        let ri = r.idx() * self.words;
-        if self.need_va[ri..ri + self.words].iter().any(|&w| w != 0) {
+        if self.need_va[ri] != 0 {
             self.allocate_network_vcs(r, t);
         }
-        self.allocate_switch(r, t, out);
-        self.pop_finished(r, out);
+        if self.routed[ri] & self.nonempty[ri] & !self.scratch.popped != 0 {
+            self.allocate_switch(r, t, out);
+        }
+        if self.scratch.read & !self.scratch.popped != 0 {
+            self.pop_finished(r, out);
+        }
     }
 
-    /// Pop the front flit of every VC read this cycle whose branches have all taken it.
+    /// Pop the front flit of every VC read this cycle (and not yet popped) whose branches
+    /// have all taken it.
     fn pop_finished(&mut self, r: NodeId, out: &mut Outbox) {
-        let (pv, v, net) = (self.ports() * self.vcs(), self.vcs(), self.params.net_ports as usize);
-        let base = r.idx() * pv;
-        for i in 0..self.scratch.touched.len() {
-            let l = self.scratch.touched[i] as usize;
+        let (v, net) = (self.vcs(), self.params.net_ports as usize);
+        let ri = r.idx();
+        let base = ri * self.ports() * v;
+        for l in members(self.scratch.read & !self.scratch.popped) {
             let iv = base + l;
             if !self.inputs.ctl[iv].pending.is_empty() {
-                self.scratch.read[l] = READ;
                 continue;
             }
-            self.scratch.read[l] = POPPED;
+            self.scratch.popped |= bit(l);
             let e = self.inputs.pop(iv);
-            self.occupancy[r.idx()] -= 1;
+            self.occupancy[ri] -= 1;
             self.buffered -= 1;
-            if self.inputs.ctl[iv].len == 0 {
-                Self::clear_bit(&mut self.nonempty, self.words, r.idx(), l);
-            }
             if l / v < net {
                 out.freed.push(iv as u32);
             }
             let c = &mut self.inputs.ctl[iv];
+            if c.len == 0 {
+                self.nonempty[ri] &= !bit(l);
+            }
             if e.flit.is_tail() {
                 debug_assert!(c.granted.is_empty(), "router {r} VC {l}: tail left with branches still granted: {c:?}");
                 c.stage = VcStage::Idle;
                 c.route = PortSet::empty();
-                Self::clear_bit(&mut self.routed, self.words, r.idx(), l);
+                self.routed[ri] &= !bit(l);
             } else {
                 c.pending = c.route;
             }
         }
-        self.scratch.touched.clear();
     }
 
-    /// Mark local VC `l` read through the crossbar this cycle; false if its port has no
-    /// crossbar bandwidth left.
+    /// Read local VC `l`'s front flit through the crossbar this cycle (once per cycle; it
+    /// counts against its input port's `link_width` reads). False if that is not possible.
     #[inline]
     pub(crate) fn take_read(&mut self, l: usize) -> bool {
-        match self.scratch.read[l] {
-            READ_LISTED => true,
-            READ => {
-                self.scratch.read[l] = READ_LISTED;
-                self.scratch.touched.push(l as u16);
-                true
-            }
-            POPPED => false,
-            _ => {
-                let port = l / self.vcs();
-                if self.scratch.budget[port] == 0 {
-                    return false;
-                }
-                self.scratch.budget[port] -= 1;
-                self.scratch.read[l] = READ_LISTED;
-                self.scratch.touched.push(l as u16);
-                self.scratch.dirty.push(l as u16);
-                true
-            }
+        let s = &mut self.scratch;
+        if s.popped & bit(l) != 0 {
+            return false;
         }
+        if s.read & bit(l) != 0 {
+            return true;
+        }
+        if s.port_full & bit(l) != 0 {
+            return false;
+        }
+        let v = self.params.vcs as usize;
+        let port = l / v;
+        s.read |= bit(l);
+        s.ports_read |= 1u64 << port;
+        s.port_reads[port] += 1;
+        if s.port_reads[port] >= self.params.link_width {
+            s.port_full |= self.port_vcs << (port * v);
+        }
+        true
     }
 
-    /// Could local VC `l` be read now (already read, or its port has crossbar bandwidth)?
+    /// The VCs that could be read through the crossbar now.
     #[inline]
-    pub(crate) fn can_read(&self, l: usize) -> bool {
-        match self.scratch.read[l] {
-            READ_LISTED | READ => true,
-            POPPED => false,
-            _ => self.scratch.budget[l / self.vcs()] > 0,
-        }
+    pub(crate) fn readable(&self) -> VcSet {
+        let s = &self.scratch;
+        !s.popped & (s.read | !s.port_full)
     }
 
-    /// Is output VC `ov` free?
-    pub fn output_vc_free(&self, ov: usize) -> bool {
-        self.outputs.owner[ov] == NONE
+    #[inline]
+    pub(crate) fn clear_need_va(&mut self, r: usize, l: usize) {
+        self.need_va[r] &= !bit(l);
+    }
+    #[inline]
+    pub(crate) fn need_va_set(&self, r: usize) -> VcSet {
+        self.need_va[r]
+    }
+    #[inline]
+    pub(crate) fn need_ej_set(&self, r: usize) -> VcSet {
+        self.need_ej[r]
+    }
+    #[inline]
+    pub(crate) fn ej_granted(&mut self, r: usize, l: usize, ch: usize) {
+        self.need_ej[r] &= !bit(l);
+        self.ej_owned[r] |= 1u64 << ch;
+    }
+    #[inline]
+    pub(crate) fn ej_released(&mut self, r: usize, ch: usize) {
+        self.ej_owned[r] &= !(1u64 << ch);
+    }
+    #[inline]
+    pub(crate) fn ej_owned(&self, r: usize) -> u64 {
+        self.ej_owned[r]
+    }
+    #[inline]
+    pub(crate) fn switch_candidates(&self, r: usize) -> VcSet {
+        self.routed[r] & self.nonempty[r] & !self.scratch.popped
     }
 }

@@ -5,7 +5,8 @@
 //! up to `link_width` requests per cycle, each input port's crossbar reads are limited to
 //! `link_width` per cycle, and each VC sends at most its front flit. A flit granted to
 //! several outputs in one cycle is read once and replicated by the crossbar (multicast);
-//! it leaves the input buffer once every branch has taken it.
+//! it leaves the input buffer once every branch has taken it. Outputs take turns, by cycle,
+//! at picking first.
 //!
 //! ```text
 //!  cycle t: front flit readable, VC held, credits ok ──► SA grant ──► crossbar + link
@@ -15,24 +16,19 @@
 use crate::ids::{NONE, NodeId};
 use crate::params::Switching;
 use crate::port_set::PortSet;
-use crate::router::{Departure, Ejection, Outbox, Routers, Sel};
+use crate::router::{Departure, Ejection, Outbox, Routers, bit, members};
 
 impl Routers {
     /// Each ejection channel takes the front flit of the packet holding it.
     pub(crate) fn eject(&mut self, r: NodeId, t: u64, ejected: &mut Vec<Ejection>) {
         let (v, net, k) = (self.vcs(), self.params.net_ports as usize, self.params.nic_channels as usize);
-        let pv = (net + k) * v;
-        let base = r.idx() * pv;
+        let base = r.idx() * (net + k) * v;
         let mut owned = self.ej_owned(r.idx());
         while owned != 0 {
             let ch = owned.trailing_zeros() as usize;
             owned &= owned - 1;
             let ov = (r.idx() * (net + k) + net + ch) * v;
-            let owner = self.outputs.owner[ov];
-            if owner == NONE {
-                continue;
-            }
-            let iv = owner as usize;
+            let iv = self.outputs.owner[ov] as usize;
             let c = &self.inputs.ctl[iv];
             if !c.pending.contains(PortSet::LOCAL) || c.sa_ready > t || c.len == 0 {
                 continue;
@@ -56,29 +52,23 @@ impl Routers {
     pub(crate) fn allocate_switch(&mut self, r: NodeId, t: u64, out: &mut Outbox) {
         let (v, net) = (self.vcs(), self.params.net_ports as usize);
         let p = self.ports();
-        let pv = p * v;
-        let base = r.idx() * pv;
+        let base = r.idx() * p * v;
         let switching = self.params.switching;
         let width = self.params.link_width;
         let policy = self.params.arbiter;
-        if self.collect(r.idx(), Sel::Routed) == 0 {
-            return;
-        }
+        let readable = self.readable();
         let mut outs = 0u64;
-        for i in 0..self.scratch.list.len() {
-            let l = self.scratch.list[i] as usize;
+        for l in members(self.switch_candidates(r.idx()) & readable) {
             let iv = base + l;
             let c = &self.inputs.ctl[iv];
             if c.sa_ready > t {
                 continue;
             }
-            let (pending, granted, route, key, birth, pkt_len, cached_ovc) =
-                (c.pending, c.granted, c.route, c.key, c.birth, c.pkt_len, c.ovc);
-            let branches = pending.intersection(granted).network();
-            if branches.is_empty() || !self.can_read(l) {
+            let branches = c.pending.intersection(c.granted).network();
+            if branches.is_empty() {
                 continue;
             }
-            let e = *self.inputs.entry(iv, 0);
+            let e = self.inputs.entry(iv, 0);
             if e.ready > t {
                 continue;
             }
@@ -90,14 +80,14 @@ impl Routers {
             }
             let need = match switching {
                 Switching::Wormhole => 1,
-                _ if head => pkt_len,
+                _ if head => c.pkt_len,
                 _ => 1,
             };
-            let unicast = route.network().bits().is_power_of_two();
+            let unicast = c.route.network().bits().is_power_of_two();
             for o in branches.net_ports() {
                 let op = r.idx() * p + o;
                 let ovc = if unicast {
-                    cached_ovc as usize
+                    c.ovc as usize
                 } else {
                     self.outputs.vc_owned_by(op, iv as u32).expect("granted branch without an output VC")
                 };
@@ -107,41 +97,38 @@ impl Routers {
                 }
                 if outs & (1 << o) == 0 {
                     outs |= 1 << o;
-                    self.scratch.nreq[o] = 0;
+                    self.scratch.req[o] = 0;
                 }
-                let k = o * pv + self.scratch.nreq[o] as usize;
-                self.scratch.reqs[k] = crate::arbiter::Request { who: l as u16, key, birth };
-                self.scratch.req_ovc[k] = ovc as u8;
-                self.scratch.nreq[o] += 1;
+                self.scratch.req[o] |= bit(l);
             }
         }
         if outs == 0 {
             return;
         }
-        // Outputs take turns at first pick of the crossbar's input bandwidth: rotate by cycle.
         let start = (t % net as u64) as u32;
-        let order = outs.rotate_right(start);
-        let mut rest = order;
+        let mut rest = outs.rotate_right(start);
         while rest != 0 {
             let o = (rest.trailing_zeros() + start) as usize % 64;
             rest &= rest - 1;
-            let n = self.scratch.nreq[o] as usize;
             let op = r.idx() * p + o;
             for _ in 0..width {
-                let arb = self.outputs.sa_arb[op];
-                let winner = {
-                    let reqs = &self.scratch.reqs[o * pv..o * pv + n];
-                    arb.arbitrate(policy, pv as u16, reqs, |rq| {
-                        self.can_read(rq.who as usize) && self.inputs.ctl[base + rq.who as usize].pending.has_port(o)
-                    })
+                let want = self.scratch.req[o] & self.readable();
+                let inputs = &self.inputs;
+                let Some(l) = self.outputs.sa_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
+                else {
+                    break;
                 };
-                let Some(w) = winner else { break };
-                let l = self.scratch.reqs[o * pv + w].who as usize;
-                let ovc = self.scratch.req_ovc[o * pv + w] as usize;
+                self.scratch.req[o] &= !bit(l);
                 let taken = self.take_read(l);
                 debug_assert!(taken);
                 let iv = base + l;
                 let flit = self.inputs.entry(iv, 0).flit;
+                let c = &self.inputs.ctl[iv];
+                let ovc = if c.route.network().bits().is_power_of_two() {
+                    c.ovc as usize
+                } else {
+                    self.outputs.vc_owned_by(op, iv as u32).expect("granted branch without an output VC")
+                };
                 out.departures.push(Departure { out_port: op as u32, vc: ovc as u8, flit });
                 self.outputs.credits[op * v + ovc] -= 1;
                 let c = &mut self.inputs.ctl[iv];
@@ -150,7 +137,7 @@ impl Routers {
                     c.granted.remove(PortSet::port(o));
                     self.outputs.owner[op * v + ovc] = NONE;
                 }
-                self.outputs.sa_arb[op].grant_accepted(pv as u16, l as u16);
+                self.outputs.sa_arb[op].grant_accepted(p * v, l);
             }
         }
     }
