@@ -212,6 +212,21 @@ impl FabricSpec {
         {
             return Err(SpecError::new("ports", k, format!("all, one, or K from 1 to {net} (the network ports per router)")));
         }
+        let router_vcs = self.router_params().ports() * self.vcs as usize;
+        if router_vcs > router::MAX_ROUTER_VCS {
+            return Err(SpecError::new(
+                "vcs",
+                self.vcs,
+                format!(
+                    "a router may have at most {} input VCs (ports x VCs); this one has {} ports ({} links + {} NIC channels), so at most {} VCs",
+                    router::MAX_ROUTER_VCS,
+                    self.router_params().ports(),
+                    net,
+                    self.ports.channels(net),
+                    router::MAX_ROUTER_VCS / self.router_params().ports()
+                ),
+            ));
+        }
         if self.nu > 6 {
             return Err(SpecError::new("nu", self.nu, "0 to 6 (links move 2^nu flits per cycle)"));
         }

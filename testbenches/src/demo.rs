@@ -42,7 +42,7 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
     std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
     println!("flitwave demo: {} scenarios, results in {}/", SCENARIOS.len(), out.display());
     let mut table = String::from(
-        "| scenario | what it shows | completion (cycles) | slots | paper | lower bound | link transmissions | latency avg / p99 | delivered |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| scenario | what it shows | completion (cycles) | slots | paper bound | lower bound | link transmissions | latency avg / p99 (cycles) | delivered |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut code = 0;
     for DemoScenario(stem, what, settings) in SCENARIOS {
@@ -61,21 +61,30 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
             (Some(a), Some(p)) if r.accepted_flits_per_node_cycle.is_some() => format!("{a:.1} / {p}"),
             _ => "-".into(),
         };
-        println!(
-            "  {:<26} {:>6} cycles {:>7} slots (paper {:>3})  {:>6} transmissions  {}/{} delivered  {}",
-            stem,
-            r.completion_cycles,
-            r.slots,
-            b(r.paper_bound_slots),
-            r.link_transmissions,
-            r.deliveries,
-            r.expected_deliveries,
-            if lat == "-" { String::new() } else { format!("latency avg/p99 {lat} cycles") }
-        );
+        let traffic = r.accepted_flits_per_node_cycle.is_some();
+        // Slots measure broadcasts; a traffic run reports latency instead.
+        let slots = if traffic { "-".to_string() } else { r.slots.to_string() };
+        if traffic {
+            println!(
+                "  {:<26} drained at cycle {:>6}  {:>6} transmissions  {}/{} delivered  latency avg/p99 {lat} cycles",
+                stem, r.simulated_cycles, r.link_transmissions, r.deliveries, r.expected_deliveries
+            );
+        } else {
+            println!(
+                "  {:<26} {:>6} cycles = {:>3} slots (paper bound {}, lower bound {})  {:>6} transmissions  {}/{} delivered",
+                stem,
+                r.completion_cycles,
+                slots,
+                b(r.paper_bound_slots),
+                b(r.lower_bound_slots),
+                r.link_transmissions,
+                r.deliveries,
+                r.expected_deliveries
+            );
+        }
         table += &format!(
-            "| {stem} | {what} | {} | {} | {} | {} | {} | {lat} | {}/{} |\n",
+            "| {stem} | {what} | {} | {slots} | {} | {} | {} | {lat} | {}/{} |\n",
             r.completion_cycles,
-            r.slots,
             b(r.paper_bound_slots),
             b(r.lower_bound_slots),
             r.link_transmissions,

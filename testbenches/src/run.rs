@@ -185,8 +185,8 @@ pub fn summary(r: &Report) -> String {
         );
     } else {
         s += &format!(
-            "  latency avg {:.1} cycles, p99 {} cycles; accepted {:.4} of {:.4} offered flits/node/cycle; drained at cycle {}\n",
-            r.latency_avg_cycles.unwrap_or(f64::NAN),
+            "  latency avg {} cycles, p99 {} cycles; accepted {:.4} of {:.4} offered flits/node/cycle; drained at cycle {}\n",
+            r.latency_avg_cycles.map_or("-".to_string(), |a| format!("{a:.1}")),
             bound(r.latency_p99_cycles),
             r.accepted_flits_per_node_cycle.unwrap_or(0.0),
             r.offered_flits_per_node_cycle.unwrap_or(0.0),
