@@ -155,7 +155,7 @@ pub struct Fabric {
     /// Flits sent on each output port (global port index).
     pub port_flits: Vec<u64>,
     program: Box<dyn Program>,
-    probe: Option<Box<dyn Probe>>,
+    probes: Vec<Box<dyn Probe>>,
     /// Downstream input port of each output port, upstream output port of each input port.
     down: Vec<u32>,
     up: Vec<u32>,
@@ -167,7 +167,7 @@ pub struct Fabric {
     outbox: Outbox,
     ejected: Vec<Ejection>,
     node_out: NodeOut,
-    eject_log: Vec<(NodeId, Ejection)>,
+    eject_log: Vec<(NodeId, Ejection, u32)>,
     inject_log: Vec<(NodeId, u8, Flit)>,
     inj_scratch: Vec<(u8, Flit)>,
     shuffle: Option<rand_chacha::ChaCha8Rng>,
@@ -217,7 +217,7 @@ impl Fabric {
             latencies: Latencies::default(),
             port_flits: vec![0; n * p],
             program,
-            probe: None,
+            probes: Vec::new(),
             down,
             up,
             class_mask,
@@ -240,13 +240,13 @@ impl Fabric {
     }
 
     /// Attach a probe that sees every simulated cycle.
-    pub fn set_probe(&mut self, probe: Box<dyn Probe>) {
-        self.probe = Some(probe);
+    pub fn add_probe(&mut self, probe: Box<dyn Probe>) {
+        self.probes.push(probe);
     }
 
-    /// Take the probe back (to finish writing its output).
-    pub fn take_probe(&mut self) -> Option<Box<dyn Probe>> {
-        self.probe.take()
+    /// Take the probes back, in the order they were added (to finish their output).
+    pub fn take_probes(&mut self) -> Vec<Box<dyn Probe>> {
+        std::mem::take(&mut self.probes)
     }
 
     /// Access the program (e.g. to read its results after the run).
@@ -305,15 +305,19 @@ impl Fabric {
         }
         self.active = list;
         self.commit(t);
-        if let Some(mut probe) = self.probe.take() {
-            probe.cycle(&CycleView {
+        if !self.probes.is_empty() {
+            let mut probes = std::mem::take(&mut self.probes);
+            let view = CycleView {
                 t,
                 departures: &self.outbox.departures,
                 ejections: &self.eject_log,
                 injections: &self.inject_log,
                 fabric: self,
-            });
-            self.probe = Some(probe);
+            };
+            for p in probes.iter_mut() {
+                p.cycle(&view);
+            }
+            self.probes = probes;
         }
         let moved = !self.outbox.departures.is_empty() || !self.eject_log.is_empty() || !self.inject_log.is_empty();
         self.outbox.departures.clear();
@@ -370,7 +374,8 @@ impl Fabric {
         }
         for &ej in &ejected {
             self.counters.flits_ejected += 1;
-            self.eject_log.push((r, ej));
+            let msg = self.packets.get(ej.flit.packet).msg;
+            self.eject_log.push((r, ej, msg));
             if let Some(pid) = self.nics.receive(r, ej.channel, ej.flit) {
                 self.deliver(r, pid, t);
             }
@@ -473,7 +478,7 @@ impl Fabric {
             let d = self.outbox.departures[i];
             let ip = self.down[d.out_port as usize] as usize;
             debug_assert!(ip != NONE as usize, "departure on unconnected port {}", d.out_port);
-            self.routers.arrive(ip * v + d.vc as usize, d.flit, t + lat);
+            self.routers.arrive(ip * v + d.vc as usize, d.flit, t, t + lat);
             self.counters.flit_hops += 1;
             self.port_flits[d.out_port as usize] += 1;
             if d.flit.is_tail() {

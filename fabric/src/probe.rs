@@ -9,8 +9,9 @@ pub struct CycleView<'a> {
     pub t: u64,
     /// Flits that left on router-to-router links.
     pub departures: &'a [Departure],
-    /// Flits handed to NICs.
-    pub ejections: &'a [(NodeId, Ejection)],
+    /// Flits handed to NICs, with the message their packet carries (the packet's slot may
+    /// already be free again when the probe runs).
+    pub ejections: &'a [(NodeId, Ejection, u32)],
     /// Flits NICs wrote into injection buffers: (node, channel, flit).
     pub injections: &'a [(NodeId, u8, Flit)],
     /// Everything else, read-only, as at the end of the cycle.
@@ -20,4 +21,6 @@ pub struct CycleView<'a> {
 /// An observer of a run. Idle cycles that the kernel skips are not shown.
 pub trait Probe {
     fn cycle(&mut self, view: &CycleView<'_>);
+    /// For taking a probe back as its own type after the run.
+    fn as_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }

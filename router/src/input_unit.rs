@@ -57,21 +57,54 @@ pub struct VcCtl {
 }
 
 /// All input VCs of the fabric. VC `iv` has buffer slots `iv*depth .. (iv+1)*depth`.
+///
+/// Always-on statistics for buffer sizing: per VC, the cycles spent at each occupancy
+/// (`depth + 1` bins, time-weighted, updated when the occupancy changes), and the cycles its
+/// front flit was ready but stalled for lack of credits or lost switch arbitration.
 #[derive(Clone, Debug)]
 pub struct InputUnits {
     pub depth: u16,
     pub ctl: Vec<VcCtl>,
     buf: Vec<BufEntry>,
+    hist: Vec<u64>,
+    since: Vec<u64>,
+    pub stall_credit: Vec<u64>,
+    pub stall_arb: Vec<u64>,
 }
 
 impl InputUnits {
     pub fn new(n_vcs: usize, depth: u16) -> InputUnits {
-        InputUnits { depth, ctl: vec![VcCtl::default(); n_vcs], buf: vec![BufEntry::default(); n_vcs * depth as usize] }
+        InputUnits {
+            depth,
+            ctl: vec![VcCtl::default(); n_vcs],
+            buf: vec![BufEntry::default(); n_vcs * depth as usize],
+            hist: vec![0; n_vcs * (depth as usize + 1)],
+            since: vec![0; n_vcs],
+            stall_credit: vec![0; n_vcs],
+            stall_arb: vec![0; n_vcs],
+        }
     }
 
     /// Bytes of state per input VC (for memory estimates before building).
     pub fn bytes_per_vc(depth: u16) -> usize {
-        std::mem::size_of::<VcCtl>() + depth as usize * std::mem::size_of::<BufEntry>()
+        std::mem::size_of::<VcCtl>() + depth as usize * std::mem::size_of::<BufEntry>() + (depth as usize + 1) * 8 + 3 * 8
+    }
+
+    /// The occupancy of `iv` changes from cycle `at` on: close the current level's interval.
+    #[inline(always)]
+    fn account(&mut self, iv: usize, at: u64) {
+        let level = self.ctl[iv].len as usize;
+        let d = self.depth as usize + 1;
+        self.hist[iv * d + level] += at - self.since[iv];
+        self.since[iv] = at;
+    }
+
+    /// Cycles VC `iv` has spent at each occupancy 0..=depth, up to cycle `now`.
+    pub fn occupancy_histogram(&self, iv: usize, now: u64) -> Vec<u64> {
+        let d = self.depth as usize + 1;
+        let mut h = self.hist[iv * d..(iv + 1) * d].to_vec();
+        h[self.ctl[iv].len as usize] += now.saturating_sub(self.since[iv]);
+        h
     }
 
     #[inline(always)]
@@ -84,9 +117,11 @@ impl InputUnits {
         self.ctl[iv].len >= self.depth
     }
 
-    /// Write a flit at the tail. Writing to a full FIFO is a hardware bug (credit overrun).
+    /// Write a flit at the tail; the new occupancy holds from cycle `at`. Writing to a full
+    /// FIFO is a hardware bug (credit overrun).
     #[inline]
-    pub fn push(&mut self, iv: usize, flit: Flit, ready: u64) {
+    pub fn push(&mut self, iv: usize, flit: Flit, ready: u64, at: u64) {
+        self.account(iv, at);
         let depth = self.depth as usize;
         let c = &mut self.ctl[iv];
         assert!((c.len as usize) < depth, "input VC {iv} overrun: FIFO of {depth} flits is full (credit protocol violated)");
@@ -117,9 +152,10 @@ impl InputUnits {
         if self.ctl[iv].len == 0 { None } else { Some(self.entry(iv, 0)) }
     }
 
-    /// Remove the front flit.
+    /// Remove the front flit; the new occupancy holds from cycle `at`.
     #[inline]
-    pub fn pop(&mut self, iv: usize) -> BufEntry {
+    pub fn pop(&mut self, iv: usize, at: u64) -> BufEntry {
+        self.account(iv, at);
         let depth = self.depth as usize;
         let c = &mut self.ctl[iv];
         assert!(c.len > 0, "input VC {iv} underrun: pop from an empty FIFO");
@@ -149,22 +185,26 @@ mod tests {
     fn fifo_wraps_and_keeps_order() {
         let mut u = InputUnits::new(2, 3);
         for round in 0..5u16 {
-            u.push(1, Flit::of(PacketId(round as u32), 0, 1), round as u64);
-            u.push(1, Flit::of(PacketId(100 + round as u32), 0, 1), round as u64);
-            assert_eq!(u.pop(1).flit.packet, PacketId(round as u32));
-            assert_eq!(u.pop(1).flit.packet, PacketId(100 + round as u32));
+            let t = 3 * round as u64;
+            u.push(1, Flit::of(PacketId(round as u32), 0, 1), t, t);
+            u.push(1, Flit::of(PacketId(100 + round as u32), 0, 1), t, t + 1);
+            assert_eq!(u.pop(1, t + 2).flit.packet, PacketId(round as u32));
+            assert_eq!(u.pop(1, t + 3).flit.packet, PacketId(100 + round as u32));
         }
         assert_eq!(u.len(1), 0);
         assert_eq!(u.len(0), 0);
         assert_eq!(u.ctl[1].max_len, 2);
+        // Each round: 1 cycle at 1 flit, 1 at 2, 1 at 1, and the next round starts at once.
+        assert_eq!(u.occupancy_histogram(1, 15), vec![0, 10, 5, 0]);
+        assert_eq!(u.occupancy_histogram(0, 15), vec![15, 0, 0, 0]);
     }
 
     #[test]
     #[should_panic(expected = "overrun")]
     fn overrun_is_a_bug() {
         let mut u = InputUnits::new(1, 1);
-        u.push(0, Flit::default(), 0);
-        u.push(0, Flit::default(), 0);
+        u.push(0, Flit::default(), 0, 0);
+        u.push(0, Flit::default(), 0, 0);
     }
 
     #[test]
@@ -172,7 +212,7 @@ mod tests {
         let mut u = InputUnits::new(1, 4);
         u.ctl[0].pkt_len = 3;
         for s in 0..3 {
-            u.push(0, Flit::of(PacketId(7), s, 3), 10 + s as u64);
+            u.push(0, Flit::of(PacketId(7), s, 3), 10 + s as u64, 10);
         }
         assert!(!u.whole_packet_ready(0, 11));
         assert!(u.whole_packet_ready(0, 12));

@@ -84,6 +84,27 @@ impl OutputUnits {
         }
     }
 
+    /// Credits of output VC `vc` of port `op` as the router will see them in cycle `t`:
+    /// those taken in plus those on the return line that have arrived by then.
+    pub fn credits_at(&self, op: usize, vc: usize, t: u64) -> u16 {
+        let mut c = self.credits[op * self.vcs + vc];
+        let (h, len) = (self.ring_head[op] as usize, self.ring_len[op] as usize);
+        for k in 0..len {
+            let mut slot = h + k;
+            if slot >= self.ring_cap {
+                slot -= self.ring_cap;
+            }
+            let r = self.ring[op * self.ring_cap + slot];
+            if r.ready > t {
+                break;
+            }
+            if r.vc as usize == vc {
+                c += 1;
+            }
+        }
+        c
+    }
+
     /// Credits in flight on the return line of `op`.
     pub fn credits_in_flight(&self, op: usize) -> usize {
         self.ring_len[op] as usize

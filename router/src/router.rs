@@ -27,6 +27,24 @@ use crate::params::RouterParams;
 use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
 
+/// What an input VC is doing, as a waveform shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum VcActivity {
+    /// No flits, no packet.
+    Idle = 0,
+    /// A head waits for route computation.
+    Routing = 1,
+    /// Routed; some branch waits for an output VC or ejection channel.
+    VcAlloc = 2,
+    /// Every branch holds its VC; flits compete for the switch.
+    Active = 3,
+}
+
+impl VcActivity {
+    pub const NAMES: [&'static str; 4] = ["IDLE", "RC", "VA", "ACTIVE"];
+}
+
 /// The most input VCs (ports × VCs) one router may have: the width of a [`VcSet`].
 pub const MAX_ROUTER_VCS: usize = 128;
 
@@ -189,7 +207,7 @@ impl Routers {
         if self.inputs.is_full(iv) {
             return false;
         }
-        self.inputs.push(iv, flit, t + self.params.pipeline.inject_latency as u64);
+        self.inputs.push(iv, flit, t + self.params.pipeline.inject_latency as u64, t + 1);
         self.occupancy[r.idx()] += 1;
         self.buffered += 1;
         self.nonempty[r.idx()] |= bit(iv % (self.ports() * self.vcs()));
@@ -202,10 +220,11 @@ impl Routers {
         !self.inputs.is_full(self.ivc_index(r, self.params.net_ports as usize + ch, 0))
     }
 
-    /// Write a flit arriving from a link into input VC `iv` (the fabric's commit phase).
+    /// Write a flit that crossed a link in cycle `t` into input VC `iv` (the fabric's
+    /// commit phase), readable from cycle `ready`.
     #[inline]
-    pub fn arrive(&mut self, iv: usize, flit: Flit, ready: u64) {
-        self.inputs.push(iv, flit, ready);
+    pub fn arrive(&mut self, iv: usize, flit: Flit, t: u64, ready: u64) {
+        self.inputs.push(iv, flit, ready, t + 1);
         let pv = self.ports() * self.vcs();
         let r = iv / pv;
         self.occupancy[r] += 1;
@@ -219,6 +238,17 @@ impl Routers {
         self.outputs.return_credit(op, vc, ready);
         let p = self.ports();
         self.credit_ports[op / p] |= 1u64 << (op % p);
+    }
+
+    /// What input VC `iv` (global index) is doing.
+    pub fn vc_activity(&self, iv: usize) -> VcActivity {
+        let c = &self.inputs.ctl[iv];
+        match c.stage {
+            VcStage::Idle if c.len == 0 => VcActivity::Idle,
+            VcStage::Idle => VcActivity::Routing,
+            VcStage::Routed if !c.pending.difference(c.granted).is_empty() => VcActivity::VcAlloc,
+            VcStage::Routed => VcActivity::Active,
+        }
     }
 
     /// Is output VC `ov` free?
@@ -289,7 +319,7 @@ impl Routers {
             self.eject(r, t, ejected);
         }
         if self.scratch.read != 0 {
-            self.pop_finished(r, out);
+            self.pop_finished(r, t, out);
         }
     }
 
@@ -325,13 +355,13 @@ impl Routers {
             self.allocate_switch(r, t, out);
         }
         if self.scratch.read & !self.scratch.popped != 0 {
-            self.pop_finished(r, out);
+            self.pop_finished(r, t, out);
         }
     }
 
     /// Pop the front flit of every VC read this cycle (and not yet popped) whose branches
     /// have all taken it.
-    fn pop_finished(&mut self, r: NodeId, out: &mut Outbox) {
+    fn pop_finished(&mut self, r: NodeId, t: u64, out: &mut Outbox) {
         let (v, net) = (self.vcs(), self.params.net_ports as usize);
         let ri = r.idx();
         let base = ri * self.ports() * v;
@@ -341,7 +371,7 @@ impl Routers {
                 continue;
             }
             self.scratch.popped |= bit(l);
-            let e = self.inputs.pop(iv);
+            let e = self.inputs.pop(iv, t + 1);
             self.occupancy[ri] -= 1;
             self.buffered -= 1;
             if l / v < net {

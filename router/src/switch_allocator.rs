@@ -58,6 +58,7 @@ impl Routers {
         let policy = self.params.arbiter;
         let readable = self.readable();
         let mut outs = 0u64;
+        let mut requested = 0;
         for l in members(self.switch_candidates(r.idx()) & readable) {
             let iv = base + l;
             let c = &self.inputs.ctl[iv];
@@ -84,6 +85,7 @@ impl Routers {
                 _ => 1,
             };
             let unicast = c.route.network().bits().is_power_of_two();
+            let mut starved = false;
             for o in branches.net_ports() {
                 let op = r.idx() * p + o;
                 let ovc = if unicast {
@@ -93,6 +95,7 @@ impl Routers {
                 };
                 debug_assert_eq!(self.outputs.owner[op * v + ovc], iv as u32);
                 if self.outputs.credits[op * v + ovc] < need {
+                    starved = true;
                     continue;
                 }
                 if outs & (1 << o) == 0 {
@@ -100,6 +103,10 @@ impl Routers {
                     self.scratch.req[o] = 0;
                 }
                 self.scratch.req[o] |= bit(l);
+                requested |= bit(l);
+            }
+            if starved {
+                self.inputs.stall_credit[iv] += 1;
             }
         }
         if outs == 0 {
@@ -139,6 +146,10 @@ impl Routers {
                 }
                 self.outputs.sa_arb[op].grant_accepted(p * v, l);
             }
+        }
+        // Requesters that got no output this cycle lost arbitration (or crossbar bandwidth).
+        for l in members(requested & !self.scratch.read) {
+            self.inputs.stall_arb[base + l] += 1;
         }
     }
 }

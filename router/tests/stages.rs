@@ -54,7 +54,7 @@ impl Bench {
     /// Write flit `seq` of packet `id` into network input `port`, VC `vc`, readable from `ready`.
     fn arrive(&mut self, port: usize, vc: usize, id: u32, seq: u16, len: u16, ready: u64) {
         let iv = self.r.ivc_index(NodeId(0), port, vc);
-        self.r.arrive(iv, Flit::of(PacketId(id), seq, len), ready);
+        self.r.arrive(iv, Flit::of(PacketId(id), seq, len), ready.saturating_sub(1), ready);
     }
     /// Simulate one cycle; returns (departures as (out port, vc, packet, seq), ejections).
     fn cycle(&mut self) -> (Vec<Dep>, Vec<Ej>) {

@@ -108,6 +108,30 @@ pub struct RunArgs {
     /// Fraction of hotspot traffic.
     #[arg(long, allow_hyphen_values = true)]
     pub hotspot_fraction: Option<String>,
+    /// Write a VCD waveform of the run.
+    #[arg(long, allow_hyphen_values = true)]
+    pub vcd: Option<String>,
+    /// Write an FST waveform of the run.
+    #[arg(long, allow_hyphen_values = true)]
+    pub fst: Option<String>,
+    /// Write a GTKWave save file for the waveform (with --vcd or --fst).
+    #[arg(long, allow_hyphen_values = true)]
+    pub gtkw: Option<String>,
+    /// Clock period in ns (the waveform's time unit).
+    #[arg(long, allow_hyphen_values = true)]
+    pub clock_ns: Option<String>,
+    /// Nodes to trace: all, or ids and ranges like 0-3,7.
+    #[arg(long, allow_hyphen_values = true)]
+    pub trace_nodes: Option<String>,
+    /// First cycle traced.
+    #[arg(long, allow_hyphen_values = true)]
+    pub trace_from: Option<String>,
+    /// Last cycle traced.
+    #[arg(long, allow_hyphen_values = true)]
+    pub trace_to: Option<String>,
+    /// Write buffer and link statistics as CSV.
+    #[arg(long, allow_hyphen_values = true)]
+    pub stats_csv: Option<String>,
     /// Write the JSON result to PATH, or to standard output with -.
     #[arg(long, allow_hyphen_values = true)]
     pub json: Option<String>,
@@ -120,7 +144,7 @@ impl RunArgs {
     /// The flags given, as raw settings.
     pub fn raw(&self) -> Raw {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 24] = [
+        let fields: [(&str, &Option<String>); 32] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -145,6 +169,14 @@ impl RunArgs {
             ("max-cycles", &self.max_cycles),
             ("hotspot", &self.hotspot),
             ("hotspot-fraction", &self.hotspot_fraction),
+            ("vcd", &self.vcd),
+            ("fst", &self.fst),
+            ("gtkw", &self.gtkw),
+            ("clock-ns", &self.clock_ns),
+            ("trace-nodes", &self.trace_nodes),
+            ("trace-from", &self.trace_from),
+            ("trace-to", &self.trace_to),
+            ("stats-csv", &self.stats_csv),
         ];
         for (k, v) in fields {
             if let Some(v) = v {
@@ -174,7 +206,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
         )),
         None => None,
     };
-    let report = run::run(&cfg);
+    let report = run::run_with_outputs(&cfg)?;
     let json = serde_json::to_string_pretty(&report).expect("report serializes");
     if let Some((path, mut file)) = json_file {
         writeln!(file, "{json}").map_err(|e| ConfigError(format!("json: {path}: cannot write it: {e}")))?;

@@ -63,6 +63,14 @@ pub const FIELDS: &[&str] = &[
     "max-cycles",
     "hotspot",
     "hotspot-fraction",
+    "vcd",
+    "fst",
+    "gtkw",
+    "clock-ns",
+    "trace-nodes",
+    "trace-from",
+    "trace-to",
+    "stats-csv",
 ];
 
 /// Raw settings: field name → value text, with where it came from (for messages).
@@ -210,8 +218,57 @@ pub struct Config {
     pub copy_cycles_per_flit: u64,
     pub watchdog_cycles: u64,
     pub max_cycles: u64,
+    pub outputs: Outputs,
     #[serde(skip)]
     pub port_model: PortModel,
+}
+
+/// Files a run writes besides its JSON result.
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct Outputs {
+    pub vcd: Option<String>,
+    pub fst: Option<String>,
+    pub gtkw: Option<String>,
+    /// Clock period, ns: the waveforms' time unit.
+    pub clock_ns: u32,
+    /// Nodes traced (all if absent).
+    pub trace_nodes: Option<Vec<u32>>,
+    pub trace_from: u64,
+    pub trace_to: Option<u64>,
+    pub stats_csv: Option<String>,
+}
+
+impl Outputs {
+    pub fn tracing(&self) -> bool {
+        self.vcd.is_some() || self.fst.is_some()
+    }
+}
+
+/// A node list: `all`, or ids and ranges like `0-3,7,12`.
+fn parse_node_list(field: &str, v: &str, nodes: u64) -> Result<Option<Vec<u32>>, ConfigError> {
+    if v.trim() == "all" {
+        return Ok(None);
+    }
+    let allowed = || format!("all, or node ids below {nodes} as a list like 0-3,7,12");
+    let mut out = Vec::new();
+    for part in v.split(',') {
+        let part = part.trim();
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let (a, b): (u64, u64) = match (a.parse(), b.parse()) {
+            (Ok(a), Ok(b)) if a <= b && b < nodes => (a, b),
+            _ => return Err(err(field, v, allowed())),
+        };
+        out.extend((a..=b).map(|x| x as u32));
+    }
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        return Err(err(field, v, allowed()));
+    }
+    Ok(Some(out))
 }
 
 fn uint(field: &str, v: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
@@ -433,6 +490,45 @@ impl Config {
             return Err(err("forwarding", f, "only applies to broadcast algorithms, not --traffic"));
         }
         check_workload_memory(&spec, &workload, max_cycles)?;
+        let outputs = Outputs {
+            vcd: raw.get("vcd").map(String::from),
+            fst: raw.get("fst").map(String::from),
+            gtkw: raw.get("gtkw").map(String::from),
+            clock_ns: match raw.get("clock-ns") {
+                Some(v) => uint("clock-ns", v, 1, 1_000_000)? as u32,
+                None => 1,
+            },
+            trace_nodes: match raw.get("trace-nodes") {
+                Some(v) => parse_node_list("trace-nodes", v, nodes)?,
+                None => None,
+            },
+            trace_from: match raw.get("trace-from") {
+                Some(v) => uint("trace-from", v, 0, 1 << 48)?,
+                None => 0,
+            },
+            trace_to: match raw.get("trace-to") {
+                Some(v) => Some(uint("trace-to", v, 0, 1 << 48)?),
+                None => None,
+            },
+            stats_csv: raw.get("stats-csv").map(String::from),
+        };
+        if let Some(g) = &outputs.gtkw
+            && !outputs.tracing()
+        {
+            return Err(err("gtkw", g, "a GTKWave save file points at a dump: add --vcd PATH or --fst PATH"));
+        }
+        for f in ["trace-nodes", "trace-from", "trace-to", "clock-ns"] {
+            if let Some(v) = raw.get(f)
+                && !outputs.tracing()
+            {
+                return Err(err(f, v, "only applies with --vcd PATH or --fst PATH"));
+            }
+        }
+        if let Some(to) = outputs.trace_to
+            && to < outputs.trace_from
+        {
+            return Err(err("trace-to", to, format!("at least --trace-from ({})", outputs.trace_from)));
+        }
         Ok(Config {
             topology,
             dims,
@@ -453,6 +549,7 @@ impl Config {
             copy_cycles_per_flit,
             watchdog_cycles,
             max_cycles,
+            outputs,
             port_model,
         })
     }

@@ -1,6 +1,6 @@
 //! Run one configured scenario and produce its report.
 
-use crate::config::{Config, Workload};
+use crate::config::{Config, ConfigError, Workload};
 use fabric::algorithms::mnb_sbt::MnbSbt;
 use fabric::algorithms::snb::Snb;
 use fabric::algorithms::traffic::Traffic;
@@ -8,8 +8,10 @@ use fabric::algorithms::{Bounds, Forwarding};
 use fabric::{Deadlock, Ending, Fabric, PortModel, Program};
 use router::NodeId;
 use serde::Serialize;
+use std::path::Path;
 use std::time::Instant;
-use traces::stats::BufferStats;
+use traces::stats::{BufferStats, Stats};
+use traces::{FstSink, TraceOptions, Tracer, VcdSink};
 
 /// Everything a run reports (the JSON result).
 #[derive(Clone, Debug, Serialize)]
@@ -40,6 +42,8 @@ pub struct Report {
     /// The first delivery problems, described.
     pub problems: Vec<String>,
     pub max_buffer_occupancy: BufferStats,
+    /// Occupancy histograms, stall cycles and link utilization, for buffer sizing.
+    pub stats: Stats,
     /// Most packets waiting in any node's memory (the papers' node storage).
     pub max_nic_queue: u32,
     pub deadlock: Option<Deadlock>,
@@ -98,6 +102,57 @@ pub fn run(cfg: &Config) -> Report {
     report(cfg, &f, bounds, ending, wall)
 }
 
+fn io_err(field: &str, path: &str, e: impl std::fmt::Display) -> ConfigError {
+    ConfigError(format!("{field}: {path}: cannot write it: {e}"))
+}
+
+/// Run a configuration and write the waveforms, save file and statistics it asks for.
+pub fn run_with_outputs(cfg: &Config) -> Result<Report, ConfigError> {
+    let out = &cfg.outputs;
+    if !out.tracing() && out.stats_csv.is_none() {
+        return Ok(run(cfg));
+    }
+    let (mut f, bounds) = build(cfg);
+    let title = cfg.title();
+    let opts =
+        TraceOptions { nodes: out.trace_nodes.clone(), from: out.trace_from, to: out.trace_to.unwrap_or(u64::MAX), clock_ns: out.clock_ns };
+    let mut signals = None;
+    if let Some(p) = &out.vcd {
+        let sink = VcdSink::create(Path::new(p), out.clock_ns, &title).map_err(|e| io_err("vcd", p, e))?;
+        let t = Tracer::new(&f, opts.clone(), Box::new(sink)).map_err(|e| io_err("vcd", p, e))?;
+        signals.get_or_insert(p.clone());
+        if let Some(g) = &out.gtkw {
+            traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
+        }
+        f.add_probe(Box::new(t));
+    }
+    if let Some(p) = &out.fst {
+        let sink = FstSink::create(Path::new(p), out.clock_ns).map_err(|e| io_err("fst", p, e))?;
+        let t = Tracer::new(&f, opts.clone(), Box::new(sink)).map_err(|e| io_err("fst", p, e))?;
+        if let Some(g) = &out.gtkw
+            && signals.is_none()
+        {
+            traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
+        }
+        f.add_probe(Box::new(t));
+    }
+    if let Some(p) = &out.stats_csv {
+        std::fs::File::create(p).map_err(|e| io_err("stats-csv", p, e))?;
+    }
+    let start = Instant::now();
+    let ending = f.run();
+    let wall = start.elapsed().as_secs_f64();
+    let paths = [out.vcd.as_ref(), out.fst.as_ref()];
+    for (probe, path) in f.take_probes().into_iter().zip(paths.into_iter().flatten()) {
+        let tracer = probe.as_any().downcast::<Tracer>().expect("the probes are tracers");
+        tracer.finish(f.now).map_err(|e| io_err(if Some(path) == out.vcd.as_ref() { "vcd" } else { "fst" }, path, e))?;
+    }
+    if let Some(p) = &out.stats_csv {
+        Stats::write_csv(&f, Path::new(p)).map_err(|e| io_err("stats-csv", p, e))?;
+    }
+    Ok(report(cfg, &f, bounds, ending, wall))
+}
+
 /// The report of a finished fabric.
 pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_seconds: f64) -> Report {
     let c = f.scoreboard.counts();
@@ -134,6 +189,7 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         misrouted_deliveries: c.misrouted,
         problems,
         max_buffer_occupancy: BufferStats::from_fabric(f),
+        stats: Stats::from_fabric(f),
         max_nic_queue: f.nics.max_queue,
         deadlock: f.deadlock.clone(),
         latency_avg_cycles: f.latencies.mean(),

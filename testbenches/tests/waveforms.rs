@@ -1,0 +1,264 @@
+//! Waveforms read back with independent tools: the `wellen` crate (the reader behind the
+//! Surfer viewer) and GTKWave's own `vcd2fst` and `fst2vcd`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+fn flitwave() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_flitwave"))
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("flitwave-wave-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = flitwave().args(args).args(["--json", "-", "--quiet"]).output().unwrap();
+    assert!(out.status.success(), "flitwave {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Every signal as a step function: full name (no bit range) → [(time, value)].
+fn signals(path: &Path) -> BTreeMap<String, Vec<(u64, u64)>> {
+    let mut w = wellen::simple::read(path).unwrap_or_else(|e| panic!("wellen cannot read {}: {e:?}", path.display()));
+    let h = w.hierarchy();
+    let vars: Vec<(String, wellen::SignalRef)> = h.all_vars().map(|v| (h[v].full_name(h), h[v].signal_ref())).collect();
+    let refs: Vec<wellen::SignalRef> = vars.iter().map(|(_, r)| *r).collect();
+    w.load_signals(&refs);
+    let times = w.time_table().to_vec();
+    let mut out = BTreeMap::new();
+    for (name, r) in vars {
+        let sig = w.get_signal(r).unwrap();
+        let changes: Vec<(u64, u64)> = sig
+            .iter_changes()
+            .map(|(ti, v)| {
+                let bits = v.to_bit_string().expect("a bit vector");
+                (times[ti as usize], u64::from_str_radix(&bits, 2).expect("2-state value"))
+            })
+            .collect();
+        out.insert(name, changes);
+    }
+    out
+}
+
+/// The value of a step function at time `t`.
+fn at(changes: &[(u64, u64)], t: u64) -> u64 {
+    match changes.binary_search_by_key(&t, |&(time, _)| time) {
+        Ok(i) => changes[i].1,
+        Err(0) => 0,
+        Err(i) => changes[i - 1].1,
+    }
+}
+
+/// Cycles in which a 1-bit step function is high, up to `end`.
+fn high_cycles(changes: &[(u64, u64)], end: u64) -> Vec<u64> {
+    let mut cycles = Vec::new();
+    for (i, &(t, v)) in changes.iter().enumerate() {
+        if v == 1 {
+            let until = changes.get(i + 1).map_or(end, |c| c.0);
+            cycles.extend(t..until);
+        }
+    }
+    cycles
+}
+
+fn coords(n: u64, sizes: &[u64]) -> Vec<u64> {
+    let mut c = Vec::new();
+    let mut x = n;
+    for &s in sizes {
+        c.push(x % s);
+        x /= s;
+    }
+    c
+}
+
+/// The output ports of dimension-order routing from `src` to `dst` on a mesh: (node, port).
+fn dor_path(src: u64, dst: u64, sizes: &[u64]) -> Vec<(u64, u64)> {
+    let mut at = coords(src, sizes);
+    let goal = coords(dst, sizes);
+    let mut hops = Vec::new();
+    for dim in 0..sizes.len() {
+        while at[dim] != goal[dim] {
+            let up = goal[dim] > at[dim];
+            let id: u64 = at
+                .iter()
+                .zip(sizes.iter().scan(1, |s, &k| {
+                    let r = *s;
+                    *s *= k;
+                    Some(r)
+                }))
+                .map(|(c, s)| c * s)
+                .sum();
+            hops.push((id, 2 * dim as u64 + up as u64));
+            if up {
+                at[dim] += 1;
+            } else {
+                at[dim] -= 1;
+            }
+        }
+    }
+    hops
+}
+
+const TRAFFIC: &[&str] = &[
+    "run",
+    "--topology",
+    "mesh",
+    "--dims",
+    "4x3",
+    "--traffic",
+    "uniform",
+    "--rate",
+    "0.05",
+    "--cycles",
+    "300",
+    "--packet-flits",
+    "3",
+    "--seed",
+    "11",
+];
+
+/// The cycles in which output `valid` signals are high add up to the run's flit_hops, and
+/// each packet's flits appear on exactly the links of its dimension-order path, between its
+/// injection at the source NIC and its ejection at the destination NIC.
+#[test]
+fn vcd_read_back_matches_flit_hops_and_scoreboard() {
+    let vcd = scratch("t.vcd");
+    let mut args = TRAFFIC.to_vec();
+    args.extend(["--vcd", vcd.to_str().unwrap()]);
+    let r = run_json(&args);
+    assert_eq!(r["missing_deliveries"], 0);
+    let end = r["simulated_cycles"].as_u64().unwrap() + 1;
+    let sig = signals(&vcd);
+    let sizes = [4u64, 3];
+    let name = |node: u64, rest: &str| format!("top.n{node:04}.{rest}");
+    let mut total = 0;
+    // (msg) → link traversals (node, port) counted per flit
+    let mut on_links: HashMap<u64, BTreeMap<(u64, u64), u64>> = HashMap::new();
+    for node in 0..12u64 {
+        for port in 0..4u64 {
+            let Some(valid) = sig.get(&name(node, &format!("router.out{port}.valid"))) else { continue };
+            let msg = &sig[&name(node, &format!("router.out{port}.msg"))];
+            for t in high_cycles(valid, end) {
+                total += 1;
+                *on_links.entry(at(msg, t)).or_default().entry((node, port)).or_default() += 1;
+            }
+        }
+    }
+    assert_eq!(total, r["flit_hops"].as_u64().unwrap(), "valid cycles vs flit_hops");
+    // Sources and destinations from the NIC signals.
+    let mut src: HashMap<u64, (u64, u64)> = HashMap::new();
+    let mut dst: HashMap<u64, (u64, u64)> = HashMap::new();
+    for node in 0..12u64 {
+        for (dir, map) in [("inj0", &mut src), ("ej0", &mut dst)] {
+            let valid = &sig[&name(node, &format!("nic.{dir}.valid"))];
+            let msg = &sig[&name(node, &format!("nic.{dir}.msg"))];
+            for t in high_cycles(valid, end) {
+                let e = map.entry(at(msg, t)).or_insert((node, 0));
+                assert_eq!(e.0, node, "message {} seen at two {dir} NICs", at(msg, t));
+                e.1 += 1;
+            }
+        }
+    }
+    let delivered = r["deliveries"].as_u64().unwrap();
+    assert_eq!(dst.len() as u64, delivered, "every delivered message ejected at one node");
+    for (m, &(s, flits_in)) in &src {
+        let &(d, flits_out) = dst.get(m).unwrap_or_else(|| panic!("message {m} injected at {s} never ejected"));
+        assert_eq!((flits_in, flits_out), (3, 3));
+        let expect: BTreeMap<(u64, u64), u64> = dor_path(s, d, &sizes).into_iter().map(|h| (h, 3)).collect();
+        assert_eq!(on_links.get(m).cloned().unwrap_or_default(), expect, "message {m} from {s} to {d}");
+    }
+    let linked: BTreeSet<u64> = on_links.keys().copied().collect();
+    assert!(linked.iter().all(|m| src.contains_key(m)), "a flit on a link that no NIC injected");
+}
+
+/// The same seed gives a byte-identical VCD; the FST holds the same link activity.
+#[test]
+fn vcd_is_deterministic_and_fst_agrees() {
+    let (a, b, f) = (scratch("a.vcd"), scratch("b.vcd"), scratch("c.fst"));
+    for (p, flag) in [(&a, "--vcd"), (&b, "--vcd"), (&f, "--fst")] {
+        let mut args = TRAFFIC.to_vec();
+        args.extend([flag, p.to_str().unwrap()]);
+        run_json(&args);
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "same seed, different VCD");
+    let (v, fst) = (signals(&a), signals(&f));
+    for (name, changes) in v.iter().filter(|(n, _)| n.ends_with(".valid")) {
+        // FST times are ns: clock 1 ns, so equal.
+        assert_eq!(fst.get(name), Some(changes), "{name}");
+    }
+}
+
+/// The save file names the dump and only signals that exist in it.
+#[test]
+fn gtkw_names_the_dump_and_existing_signals() {
+    let (vcd, gtkw) = (scratch("s.vcd"), scratch("s.gtkw"));
+    let out = flitwave()
+        .args(["run", "--topology", "hypercube", "--dims", "3", "--packet-flits", "2", "--quiet"])
+        .args(["--vcd", vcd.to_str().unwrap(), "--gtkw", gtkw.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&gtkw).unwrap();
+    let dump = std::path::absolute(&vcd).unwrap();
+    assert!(text.contains(&format!("[dumpfile] \"{}\"", dump.display())), "{text}");
+    let names: BTreeSet<String> = signals(&vcd).into_keys().collect();
+    let mut traced = 0;
+    for line in text.lines().filter(|l| l.starts_with("top.")) {
+        let base = line.split('[').next().unwrap();
+        assert!(names.contains(base), "{line} is not in the dump");
+        traced += 1;
+    }
+    assert_eq!(traced, names.len(), "every dumped signal is in the save file");
+    for line in text.lines().filter(|l| l.starts_with('^')) {
+        let file = line.split_once(' ').unwrap().1;
+        assert!(Path::new(file).exists(), "translate filter {file} missing");
+    }
+}
+
+/// GTKWave's own tools accept the files.
+#[test]
+fn gtkwave_tools_accept_the_files() {
+    for tool in ["vcd2fst", "fst2vcd"] {
+        assert!(
+            Command::new(tool).arg("--help").output().is_ok(),
+            "{tool} not found: install GTKWave (Debian package gtkwave); .ci/run does"
+        );
+    }
+    let (vcd, fst, conv) = (scratch("g.vcd"), scratch("g.fst"), scratch("conv.fst"));
+    let mut args = TRAFFIC.to_vec();
+    args.extend(["--vcd", vcd.to_str().unwrap(), "--fst", fst.to_str().unwrap()]);
+    run_json(&args);
+    let o = Command::new("vcd2fst").arg(&vcd).arg(&conv).output().unwrap();
+    assert!(o.status.success() && conv.exists(), "vcd2fst: {}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("fst2vcd").arg(&fst).output().unwrap();
+    assert!(o.status.success(), "fst2vcd: {}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("$enddefinitions") && text.contains("top"), "fst2vcd output: {}", &text[..text.len().min(400)]);
+    // The converted FST reads back like ours.
+    let (a, b) = (signals(&fst), signals(&conv));
+    for (name, changes) in a.iter().filter(|(n, _)| n.ends_with(".valid")) {
+        assert_eq!(b.get(name), Some(changes), "{name}");
+    }
+}
+
+/// A time window and a node list keep the dump small and still consistent.
+#[test]
+fn trace_selection_limits_nodes_and_time() {
+    let vcd = scratch("w.vcd");
+    let mut args = TRAFFIC.to_vec();
+    args.extend(["--vcd", vcd.to_str().unwrap(), "--trace-nodes", "0-2,5", "--trace-from", "50", "--trace-to", "120"]);
+    run_json(&args);
+    let sig = signals(&vcd);
+    let nodes: BTreeSet<String> = sig.keys().map(|k| k.split('.').nth(1).unwrap().to_string()).collect();
+    assert_eq!(nodes, ["n0000", "n0001", "n0002", "n0005"].iter().map(|s| s.to_string()).collect());
+    for changes in sig.values() {
+        assert!(changes.iter().all(|&(t, _)| (50..=121).contains(&t)), "{changes:?}");
+    }
+}

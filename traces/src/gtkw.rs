@@ -1,0 +1,114 @@
+//! GTKWave save files: point at the dump and open with the traced signals grouped by node
+//! and port, flit kinds and VC states shown by name (translate-filter files written beside
+//! the save file).
+
+use crate::tracer::{KIND_NAMES, Tracer};
+use router::VcActivity;
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+// GTKWave trace flags (see GTKWave's save-file format).
+const HEX: u32 = 1 << 1;
+const DEC: u32 = 1 << 2;
+const BIN: u32 = 1 << 3;
+const RJUSTIFY: u32 = 1 << 5;
+const BLANK: u32 = 1 << 9;
+const COLLAPSED: u32 = 1 << 12;
+const FTRANSLATED: u32 = 1 << 13;
+const CLOSED: u32 = 1 << 22;
+const GRP_BEGIN: u32 = 1 << 23;
+const GRP_END: u32 = 1 << 24;
+
+/// Nodes whose groups start open; the others start closed.
+const OPEN_NODES: usize = 8;
+
+/// Write `save` for the dump at `dump`, with translate filters beside it. Returns the
+/// paths of the filter files written.
+pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -> io::Result<Vec<std::path::PathBuf>> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let stem = save.with_extension("");
+    let kind_file = stem.with_extension("kind.txt");
+    let state_file = stem.with_extension("state.txt");
+    let mut kinds = String::new();
+    for (v, name) in KIND_NAMES.iter().enumerate() {
+        writeln!(kinds, "{v:01x} {name}").unwrap();
+    }
+    std::fs::write(&kind_file, kinds)?;
+    let mut states = String::new();
+    for (v, name) in VcActivity::NAMES.iter().enumerate() {
+        writeln!(states, "{v:01x} {name}").unwrap();
+    }
+    std::fs::write(&state_file, states)?;
+
+    let mut s = String::new();
+    writeln!(s, "[*] flitwave: {title}").unwrap();
+    writeln!(s, "[dumpfile] \"{}\"", abs(dump).display()).unwrap();
+    writeln!(s, "[savefile] \"{}\"", abs(save).display()).unwrap();
+    writeln!(s, "[timestart] 0").unwrap();
+    writeln!(s, "[size] 1600 1000").unwrap();
+    writeln!(s, "[pos] -1 -1").unwrap();
+    writeln!(s, "[sst_width] 260").unwrap();
+    writeln!(s, "[signals_width] 360").unwrap();
+    writeln!(s, "[sst_expanded] 1").unwrap();
+    writeln!(s, "[treeopen] top.").unwrap();
+    let mut flags = u32::MAX;
+    let mut set = |s: &mut String, f: u32| {
+        if f != flags {
+            writeln!(s, "@{f:x}").unwrap();
+            flags = f;
+        }
+    };
+    let filters = [abs(&kind_file), abs(&state_file)];
+    let mut i = 0;
+    let sigs = &tracer.signals;
+    while i < sigs.len() {
+        let node = sigs[i].node;
+        let node_name = sigs[i].name.split('.').nth(1).unwrap_or("node").to_string();
+        let closed = node >= OPEN_NODES;
+        let grp = |closed: bool, end: bool| {
+            let mut f = BLANK | if end { GRP_END } else { GRP_BEGIN };
+            if closed {
+                f |= CLOSED;
+                if end {
+                    f |= COLLAPSED;
+                }
+            }
+            f
+        };
+        set(&mut s, grp(closed, false));
+        writeln!(s, "-{node_name}").unwrap();
+        while i < sigs.len() && sigs[i].node == node {
+            let group = sigs[i].group.clone();
+            // Links and the NIC open; buffers and credits closed.
+            let sub_closed = group.contains("credits") || group.starts_with("in") || group.starts_with("inj");
+            set(&mut s, grp(sub_closed, false));
+            writeln!(s, "-{group}").unwrap();
+            while i < sigs.len() && sigs[i].node == node && sigs[i].group == group {
+                let sig = &sigs[i];
+                let f = match sig.translate {
+                    Some(_) => HEX | RJUSTIFY | FTRANSLATED,
+                    None if sig.width == 1 => BIN | RJUSTIFY,
+                    None if sig.width >= 16 => DEC | RJUSTIFY,
+                    None => DEC | RJUSTIFY,
+                };
+                set(&mut s, f);
+                match sig.translate {
+                    Some("kind") => writeln!(s, "^1 {}", filters[0].display()).unwrap(),
+                    Some(_) => writeln!(s, "^2 {}", filters[1].display()).unwrap(),
+                    None => {}
+                }
+                writeln!(s, "{}", sig.name).unwrap();
+                i += 1;
+            }
+            set(&mut s, grp(sub_closed, true));
+            writeln!(s, "-{group}").unwrap();
+        }
+        set(&mut s, grp(closed, true));
+        writeln!(s, "-{node_name}").unwrap();
+    }
+    writeln!(s, "[pattern_trace] 1").unwrap();
+    writeln!(s, "[pattern_trace] 0").unwrap();
+    std::fs::write(save, s)?;
+    Ok(vec![kind_file, state_file])
+}
