@@ -270,7 +270,10 @@ impl Fabric {
             if self.deadlock.is_some() {
                 return Ending::Deadlock;
             }
-            if self.active.is_empty() {
+            // Skip cycles in which nothing can happen; with probes attached, not while
+            // credits are still coming back (a waveform shows when they arrive).
+            let credits_due = !self.probes.is_empty() && self.now <= self.routers.credit_horizon();
+            if self.active.is_empty() && !credits_due {
                 match self.timers.peek() {
                     None => return Ending::Quiescent,
                     Some(&Reverse((t, _, _))) => self.now = self.now.max(t),
@@ -588,6 +591,11 @@ impl Fabric {
         let net = self.routers.params.net_ports as usize;
         let width = (self.topo.nodes().max(2) - 1).to_string().len().max(4);
         if p < net { format!("n{:0width$}.in{}.vc{}", node.0, p, v) } else { format!("n{:0width$}.inj{}.vc{}", node.0, p - net, v) }
+    }
+
+    /// Was router `r` evaluated this cycle, or will it be next cycle?
+    pub fn is_active(&self, r: NodeId) -> bool {
+        self.in_active[r.idx()]
     }
 
     /// Is there still work (packets queued, flits buffered, timers)?

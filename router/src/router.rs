@@ -109,6 +109,8 @@ pub struct Routers {
     /// Per router: network output ports with credits in flight; ejection channels held.
     credit_ports: Vec<u64>,
     ej_owned: Vec<u64>,
+    /// The latest cycle at which a returned credit becomes visible.
+    credit_horizon: u64,
     /// The VCs of port 0 (shifted by `port * vcs` for other ports); the injection VCs.
     port_vcs: VcSet,
     injection_vcs: VcSet,
@@ -157,6 +159,7 @@ impl Routers {
             need_ej: vec![0; n],
             credit_ports: vec![0; n],
             ej_owned: vec![0; n],
+            credit_horizon: 0,
             port_vcs,
             injection_vcs,
             scratch: Scratch { read: 0, popped: 0, port_full: 0, port_reads: [0; 64], ports_read: 0, req: [0; 64] },
@@ -238,6 +241,18 @@ impl Routers {
         self.outputs.return_credit(op, vc, ready);
         let p = self.ports();
         self.credit_ports[op / p] |= 1u64 << (op % p);
+        self.credit_horizon = self.credit_horizon.max(ready);
+    }
+
+    /// The latest cycle at which a credit now on a return line becomes visible.
+    pub fn credit_horizon(&self) -> u64 {
+        self.credit_horizon
+    }
+
+    /// Could router `r`'s registers differ from the last cycle it was idle in: does it hold
+    /// flits, or credits on its return lines?
+    pub fn may_change(&self, r: NodeId) -> bool {
+        self.occupancy[r.idx()] > 0 || self.credit_ports[r.idx()] != 0
     }
 
     /// What input VC `iv` (global index) is doing.

@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
 use traces::stats::{BufferStats, Stats};
-use traces::{FstSink, TraceOptions, Tracer, VcdSink};
+use traces::{FstSink, Threaded, TraceOptions, Tracer, VcdSink};
 
 /// Everything a run reports (the JSON result).
 #[derive(Clone, Debug, Serialize)]
@@ -119,7 +119,7 @@ pub fn run_with_outputs(cfg: &Config) -> Result<Report, ConfigError> {
     let mut signals = None;
     if let Some(p) = &out.vcd {
         let sink = VcdSink::create(Path::new(p), out.clock_ns, &title).map_err(|e| io_err("vcd", p, e))?;
-        let t = Tracer::new(&f, opts.clone(), Box::new(sink)).map_err(|e| io_err("vcd", p, e))?;
+        let t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("vcd", p, e))?;
         signals.get_or_insert(p.clone());
         if let Some(g) = &out.gtkw {
             traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
@@ -128,7 +128,7 @@ pub fn run_with_outputs(cfg: &Config) -> Result<Report, ConfigError> {
     }
     if let Some(p) = &out.fst {
         let sink = FstSink::create(Path::new(p), out.clock_ns).map_err(|e| io_err("fst", p, e))?;
-        let t = Tracer::new(&f, opts.clone(), Box::new(sink)).map_err(|e| io_err("fst", p, e))?;
+        let t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("fst", p, e))?;
         if let Some(g) = &out.gtkw
             && signals.is_none()
         {

@@ -2,7 +2,7 @@
 //! and port, flit kinds and VC states shown by name (translate-filter files written beside
 //! the save file).
 
-use crate::tracer::{KIND_NAMES, Tracer};
+use crate::tracer::{FLAG_NAMES, Tracer};
 use router::VcActivity;
 use std::fmt::Write as _;
 use std::io;
@@ -28,13 +28,13 @@ const OPEN_NODES: usize = 8;
 pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -> io::Result<Vec<std::path::PathBuf>> {
     let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let stem = save.with_extension("");
-    let kind_file = stem.with_extension("kind.txt");
+    let flags_file = stem.with_extension("flags.txt");
     let state_file = stem.with_extension("state.txt");
-    let mut kinds = String::new();
-    for (v, name) in KIND_NAMES.iter().enumerate() {
-        writeln!(kinds, "{v:01x} {name}").unwrap();
+    let mut names = String::new();
+    for (v, name) in FLAG_NAMES.iter().enumerate() {
+        writeln!(names, "{v:01x} {name}").unwrap();
     }
-    std::fs::write(&kind_file, kinds)?;
+    std::fs::write(&flags_file, names)?;
     let mut states = String::new();
     for (v, name) in VcActivity::NAMES.iter().enumerate() {
         writeln!(states, "{v:01x} {name}").unwrap();
@@ -59,7 +59,7 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
             flags = f;
         }
     };
-    let filters = [abs(&kind_file), abs(&state_file)];
+    let filters = [abs(&flags_file), abs(&state_file)];
     let mut i = 0;
     let sigs = &tracer.signals;
     while i < sigs.len() {
@@ -94,7 +94,7 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
                 };
                 set(&mut s, f);
                 match sig.translate {
-                    Some("kind") => writeln!(s, "^1 {}", filters[0].display()).unwrap(),
+                    Some("flags") => writeln!(s, "^1 {}", filters[0].display()).unwrap(),
                     Some(_) => writeln!(s, "^2 {}", filters[1].display()).unwrap(),
                     None => {}
                 }
@@ -110,5 +110,5 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
     writeln!(s, "[pattern_trace] 1").unwrap();
     writeln!(s, "[pattern_trace] 0").unwrap();
     std::fs::write(save, s)?;
-    Ok(vec![kind_file, state_file])
+    Ok(vec![flags_file, state_file])
 }

@@ -23,9 +23,10 @@ pub trait WaveSink {
 pub struct VcdSink {
     w: vcd::Writer<BufWriter<File>>,
     ids: Vec<(vcd::IdCode, u32)>,
+    /// Each variable's id code as text, for writing value changes directly.
+    id_text: Vec<Vec<u8>>,
     first_time: bool,
     in_dumpvars: bool,
-    bits: Vec<vcd::Value>,
 }
 
 impl VcdSink {
@@ -34,7 +35,7 @@ impl VcdSink {
         w.comment(comment)?;
         w.version(concat!("flitwave ", env!("CARGO_PKG_VERSION")))?;
         w.timescale(clock_ns, vcd::TimescaleUnit::NS)?;
-        Ok(VcdSink { w, ids: Vec::new(), first_time: true, in_dumpvars: false, bits: Vec::with_capacity(64) })
+        Ok(VcdSink { w, ids: Vec::new(), id_text: Vec::new(), first_time: true, in_dumpvars: false })
     }
 }
 
@@ -49,6 +50,7 @@ impl WaveSink for VcdSink {
         let index = (width > 1).then_some(vcd::ReferenceIndex::Range(width as i32 - 1, 0));
         let id = self.w.add_var(vcd::VarType::Wire, width, name, index)?;
         self.ids.push((id, width));
+        self.id_text.push(id.to_string().into_bytes());
         Ok(self.ids.len() - 1)
     }
     fn end_definitions(&mut self) -> io::Result<()> {
@@ -69,18 +71,29 @@ impl WaveSink for VcdSink {
         Ok(())
     }
     fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
-        let (id, width) = self.ids[var];
+        use std::io::Write;
+        let width = self.ids[var].1;
+        let mut buf = [0u8; 80];
+        let mut n = 0;
         if width == 1 {
-            self.w.change_scalar(id, if value & 1 == 1 { vcd::Value::V1 } else { vcd::Value::V0 })
+            buf[0] = b'0' + (value & 1) as u8;
+            n = 1;
         } else {
-            self.bits.clear();
-            let top = 64 - value.leading_zeros().max(64 - width);
-            // Leading zeros are implied (VCD left-extends with 0); write at least one bit.
-            for i in (0..top.max(1)).rev() {
-                self.bits.push(if (value >> i) & 1 == 1 { vcd::Value::V1 } else { vcd::Value::V0 });
+            // `b<bits> <id>`, leading zeros dropped (VCD left-extends with 0).
+            let top = (64 - value.leading_zeros()).clamp(1, width);
+            buf[0] = b'b';
+            for i in 0..top {
+                buf[1 + i as usize] = b'0' + ((value >> (top - 1 - i)) & 1) as u8;
             }
-            self.w.change_vector(id, self.bits.iter().copied())
+            n += 1 + top as usize;
+            buf[n] = b' ';
+            n += 1;
         }
+        let id = &self.id_text[var];
+        buf[n..n + id.len()].copy_from_slice(id);
+        n += id.len();
+        buf[n] = b'\n';
+        self.w.writer().write_all(&buf[..n + 1])
     }
     fn finish(mut self: Box<Self>) -> io::Result<()> {
         use std::io::Write;
@@ -100,7 +113,8 @@ pub struct FstSink {
     clock_ns: u64,
 }
 
-/// Flush FST value changes to disk every this many buffered bytes.
+/// Flush FST value changes to disk every this many buffered bytes (small enough that the
+/// writer's buffer stays in cache when it is compressed).
 const FST_FLUSH_AT: usize = 32 << 20;
 
 impl FstSink {
@@ -143,7 +157,10 @@ impl WaveSink for FstSink {
     }
     fn end_definitions(&mut self) -> io::Result<()> {
         let h = self.header.take().expect("FST header");
-        self.body = Some(h.finish().map_err(fst_err)?);
+        let mut body = h.finish().map_err(fst_err)?;
+        // The tracer writes only changes.
+        body.set_deduplicate(false);
+        self.body = Some(body);
         Ok(())
     }
     fn time(&mut self, t: u64) -> io::Result<()> {
@@ -156,14 +173,103 @@ impl WaveSink for FstSink {
     fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
         let (id, width) = self.ids[var];
         self.text.clear();
-        for i in (0..width).rev() {
-            self.text.push(if i < 64 && (value >> i) & 1 == 1 { b'1' } else { b'0' });
-        }
+        self.text.extend((0..width).rev().map(|i| b'0' + (i < 64 && (value >> i) & 1 == 1) as u8));
         self.body.as_mut().expect("FST body").signal_change(id, &self.text).map_err(fst_err)
     }
     fn finish(mut self: Box<Self>) -> io::Result<()> {
         use std::io::Write;
         let mut out = self.body.take().expect("FST body").finish().map_err(fst_err)?;
         out.flush()
+    }
+}
+
+/// One recorded operation of the value-change stream.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Time(u64),
+    Change(u32, u64),
+}
+
+const BATCH: usize = 1 << 16;
+
+/// Runs another sink on a writer thread: the simulation hands over batches of timestamps
+/// and value changes, and encoding and file output (VCD text, FST compression) overlap
+/// with simulation. Declarations happen on the caller's thread, before the writer starts.
+pub struct Threaded {
+    inner: Option<Box<dyn WaveSink + Send>>,
+    tx: Option<std::sync::mpsc::SyncSender<Vec<Op>>>,
+    worker: Option<std::thread::JoinHandle<io::Result<()>>>,
+    batch: Vec<Op>,
+}
+
+impl Threaded {
+    pub fn new(inner: Box<dyn WaveSink + Send>) -> Threaded {
+        Threaded { inner: Some(inner), tx: None, worker: None, batch: Vec::with_capacity(BATCH) }
+    }
+
+    fn send(&mut self) -> io::Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        match &self.tx {
+            Some(tx) if tx.send(batch).is_ok() => Ok(()),
+            // The writer stopped: its error comes out of `finish`.
+            _ => Err(io::Error::other("the waveform writer stopped")),
+        }
+    }
+
+    fn inner(&mut self) -> &mut Box<dyn WaveSink + Send> {
+        self.inner.as_mut().expect("declarations come before end_definitions")
+    }
+}
+
+impl WaveSink for Threaded {
+    fn scope(&mut self, name: &str) -> io::Result<()> {
+        self.inner().scope(name)
+    }
+    fn upscope(&mut self) -> io::Result<()> {
+        self.inner().upscope()
+    }
+    fn var(&mut self, name: &str, width: u32) -> io::Result<usize> {
+        self.inner().var(name, width)
+    }
+    fn end_definitions(&mut self) -> io::Result<()> {
+        let mut inner = self.inner.take().expect("end_definitions once");
+        inner.end_definitions()?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Op>>(4);
+        self.tx = Some(tx);
+        self.worker = Some(std::thread::spawn(move || -> io::Result<()> {
+            for batch in rx {
+                for op in batch {
+                    match op {
+                        Op::Time(t) => inner.time(t)?,
+                        Op::Change(v, x) => inner.change(v as usize, x)?,
+                    }
+                }
+            }
+            inner.finish()
+        }));
+        Ok(())
+    }
+    fn time(&mut self, t: u64) -> io::Result<()> {
+        if self.batch.len() >= BATCH {
+            self.send()?;
+        }
+        self.batch.push(Op::Time(t));
+        Ok(())
+    }
+    fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
+        self.batch.push(Op::Change(var as u32, value));
+        Ok(())
+    }
+    fn finish(mut self: Box<Self>) -> io::Result<()> {
+        let sent = self.send();
+        self.tx = None;
+        let result = match self.worker.take() {
+            Some(w) => w.join().map_err(|_| io::Error::other("the waveform writer panicked"))?,
+            None => Ok(()),
+        };
+        result.and(sent)
     }
 }

@@ -2,20 +2,21 @@
 //! one scope per node, its router, each port and VC, named as RTL would be:
 //!
 //! ```text
-//! top.n0005.router.out2.{valid, head, tail, kind[2:0], vc, packet[31:0], msg[31:0]}
+//! top.n0005.router.out2.{valid, flags[1:0], vc, packet[31:0], msg[31:0]}
 //! top.n0005.router.out2.vc0.credits          credits of output VC 0 (free downstream slots)
 //! top.n0005.router.in1.vc0.{occupancy, state[1:0]}   network input port 1, VC 0
 //! top.n0005.router.inj0.vc0.{occupancy, state[1:0]}  NIC injection channel 0's buffer
 //! top.n0005.nic.{inject_valid, eject_valid, queue[15:0]}
-//! top.n0005.nic.inj0.{valid, head, tail, packet, msg}, top.n0005.nic.ej0.{...}
+//! top.n0005.nic.inj0.{valid, flags, packet, msg}, top.n0005.nic.ej0.{...}
 //! ```
 //!
-//! Timing: at time t (one unit per cycle) the link and NIC signals show what moved in
-//! cycle t; buffer occupancy, VC state, credits and the NIC queue show the registers'
-//! values at the start of cycle t. `kind` is 1 HEAD, 2 BODY, 3 TAIL, 4 HEADTAIL (0 when
-//! idle) and `state` 0 IDLE, 1 RC, 2 VA, 3 ACTIVE; the GTKWave save file names them. `msg`
-//! is the message (broadcast) the packet carries, `packet` its packet-table slot. With
-//! 2^ν-wide links each output port has `lane<k>` sub-scopes.
+//! Timing: at time t (one unit per cycle) `valid` is high if a flit moved in cycle t, and
+//! `flags` (bit 0 head, bit 1 tail: BODY, HEAD, TAIL, HEADTAIL), `vc`, `packet` and `msg`
+//! describe the last flit that moved (they hold, like a data register, while `valid` is
+//! low). Buffer occupancy, VC state (0 IDLE, 1 RC, 2 VA, 3 ACTIVE), credits and the NIC
+//! queue show the registers' values at the start of cycle t. The GTKWave save file shows
+//! flags and states by name. `msg` is the message (broadcast) the packet carries, `packet`
+//! its packet-table slot. With 2^ν-wide links each output port has `lane<k>` sub-scopes.
 
 use crate::sink::WaveSink;
 use fabric::Fabric;
@@ -41,15 +42,13 @@ impl Default for TraceOptions {
     }
 }
 
-/// Translate-filter names of `kind`.
-pub const KIND_NAMES: [&str; 5] = ["-", "HEAD", "BODY", "TAIL", "HEADTAIL"];
+/// Translate-filter names of `flags` (bit 0 head, bit 1 tail).
+pub const FLAG_NAMES: [&str; 4] = ["BODY", "HEAD", "TAIL", "HEADTAIL"];
 
 #[derive(Clone, Copy, Debug)]
 struct LinkSigs {
     valid: usize,
-    head: usize,
-    tail: usize,
-    kind: usize,
+    flags: usize,
     vc: usize,
     packet: usize,
     msg: usize,
@@ -58,8 +57,7 @@ struct LinkSigs {
 #[derive(Clone, Copy, Debug)]
 struct ChanSigs {
     valid: usize,
-    head: usize,
-    tail: usize,
+    flags: usize,
     packet: usize,
     msg: usize,
 }
@@ -237,9 +235,7 @@ impl Tracer {
                         };
                         let s = LinkSigs {
                             valid: var(&mut d, &mut t, "valid", 1, i, &lg, 0, None)?,
-                            head: var(&mut d, &mut t, "head", 1, i, &lg, 0, None)?,
-                            tail: var(&mut d, &mut t, "tail", 1, i, &lg, 0, None)?,
-                            kind: var(&mut d, &mut t, "kind", 3, i, &lg, 0, Some("kind"))?,
+                            flags: var(&mut d, &mut t, "flags", 2, i, &lg, 0, Some("flags"))?,
                             vc: var(&mut d, &mut t, "vc", vc_bits, i, &lg, 0, None)?,
                             packet: var(&mut d, &mut t, "packet", 32, i, &lg, 0, None)?,
                             msg: var(&mut d, &mut t, "msg", 32, i, &lg, 0, None)?,
@@ -286,8 +282,7 @@ impl Tracer {
                         d.scope(format!("{dir}{ch}"))?;
                         let s = ChanSigs {
                             valid: var(&mut d, &mut t, "valid", 1, i, &g, 0, None)?,
-                            head: var(&mut d, &mut t, "head", 1, i, &g, 0, None)?,
-                            tail: var(&mut d, &mut t, "tail", 1, i, &g, 0, None)?,
+                            flags: var(&mut d, &mut t, "flags", 2, i, &g, 0, Some("flags"))?,
                             packet: var(&mut d, &mut t, "packet", 32, i, &g, 0, None)?,
                             msg: var(&mut d, &mut t, "msg", 32, i, &g, 0, None)?,
                         };
@@ -368,24 +363,32 @@ impl Tracer {
     /// Register values at the end of cycle `t`, as seen from cycle `t + 1`.
     fn sample_registers(&mut self, f: &Fabric, t: u64, silent: bool) {
         let r = &f.routers;
-        for (i, &node) in self.traced.clone().iter().enumerate() {
-            for p in 0..self.ports {
-                for vc in 0..self.vcs {
-                    let s = self.occ[(i * self.ports + p) * self.vcs + vc];
-                    if s == usize::MAX {
-                        continue;
-                    }
-                    let iv = r.ivc_index(node, p, vc);
-                    self.record(s, r.inputs.len(iv) as u64, silent);
-                    let st = self.state[(i * self.ports + p) * self.vcs + vc];
-                    self.record(st, r.vc_activity(iv) as u64, silent);
+        for i in 0..self.traced.len() {
+            let node = self.traced[i];
+            // Registers change only where the router was evaluated, holds flits, has credits
+            // coming back, or its NIC works.
+            if !(f.is_active(node) || r.may_change(node) || f.nics.busy(node)) {
+                continue;
+            }
+            let base_iv = r.ivc_index(node, 0, 0);
+            let pv = self.ports * self.vcs;
+            for l in 0..pv {
+                let s = self.occ[i * pv + l];
+                if s == usize::MAX {
+                    continue;
                 }
+                let iv = base_iv + l;
+                self.record(s, r.inputs.len(iv) as u64, silent);
+                self.record(self.state[i * pv + l], r.vc_activity(iv) as u64, silent);
             }
             for o in 0..self.net {
+                let op = r.port_index(node, o);
+                let in_flight = r.outputs.credits_in_flight(op) > 0;
                 for vc in 0..self.vcs {
                     let s = self.credits[(i * self.net + o) * self.vcs + vc];
                     if s != usize::MAX {
-                        self.record(s, r.outputs.credits_at(r.port_index(node, o), vc, t + 1) as u64, silent);
+                        let c = if in_flight { r.outputs.credits_at(op, vc, t + 1) } else { r.outputs.credits[op * self.vcs + vc] };
+                        self.record(s, c as u64, silent);
                     }
                 }
             }
@@ -452,16 +455,8 @@ impl Tracer {
             self.lane_used[i * self.net + o] += 1;
             let Some(s) = self.links[(i * self.net + o) * self.lanes + lane.min(self.lanes - 1)] else { continue };
             let msg = v.fabric.packets.get(flit.packet).msg;
-            let kind = match (flit.is_head(), flit.is_tail()) {
-                (true, true) => 4,
-                (true, false) => 1,
-                (false, true) => 3,
-                (false, false) => 2,
-            };
             self.pulse(s.valid, 1);
-            self.pulse(s.head, flit.is_head() as u64);
-            self.pulse(s.tail, flit.is_tail() as u64);
-            self.pulse(s.kind, kind);
+            self.stage(s.flags, flit.flags.bits() as u64);
             self.stage(s.vc, vc as u64);
             self.stage(s.packet, flit.packet.0 as u64);
             self.stage(s.msg, msg as u64);
@@ -511,8 +506,7 @@ impl Tracer {
 
     fn chan(&mut self, s: ChanSigs, flit: router::Flit, msg: u32) {
         self.pulse(s.valid, 1);
-        self.pulse(s.head, flit.is_head() as u64);
-        self.pulse(s.tail, flit.is_tail() as u64);
+        self.stage(s.flags, flit.flags.bits() as u64);
         self.stage(s.packet, flit.packet.0 as u64);
         self.stage(s.msg, msg as u64);
     }
