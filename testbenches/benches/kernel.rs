@@ -61,9 +61,52 @@ fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)]) {
     g.finish();
 }
 
+/// Issue 3: tracing a 16x16 mesh run must cost at most 4 times the untraced run.
+pub const MESH16_UNIFORM: &[(&str, &str)] =
+    &[("topology", "mesh"), ("dims", "16x16"), ("traffic", "uniform"), ("rate", "0.025"), ("cycles", "2000"), ("seed", "1")];
+
+fn tracing(c: &mut Criterion) {
+    use traces::{FstSink, Threaded, TraceOptions, Tracer, VcdSink};
+    let cfg = config(MESH16_UNIFORM);
+    let dir = std::env::temp_dir().join(format!("flitwave-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut g = c.benchmark_group("c_mesh16x16_tracing");
+    g.sample_size(10);
+    for kind in ["untraced", "vcd", "fst"] {
+        let path = dir.join(format!("t.{kind}"));
+        g.bench_function(kind, |b| {
+            b.iter_batched(
+                || {
+                    let mut f = run::build(&cfg).0;
+                    let sink: Option<Box<dyn traces::WaveSink + Send>> = match kind {
+                        "vcd" => Some(Box::new(VcdSink::create(&path, 1, "bench").unwrap())),
+                        "fst" => Some(Box::new(FstSink::create(&path, 1).unwrap())),
+                        _ => None,
+                    };
+                    if let Some(s) = sink {
+                        f.add_probe(Box::new(Tracer::new(&f, TraceOptions::default(), Box::new(Threaded::new(s))).unwrap()));
+                    }
+                    f
+                },
+                |mut f| {
+                    black_box(f.run());
+                    for p in f.take_probes() {
+                        p.as_any().downcast::<Tracer>().unwrap().finish(f.now).unwrap();
+                    }
+                    f
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 fn benches(c: &mut Criterion) {
     bench(c, "a_hypercube10_mnb_sbt", HYPERCUBE_MNB);
     bench(c, "b_mesh8x8_uniform_wh", MESH_UNIFORM);
+    tracing(c);
 }
 
 criterion_group!(kernel, benches);

@@ -31,7 +31,7 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
     let flags_file = stem.with_extension("flags.txt");
     let state_file = stem.with_extension("state.txt");
     let mut names = String::new();
-    for (v, name) in FLAG_NAMES.iter().enumerate() {
+    for (v, name) in FLAG_NAMES {
         writeln!(names, "{v:01x} {name}").unwrap();
     }
     std::fs::write(&flags_file, names)?;
@@ -60,8 +60,28 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
         }
     };
     let filters = [abs(&flags_file), abs(&state_file)];
-    let mut i = 0;
     let sigs = &tracer.signals;
+    // Overview first: every link's valid and every NIC's ejections, one row each, so a
+    // broadcast shows as a wave front without opening any group.
+    set(&mut s, BLANK | GRP_BEGIN);
+    writeln!(s, "-overview: links (valid) and NIC ejections").unwrap();
+    set(&mut s, BIN | RJUSTIFY);
+    // Rows named like `n0003 out1` (node and port) instead of the bare leaf name.
+    let alias = |name: &str| {
+        let parts: Vec<&str> = name.split('.').collect();
+        format!("{} {}", parts[1], parts[parts.len() - 2])
+    };
+    for sig in sigs.iter().filter(|x| x.name.ends_with(".valid") && x.name.contains(".router.out")) {
+        writeln!(s, "+{{{}}} {}", alias(&sig.name), sig.name).unwrap();
+    }
+    for sig in sigs.iter().filter(|x| x.name.contains(".nic.eject_valid")) {
+        set(&mut s, if sig.width == 1 { BIN | RJUSTIFY } else { HEX | RJUSTIFY });
+        let node = sig.name.split('.').nth(1).unwrap_or("");
+        writeln!(s, "+{{{node} ejects}} {}", sig.name).unwrap();
+    }
+    set(&mut s, BLANK | GRP_END);
+    writeln!(s, "-overview: links (valid) and NIC ejections").unwrap();
+    let mut i = 0;
     while i < sigs.len() {
         let node = sigs[i].node;
         let node_name = sigs[i].name.split('.').nth(1).unwrap_or("node").to_string();

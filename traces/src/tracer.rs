@@ -2,7 +2,7 @@
 //! one scope per node, its router, each port and VC, named as RTL would be:
 //!
 //! ```text
-//! top.n0005.router.out2.{valid, flags[1:0], vc, packet[31:0], msg[31:0]}
+//! top.n0005.router.out2.{valid, flags[2:0], vc, packet[31:0], msg[31:0]}
 //! top.n0005.router.out2.vc0.credits          credits of output VC 0 (free downstream slots)
 //! top.n0005.router.in1.vc0.{occupancy, state[1:0]}   network input port 1, VC 0
 //! top.n0005.router.inj0.vc0.{occupancy, state[1:0]}  NIC injection channel 0's buffer
@@ -10,10 +10,10 @@
 //! top.n0005.nic.inj0.{valid, flags, packet, msg}, top.n0005.nic.ej0.{...}
 //! ```
 //!
-//! Timing: at time t (one unit per cycle) `valid` is high if a flit moved in cycle t, and
-//! `flags` (bit 0 head, bit 1 tail: BODY, HEAD, TAIL, HEADTAIL), `vc`, `packet` and `msg`
-//! describe the last flit that moved (they hold, like a data register, while `valid` is
-//! low). Buffer occupancy, VC state (0 IDLE, 1 RC, 2 VA, 3 ACTIVE), credits and the NIC
+//! Timing: at time t (one unit per cycle) `valid` is high if a flit moved in cycle t;
+//! `flags` is {valid, tail, head} (shown as -, BODY, HEAD, TAIL, HEADTAIL); `vc`,
+//! `packet` and `msg` describe the last flit that moved (they hold, like a data register,
+//! while `valid` is low). Buffer occupancy, VC state (0 IDLE, 1 RC, 2 VA, 3 ACTIVE), credits and the NIC
 //! queue show the registers' values at the start of cycle t. The GTKWave save file shows
 //! flags and states by name. `msg` is the message (broadcast) the packet carries, `packet`
 //! its packet-table slot. With 2^ν-wide links each output port has `lane<k>` sub-scopes.
@@ -42,8 +42,8 @@ impl Default for TraceOptions {
     }
 }
 
-/// Translate-filter names of `flags` (bit 0 head, bit 1 tail).
-pub const FLAG_NAMES: [&str; 4] = ["BODY", "HEAD", "TAIL", "HEADTAIL"];
+/// Translate-filter names of `flags` = {valid, tail, head}.
+pub const FLAG_NAMES: [(u64, &str); 5] = [(0, "-"), (4, "BODY"), (5, "HEAD"), (6, "TAIL"), (7, "HEADTAIL")];
 
 #[derive(Clone, Copy, Debug)]
 struct LinkSigs {
@@ -235,7 +235,7 @@ impl Tracer {
                         };
                         let s = LinkSigs {
                             valid: var(&mut d, &mut t, "valid", 1, i, &lg, 0, None)?,
-                            flags: var(&mut d, &mut t, "flags", 2, i, &lg, 0, Some("flags"))?,
+                            flags: var(&mut d, &mut t, "flags", 3, i, &lg, 0, Some("flags"))?,
                             vc: var(&mut d, &mut t, "vc", vc_bits, i, &lg, 0, None)?,
                             packet: var(&mut d, &mut t, "packet", 32, i, &lg, 0, None)?,
                             msg: var(&mut d, &mut t, "msg", 32, i, &lg, 0, None)?,
@@ -282,7 +282,7 @@ impl Tracer {
                         d.scope(format!("{dir}{ch}"))?;
                         let s = ChanSigs {
                             valid: var(&mut d, &mut t, "valid", 1, i, &g, 0, None)?,
-                            flags: var(&mut d, &mut t, "flags", 2, i, &g, 0, Some("flags"))?,
+                            flags: var(&mut d, &mut t, "flags", 3, i, &g, 0, Some("flags"))?,
                             packet: var(&mut d, &mut t, "packet", 32, i, &g, 0, None)?,
                             msg: var(&mut d, &mut t, "msg", 32, i, &g, 0, None)?,
                         };
@@ -456,7 +456,7 @@ impl Tracer {
             let Some(s) = self.links[(i * self.net + o) * self.lanes + lane.min(self.lanes - 1)] else { continue };
             let msg = v.fabric.packets.get(flit.packet).msg;
             self.pulse(s.valid, 1);
-            self.stage(s.flags, flit.flags.bits() as u64);
+            self.pulse(s.flags, 4 | flit.flags.bits() as u64);
             self.stage(s.vc, vc as u64);
             self.stage(s.packet, flit.packet.0 as u64);
             self.stage(s.msg, msg as u64);
@@ -506,7 +506,7 @@ impl Tracer {
 
     fn chan(&mut self, s: ChanSigs, flit: router::Flit, msg: u32) {
         self.pulse(s.valid, 1);
-        self.stage(s.flags, flit.flags.bits() as u64);
+        self.pulse(s.flags, 4 | flit.flags.bits() as u64);
         self.stage(s.packet, flit.packet.0 as u64);
         self.stage(s.msg, msg as u64);
     }
