@@ -13,30 +13,20 @@ use router::{Flit, NONE, NodeId, PacketId, Routers};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-/// A packet waiting in the node's memory. Its packet-table slot is taken only when a
-/// channel starts sending it, so the header is fresh in cache for route computation.
-#[derive(Clone, Copy, Debug)]
+/// A packet waiting in the node's memory: its place in the order (priority key in the
+/// high 24 bits, submission number below) and its header in the NIC's slab. Its
+/// packet-table slot is taken only when a channel starts sending it, so the header is fresh
+/// in cache for route computation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Queued {
-    key: u32,
-    seq: u64,
-    packet: Packet,
+    order: u64,
+    slab: u32,
     extra: u32,
 }
 
-impl PartialEq for Queued {
-    fn eq(&self, o: &Self) -> bool {
-        (self.key, self.seq) == (o.key, o.seq)
-    }
-}
-impl Eq for Queued {}
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Queued {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.key, self.seq).cmp(&(o.key, o.seq))
+impl Queued {
+    fn key(&self) -> u32 {
+        (self.order >> 40) as u32
     }
 }
 
@@ -51,7 +41,7 @@ struct SendQueue {
 
 impl SendQueue {
     fn push(&mut self, q: Queued) {
-        if self.fifo.back().is_none_or(|b| b.key <= q.key) {
+        if self.fifo.back().is_none_or(|b| b.key() <= q.key()) {
             self.fifo.push_back(q);
         } else {
             self.heap.push(Reverse(q));
@@ -59,7 +49,7 @@ impl SendQueue {
     }
     fn peek(&self) -> Option<&Queued> {
         match (self.fifo.front(), self.heap.peek()) {
-            (Some(a), Some(Reverse(b))) => Some(if (a.key, a.seq) <= (b.key, b.seq) { a } else { b }),
+            (Some(a), Some(Reverse(b))) => Some(if a.order <= b.order { a } else { b }),
             (Some(a), None) => Some(a),
             (None, Some(Reverse(b))) => Some(b),
             (None, None) => None,
@@ -67,7 +57,7 @@ impl SendQueue {
     }
     fn pop(&mut self) -> Option<Queued> {
         match (self.fifo.front(), self.heap.peek()) {
-            (Some(a), Some(Reverse(b))) if (b.key, b.seq) < (a.key, a.seq) => self.heap.pop().map(|r| r.0),
+            (Some(a), Some(Reverse(b))) if b.order < a.order => self.heap.pop().map(|r| r.0),
             (Some(_), _) => self.fifo.pop_front(),
             (None, _) => self.heap.pop().map(|r| r.0),
         }
@@ -102,6 +92,9 @@ pub struct Nics {
     voq: Vec<SendQueue>,
     queued: Vec<u32>,
     seq: Vec<u64>,
+    /// Headers of queued packets, and free slab slots.
+    slab: Vec<Packet>,
+    free: Vec<u32>,
     /// Per node: bit p set when the queue of port p is not empty; ports being fed by a
     /// channel; channels streaming a packet.
     nonempty: Vec<u64>,
@@ -125,6 +118,8 @@ impl Nics {
             voq: vec![SendQueue::default(); nodes * net_ports],
             queued: vec![0; nodes],
             seq: vec![0; nodes],
+            slab: Vec::new(),
+            free: Vec::new(),
             nonempty: vec![0; nodes],
             claimed: vec![0; nodes],
             streaming: vec![0; nodes],
@@ -137,15 +132,27 @@ impl Nics {
     }
 
     pub fn bytes_per_node(net_ports: usize, channels: usize) -> usize {
-        net_ports * std::mem::size_of::<SendQueue>() + 36 + channels * 24
+        net_ports * std::mem::size_of::<SendQueue>() + 36 + channels * 24 + 64
     }
 
     /// Queue packet `p` at node `n`, to leave on network port `first_hop`.
     pub fn enqueue(&mut self, n: NodeId, p: Packet, first_hop: usize, copy_flits: u32) {
         let s = self.seq[n.idx()];
         self.seq[n.idx()] += 1;
+        debug_assert!(s < 1 << 40, "more than 2^40 packets queued at one node");
         let extra = (copy_flits as u64 * self.copy_cycles_per_flit).min(u32::MAX as u64) as u32;
-        self.voq[n.idx() * self.net + first_hop].push(Queued { key: p.key(), seq: s, packet: p, extra });
+        let slab = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = p;
+                i
+            }
+            None => {
+                self.slab.push(p);
+                self.slab.len() as u32 - 1
+            }
+        };
+        let order = ((p.key() as u64) << 40) | (s & ((1 << 40) - 1));
+        self.voq[n.idx() * self.net + first_hop].push(Queued { order, slab, extra });
         self.nonempty[n.idx()] |= 1 << first_hop;
         self.queued[n.idx()] += 1;
         self.max_queue = self.max_queue.max(self.queued[n.idx()]);
@@ -230,7 +237,7 @@ impl Nics {
             let port = free.trailing_zeros() as usize;
             free &= free - 1;
             if let Some(q) = self.voq[i * self.net + port].peek()
-                && best.is_none_or(|(b, _)| (q.key, q.seq) < (b.key, b.seq))
+                && best.is_none_or(|(b, _)| q.order < b.order)
             {
                 best = Some((*q, port));
             }
@@ -244,8 +251,10 @@ impl Nics {
         self.queued[i] -= 1;
         self.claimed[i] |= 1 << port;
         self.streaming[i] |= 1 << ch;
-        let len = q.packet.flits();
-        let pid = packets.alloc(q.packet);
+        let packet = self.slab[q.slab as usize];
+        self.free.push(q.slab);
+        let len = packet.flits();
+        let pid = packets.alloc(packet);
         self.inj[i * self.k + ch] =
             InjChannel { packet: pid.0, seq: 0, len, start_at: t + self.startup_cycles + q.extra as u64, port: port as u8 };
     }

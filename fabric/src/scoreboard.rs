@@ -31,9 +31,21 @@ pub struct ScoreCounts {
     pub misrouted: u64,
 }
 
+/// Messages from every node to every other node (a total exchange), kept as a dense bitset:
+/// message `PAIR_BASE + origin * nodes + destination`.
+#[derive(Clone, Debug, Default)]
+struct Pairs {
+    nodes: u64,
+    bits: Vec<u64>,
+}
+
+/// First message id of the all-pairs block.
+pub const PAIR_BASE: u32 = 1 << 31;
+
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     msgs: Vec<MsgRec>,
+    pairs: Option<Pairs>,
     bits: Vec<u64>,
     words: usize,
     expected: u64,
@@ -69,6 +81,15 @@ impl Scoreboard {
         self.msgs.len() as u32 - 1
     }
 
+    /// Declare one message from every node to every other node; message
+    /// `PAIR_BASE + origin * nodes + destination` (nodes² < 2^31).
+    pub fn declare_all_pairs(&mut self, nodes: u32) {
+        let n = nodes as u64;
+        assert!(n * n < 1 << 31, "all-pairs block of {nodes} nodes does not fit the message ids");
+        self.expected += n * (n - 1);
+        self.pairs = Some(Pairs { nodes: n, bits: vec![0; ((n * n) as usize).div_ceil(64)] });
+    }
+
     fn problem(&mut self, s: impl FnOnce() -> String) {
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(s());
@@ -77,6 +98,23 @@ impl Scoreboard {
 
     /// Node `node` received message `msg` at cycle `t`.
     pub fn accept(&mut self, msg: u32, node: NodeId, t: u64, topo: &Topology) {
+        if msg >= PAIR_BASE
+            && let Some(p) = self.pairs.as_mut()
+        {
+            let k = (msg - PAIR_BASE) as u64;
+            let (o, dst) = (k / p.nodes, k % p.nodes);
+            if dst != node.0 as u64 || o == dst || o >= p.nodes {
+                self.misrouted += 1;
+                self.problem(|| format!("cycle {t}: message from node {o} for node {dst} delivered to node {node}"));
+            } else if p.bits[k as usize / 64] & (1 << (k % 64)) != 0 {
+                self.duplicates += 1;
+                self.problem(|| format!("cycle {t}: message from node {o} delivered to node {node} again"));
+            } else {
+                p.bits[k as usize / 64] |= 1 << (k % 64);
+                self.delivered += 1;
+            }
+            return;
+        }
         let Some(rec) = self.msgs.get(msg as usize).copied() else {
             self.misrouted += 1;
             self.problem(|| format!("cycle {t}: node {node} received undeclared message {msg}"));
@@ -137,6 +175,17 @@ impl Scoreboard {
     /// Describe up to `max` (message, node) pairs never delivered.
     pub fn describe_missing(&self, topo: &Topology, max: usize) -> Vec<String> {
         let mut out = Vec::new();
+        if let Some(p) = &self.pairs {
+            for k in 0..p.nodes * p.nodes {
+                if out.len() >= max {
+                    break;
+                }
+                let (o, dst) = (k / p.nodes, k % p.nodes);
+                if o != dst && p.bits[k as usize / 64] & (1 << (k % 64)) == 0 {
+                    out.push(format!("message from node {o} never reached node {dst}"));
+                }
+            }
+        }
         for (i, rec) in self.msgs.iter().enumerate() {
             if out.len() >= max {
                 break;

@@ -472,15 +472,26 @@ impl Config {
                 Some(v) => Forwarding::parse(v).ok_or_else(|| err("forwarding", v, format!("one of {}", Forwarding::NAMES)))?,
                 None => Forwarding::Node,
             };
-            if name == "mnb-sbt" && forwarding == Forwarding::Router {
-                return Err(err("forwarding", "router", "mnb-sbt forwards at the nodes; use snb for in-router multicast"));
+            if !info.router_forwarding && forwarding == Forwarding::Router {
+                return Err(err(
+                    "forwarding",
+                    "router",
+                    format!("{name} forwards at the nodes, as its paper does; snb also runs as in-router multicast"),
+                ));
+            }
+            if info.all_or_one_port && !matches!(port_model, PortModel::All | PortModel::K(1)) {
+                return Err(err(
+                    "ports",
+                    port_model.name(),
+                    format!("{name} is defined for --ports all (the paper's MLA assumption) or one (SLA)"),
+                ));
             }
             let root = match raw.get("root") {
                 Some(v) => parse_node("root", v, &topo)?,
                 None => 0,
             };
-            if name == "mnb-sbt" && raw.get("root").is_some() {
-                return Err(err("root", raw.get("root").unwrap(), "mnb-sbt broadcasts from every node; it takes no root"));
+            if !info.rooted && raw.get("root").is_some() {
+                return Err(err("root", raw.get("root").unwrap(), format!("{name} involves every node; it takes no root")));
             }
             Workload::Algorithm { name, forwarding, root, root_coords: topo.coords(NodeId(root)) }
         };
@@ -636,8 +647,25 @@ fn check_workload_memory(spec: &FabricSpec, workload: &Workload, max_cycles: u64
     let bitset = nodes.div_ceil(64) * 8;
     let dims = spec.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
     let (field, value, what, bytes) = match workload {
-        Workload::Algorithm { name, .. } if name == "mnb-sbt" => {
-            ("dims", dims, format!("mnb-sbt on {nodes} nodes tracks {nodes} broadcasts to every node and"), nodes * (record + bitset))
+        Workload::Algorithm { name, .. } if matches!(name.as_str(), "mnb-sbt" | "mnb" | "mnb-ring") => {
+            ("dims", dims, format!("{name} on {nodes} nodes tracks {nodes} broadcasts to every node and"), nodes * (record + bitset))
+        }
+        Workload::Algorithm { name, .. } if name == "multi-accumulate" => (
+            "dims",
+            dims,
+            format!("multi-accumulate on {nodes} nodes keeps a partial result per node and root and"),
+            nodes * nodes * 5 + nodes * record,
+        ),
+        Workload::Algorithm { name, .. } if name == "total-exchange" => {
+            if nodes * nodes >= 1 << 31 {
+                return Err(err("dims", dims, format!("total-exchange tracks {} messages; at most 2^31 (d <= 15)", nodes * nodes)));
+            }
+            (
+                "dims",
+                dims,
+                format!("total-exchange on {nodes} nodes tracks {} messages and", nodes * (nodes - 1)),
+                nodes * nodes / 8 + nodes * 64,
+            )
         }
         Workload::Algorithm { name, .. } => ("dims", dims, format!("{name} on {nodes} nodes"), record + bitset),
         Workload::Traffic { rate, cycles, .. } => {

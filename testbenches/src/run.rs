@@ -29,6 +29,10 @@ pub struct Report {
     pub slots: f64,
     pub lower_bound_slots: Option<u64>,
     pub paper_bound_slots: Option<u64>,
+    /// slots / paper_bound_slots: how far this router is from the papers' slot model.
+    pub vs_slot_model: Option<f64>,
+    /// Link transmissions of the paper's algorithm (Bertsekas et al. Table 2).
+    pub paper_transmissions: Option<u64>,
     /// Cycles simulated (including the drain after the last delivery).
     pub simulated_cycles: u64,
     pub link_transmissions: u64,
@@ -71,18 +75,30 @@ impl Report {
 
 /// Build the program and its bounds for a configuration.
 pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
+    use fabric::algorithms::{accumulate::Accumulate, mnb, scatter, total_exchange};
     let topo = cfg.spec().topology();
     let one_port = cfg.port_model == PortModel::K(1);
+    let d = topo.ndims() as u32;
+    let l = cfg.packet_flits;
     match &cfg.workload {
-        Workload::Algorithm { name, forwarding, root, .. } => match name.as_str() {
-            "snb" => {
-                let root = NodeId(*root);
-                let one_port_nodes = one_port && *forwarding == Forwarding::Node;
-                (Box::new(Snb::new(root, *forwarding, one_port, cfg.packet_flits)), Snb::bounds(&topo, root, one_port_nodes))
+        Workload::Algorithm { name, forwarding, root, .. } => {
+            let root = NodeId(*root);
+            match name.as_str() {
+                "snb" => {
+                    let one_port_nodes = one_port && *forwarding == Forwarding::Node;
+                    (Box::new(Snb::new(root, *forwarding, one_port, l)), Snb::bounds(&topo, root, one_port_nodes))
+                }
+                "accumulate" => (Box::new(Accumulate::new(d, root, l)), Accumulate::bounds(d)),
+                "mnb" => (Box::new(mnb::Mnb::new(d, one_port, l)), mnb::bounds(d, one_port)),
+                "mnb-ring" => (Box::new(mnb::MnbRing::new(d, l)), mnb::MnbRing::bounds(d)),
+                "multi-accumulate" => (Box::new(mnb::MultiAccumulate::new(d, one_port, l)), mnb::bounds(d, one_port)),
+                "scatter" => (Box::new(scatter::Scatter::new(d, root, l)), scatter::bounds(d, one_port)),
+                "gather" => (Box::new(scatter::Gather::new(d, root, one_port, l)), scatter::bounds(d, one_port)),
+                "total-exchange" => (Box::new(total_exchange::TotalExchange::new(d, one_port, l)), total_exchange::bounds(d, one_port)),
+                "mnb-sbt" => (Box::new(MnbSbt::new(l)), MnbSbt::bounds(&topo, one_port)),
+                other => unreachable!("algorithm {other} passed validation"),
             }
-            "mnb-sbt" => (Box::new(MnbSbt::new(cfg.packet_flits)), MnbSbt::bounds(&topo, one_port)),
-            other => unreachable!("algorithm {other} passed validation"),
-        },
+        }
         Workload::Traffic { .. } => (Box::new(Traffic::new(cfg.traffic_spec().unwrap(), topo.nodes())), Bounds::default()),
     }
 }
@@ -178,6 +194,11 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         slots: completion as f64 / slot_cycles as f64,
         lower_bound_slots: bounds.lower,
         paper_bound_slots: bounds.paper,
+        vs_slot_model: bounds
+            .paper
+            .filter(|&p| p > 0 && matches!(cfg.workload, Workload::Algorithm { .. }))
+            .map(|p| completion as f64 / slot_cycles as f64 / p as f64),
+        paper_transmissions: bounds.transmissions,
         simulated_cycles: f.now,
         link_transmissions: f.counters.link_transmissions,
         flit_hops: f.counters.flit_hops,
@@ -233,11 +254,12 @@ pub fn summary(r: &Report) -> String {
     let bound = |b: Option<u64>| b.map_or("-".to_string(), |x| x.to_string());
     if matches!(cfg.workload, Workload::Algorithm { .. }) {
         s += &format!(
-            "  completed in {} cycles = {} slots (paper {}, lower bound {})\n",
+            "  completed in {} cycles = {} slots (paper {}, lower bound {}{})\n",
             r.completion_cycles,
             r.slots,
             bound(r.paper_bound_slots),
-            bound(r.lower_bound_slots)
+            bound(r.lower_bound_slots),
+            r.vs_slot_model.filter(|&v| v != 1.0).map_or(String::new(), |v| format!("; {v:.2}x the slot model"))
         );
     } else {
         s += &format!(
@@ -250,8 +272,9 @@ pub fn summary(r: &Report) -> String {
         );
     }
     s += &format!(
-        "  {} link transmissions, {} flit-hops; {}/{} deliveries, {} missing, {} duplicate, {} misrouted\n",
+        "  {} link transmissions{}, {} flit-hops; {}/{} deliveries, {} missing, {} duplicate, {} misrouted\n",
         r.link_transmissions,
+        r.paper_transmissions.map_or(String::new(), |p| format!(" (paper {p})")),
         r.flit_hops,
         r.deliveries,
         r.expected_deliveries,

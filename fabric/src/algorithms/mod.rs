@@ -1,7 +1,12 @@
 //! The algorithms, as per-node programs, and the registry `flitwave list` shows.
 
+pub mod accumulate;
+pub mod hypercube;
+pub mod mnb;
 pub mod mnb_sbt;
+pub mod scatter;
 pub mod snb;
+pub mod total_exchange;
 pub mod traffic;
 
 use crate::topology::TopologyKind;
@@ -27,14 +32,22 @@ impl Forwarding {
     }
 }
 
-/// What `flitwave list` says about an algorithm.
+/// What `flitwave list` says about an algorithm, and what it accepts.
 #[derive(Clone, Copy, Debug)]
 pub struct AlgorithmInfo {
     pub name: &'static str,
     pub topologies: &'static [TopologyKind],
     pub reference: &'static str,
     pub summary: &'static str,
+    /// Defined only for --ports all (MLA) and one (SLA), not K in between.
+    pub all_or_one_port: bool,
+    /// Takes --root.
+    pub rooted: bool,
+    /// Can run with --forwarding router.
+    pub router_forwarding: bool,
 }
+
+const HYPERCUBE: &[TopologyKind] = &[TopologyKind::Hypercube];
 
 pub const ALGORITHMS: &[AlgorithmInfo] = &[
     AlgorithmInfo {
@@ -42,12 +55,81 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         topologies: &[TopologyKind::Hypercube, TopologyKind::Linear, TopologyKind::Mesh, TopologyKind::Torus],
         reference: "Bertsekas et al. 1991, sec. 2 (hypercube spanning binomial tree, Fig. 4); one-to-all broadcast lecture notes, 'Meshes' (dimension-order tree, one-port farthest-first)",
         summary: "single-node broadcast from --root; d slots on the d-cube (all-port and one-port), the root's eccentricity on all-port meshes",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: true,
+    },
+    AlgorithmInfo {
+        name: "accumulate",
+        topologies: HYPERCUBE,
+        reference: "Bertsekas et al. 1991, sec. 1-2 (single node accumulation, the dual of the broadcast, Fig. 2)",
+        summary: "single-node accumulation at --root, combining at each node along the binomial tree reversed; d slots, 2^d-1 transmissions",
+        all_or_one_port: true,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "mnb",
+        topologies: HYPERCUBE,
+        reference: "Bertsekas et al. 1991, sec. 2 (link sets A_1..A_q from the rotation classes R_kn, numbering n(t), m(t); SLA: the same sets one link at a time)",
+        summary: "multinode broadcast; ceil((2^d-1)/d) slots all-port, 2^d-1 one-port, 2^d(2^d-1) transmissions",
+        all_or_one_port: true,
+        rooted: false,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "mnb-ring",
+        topologies: HYPERCUBE,
+        reference: "Bertsekas et al. 1991, sec. 2 (ring embedded in the cube, SLA alternative)",
+        summary: "multinode broadcast around a Gray-code ring; 2^d-1 slots",
+        all_or_one_port: true,
+        rooted: false,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "multi-accumulate",
+        topologies: HYPERCUBE,
+        reference: "Bertsekas et al. 1991, sec. 1-2 (multinode accumulation, dual of the multinode broadcast)",
+        summary: "every node accumulates a value from every other node along the MNB trees reversed; same times as mnb",
+        all_or_one_port: true,
+        rooted: false,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "scatter",
+        topologies: HYPERCUBE,
+        reference: "Bertsekas et al. 1991, sec. 3 (spanning tree from compatible classes, farthest-first; SLA: one packet per slot)",
+        summary: "single-node scatter from --root; ceil((2^d-1)/d) slots all-port, 2^d-1 one-port, d*2^(d-1) transmissions",
+        all_or_one_port: true,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "gather",
+        topologies: HYPERCUBE,
+        reference: "Bertsekas et al. 1991, sec. 3 (the scatter's schedule reversed in time)",
+        summary: "single-node gather at --root; same times and transmissions as scatter",
+        all_or_one_port: true,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "total-exchange",
+        topologies: HYPERCUBE,
+        reference: "Bertsekas et al. 1991, sec. 4 (three-phase recursion, phase three overlapping phase two, and its implementation rules; SLA: MTADEA of [SaS85])",
+        summary: "every node sends a distinct packet to every other; 2^(d-1) slots all-port, d*2^(d-1) one-port, d*2^(2d-1) transmissions",
+        all_or_one_port: true,
+        rooted: false,
+        router_forwarding: false,
     },
     AlgorithmInfo {
         name: "mnb-sbt",
-        topologies: &[TopologyKind::Hypercube],
+        topologies: HYPERCUBE,
         reference: "Bertsekas et al. 1991, sec. 2, Fig. 5 (every node broadcasts on its own translated binomial tree)",
         summary: "multinode broadcast by superposed spanning binomial trees; not optimal (links of one type collide), the baseline the optimal MNB improves on",
+        all_or_one_port: false,
+        rooted: false,
+        router_forwarding: false,
     },
 ];
 
@@ -56,11 +138,13 @@ pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
     ALGORITHMS.iter().find(|a| a.name == name)
 }
 
-/// Time bounds in slots, where the papers give them.
+/// Time bounds in slots and the transmission count, where the papers give them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Bounds {
     /// No algorithm can do better.
     pub lower: Option<u64>,
     /// What the paper's algorithm achieves.
     pub paper: Option<u64>,
+    /// Packet transmissions over links of the paper's algorithm (Table 2).
+    pub transmissions: Option<u64>,
 }

@@ -1,0 +1,68 @@
+//! Total exchange (Bertsekas et al. §4): every node sends a distinct packet to every other
+//! node. All-port: the recursive three-phase construction with phase three overlapping
+//! phase two, 2^(d−1) slots with every link busy in both directions every slot. One-port:
+//! MTADEA, the phases one after the other, d·2^(d−1) slots. Both send every packet along a
+//! shortest path: d·2^(2d−1) transmissions.
+//!
+//! Each node looks its own packets and every packet it forwards up in node 0's schedule
+//! ([`ExchangeSchedule`]) XOR its own identity: which link, and the slot, which is the
+//! packet's priority key.
+
+use super::Bounds;
+use super::hypercube::ExchangeSchedule;
+use crate::program::{Dest, NodeCtx, Program, Received, Send};
+use crate::scoreboard::{PAIR_BASE, Scoreboard};
+use crate::topology::Topology;
+use router::NodeId;
+
+pub fn bounds(d: u32, one_port: bool) -> Bounds {
+    let t = if one_port { (d as u64) << (d - 1) } else { 1u64 << (d - 1) };
+    Bounds { lower: Some(t), paper: Some(t), transmissions: Some((d as u64) << (2 * d - 1)) }
+}
+
+pub struct TotalExchange {
+    sched: ExchangeSchedule,
+    nodes: u32,
+    flits: u16,
+}
+
+impl TotalExchange {
+    pub fn new(d: u32, one_port: bool, flits: u16) -> TotalExchange {
+        let sched = if one_port { ExchangeSchedule::sla(d) } else { ExchangeSchedule::mla(d) };
+        TotalExchange { sched, nodes: 1 << d, flits }
+    }
+
+    fn send(&self, cx: &mut NodeCtx<'_>, origin: u32, dest: u32) {
+        let z = cx.node.0;
+        let (slot, k) = self.sched.at[&(origin ^ z, dest ^ z)];
+        cx.send(Send {
+            dest: Dest::Node(NodeId(z ^ (1 << (k - 1)))),
+            msg: PAIR_BASE + origin * self.nodes + dest,
+            aux: 0,
+            key: slot,
+            flits: self.flits,
+            copy_flits: 0,
+        });
+    }
+}
+
+impl Program for TotalExchange {
+    fn setup(&mut self, _topo: &Topology, sb: &mut Scoreboard) {
+        sb.declare_all_pairs(self.nodes);
+    }
+    fn start(&mut self, cx: &mut NodeCtx<'_>) {
+        let z = cx.node.0;
+        for t in (0..self.nodes).filter(|&t| t != z) {
+            self.send(cx, z, t);
+        }
+    }
+    fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
+        let k = m.msg - PAIR_BASE;
+        let (o, t) = (k / self.nodes, k % self.nodes);
+        if t == cx.node.0 {
+            cx.accept(m.msg);
+        } else {
+            self.send(cx, o, t);
+        }
+    }
+}
