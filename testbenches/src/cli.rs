@@ -24,6 +24,14 @@ pub enum Cmd {
     Run(Box<RunArgs>),
     /// List topologies, algorithms (with the paper section each implements), traffic patterns, router presets.
     List,
+    /// Reproduce a paper's tables and figures by simulation (see `flitwave list`).
+    Reproduce {
+        /// Which paper: bertsekas-1991.
+        paper: String,
+        /// Where to write the tables and plots.
+        #[arg(long, default_value = "flitwave-out/reproduce")]
+        out: PathBuf,
+    },
     /// Run the built-in demo (what `flitwave` with no arguments does).
     Demo {
         /// Where to write the outputs.

@@ -4,4 +4,5 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod list;
+pub mod reproduce;
 pub mod run;

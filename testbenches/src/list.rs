@@ -34,6 +34,10 @@ pub fn text() -> String {
             p.hop_cycles()
         );
     }
+    s += "\nreproductions (flitwave reproduce PAPER --out DIR):\n";
+    for (name, what) in crate::reproduce::PAPERS {
+        s += &format!("  {name:<16} {what}\n");
+    }
     s += "\nswitching (--switching): sf (store-and-forward), vct (virtual cut-through), wh (wormhole)\n";
     s += "port models (--ports): all (a NIC channel per link), one, K\n";
     s += "forwarding (--forwarding): node (receive, then send again), router (in-router replication)\n";

@@ -71,6 +71,7 @@ fn main() {
             Ok(0)
         }
         Some(Cmd::Run(args)) => cmd_run(&args),
+        Some(Cmd::Reproduce { paper, out }) => testbenches::reproduce::reproduce(&paper, &out),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -389,3 +389,42 @@ fn bad_json_path_is_reported_before_running() {
     let path = dir.0.join("no/such/dir/result.json");
     bad(&["run", "--json", path.to_str().unwrap()], &["json", path.to_str().unwrap()]);
 }
+
+/// The Bertsekas et al. algorithms through the CLI: Table 1 time and Table 2 transmissions
+/// (written out here), and the report's paper columns.
+#[test]
+fn bertsekas_algorithms_report_their_tables() {
+    // (algorithm, ports, slots, transmissions) on the 4-cube.
+    let cases: &[(&str, &str, f64, u64)] = &[
+        ("mnb", "all", 4.0, 240),
+        ("mnb", "one", 15.0, 240),
+        ("mnb-ring", "one", 15.0, 240),
+        ("multi-accumulate", "all", 4.0, 240),
+        ("scatter", "all", 4.0, 32),
+        ("gather", "one", 15.0, 32),
+        ("accumulate", "one", 4.0, 15),
+        ("total-exchange", "all", 8.0, 512),
+        ("total-exchange", "one", 32.0, 512),
+    ];
+    for &(alg, ports, slots, tx) in cases {
+        let v = run_ok(&["--dims", "4", "--algorithm", alg, "--ports", ports]);
+        assert_eq!(f64_of(&v, "slots"), slots, "{alg} {ports}");
+        assert_eq!(u64_of(&v, "paper_bound_slots") as f64, slots, "{alg} {ports}");
+        assert_eq!(u64_of(&v, "link_transmissions"), tx, "{alg} {ports}");
+        assert_eq!(u64_of(&v, "paper_transmissions"), tx, "{alg} {ports}");
+        assert_eq!(f64_of(&v, "vs_slot_model"), 1.0);
+    }
+    // The realistic router is slower than the slot model, and says by how much.
+    let v = run_ok(&["--dims", "4", "--algorithm", "mnb", "--router", "realistic", "--switching", "wh", "--packet-flits", "2"]);
+    assert!(f64_of(&v, "vs_slot_model") > 1.0);
+    assert_eq!(u64_of(&v, "missing_deliveries"), 0);
+}
+
+#[test]
+fn bertsekas_algorithms_reject_what_they_do_not_define() {
+    bad(&["run", "--dims", "6", "--algorithm", "mnb", "--ports", "2"], &["ports: 2", "mnb", "all", "one"]);
+    bad(&["run", "--dims", "6", "--algorithm", "total-exchange", "--root", "3"], &["root: 3", "total-exchange"]);
+    bad(&["run", "--dims", "6", "--algorithm", "scatter", "--forwarding", "router"], &["forwarding: router", "scatter"]);
+    bad(&["run", "--topology", "mesh", "--algorithm", "scatter"], &["algorithm: scatter", "mesh", "hypercube"]);
+    bad(&["reproduce", "nope"], &["reproduce: nope", "bertsekas-1991"]);
+}

@@ -1,0 +1,238 @@
+//! `flitwave reproduce PAPER --out DIR`: the papers' tables and figures, simulated.
+
+use crate::config::{Config, ConfigError, Raw};
+use crate::run;
+use plotters::prelude::*;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The reproductions available.
+pub const PAPERS: &[(&str, &str)] = &[(
+    "bertsekas-1991",
+    "Bertsekas et al., Optimal communication algorithms for hypercubes: Tables 1 and 2 for d = 1..10, and slots against d",
+)];
+
+pub fn reproduce(paper: &str, out: &Path) -> Result<i32, ConfigError> {
+    match paper {
+        "bertsekas-1991" => bertsekas(out),
+        _ => Err(ConfigError(format!("reproduce: {paper}: one of {}", PAPERS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))),
+    }
+}
+
+/// Progress on standard error: a live counter on a terminal, a line per tenth otherwise.
+fn progress(done: usize, total: usize) {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        eprint!("\r  {done}/{total} runs");
+        if done == total {
+            eprintln!();
+        }
+    } else if done == total || done % total.div_ceil(10) == 0 {
+        eprintln!("  {done}/{total} runs");
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
+    std::fs::write(path, text).map_err(|e| ConfigError(format!("out: {}: cannot write it: {e}", path.display())))
+}
+
+/// One problem of Tables 1 and 2.
+struct Problem {
+    name: &'static str,
+    algorithm: &'static str,
+    rooted: bool,
+    /// Table 1 (MLA, SLA) and Table 2, as the paper writes them.
+    formulas: (&'static str, &'static str, &'static str),
+    paper: fn(u64) -> (u64, u64, u64),
+}
+
+const PROBLEMS: &[Problem] = &[
+    Problem {
+        name: "single node broadcast",
+        algorithm: "snb",
+        rooted: true,
+        formulas: ("d", "d", "2^d - 1"),
+        paper: |d| (d, d, (1 << d) - 1),
+    },
+    Problem {
+        name: "single node accumulation",
+        algorithm: "accumulate",
+        rooted: true,
+        formulas: ("d", "d", "2^d - 1"),
+        paper: |d| (d, d, (1 << d) - 1),
+    },
+    Problem {
+        name: "single node scatter",
+        algorithm: "scatter",
+        rooted: true,
+        formulas: ("ceil((2^d-1)/d)", "2^d - 1", "d 2^(d-1)"),
+        paper: |d| (((1 << d) - 1u64).div_ceil(d), (1 << d) - 1, d << (d - 1)),
+    },
+    Problem {
+        name: "single node gather",
+        algorithm: "gather",
+        rooted: true,
+        formulas: ("ceil((2^d-1)/d)", "2^d - 1", "d 2^(d-1)"),
+        paper: |d| (((1 << d) - 1u64).div_ceil(d), (1 << d) - 1, d << (d - 1)),
+    },
+    Problem {
+        name: "multinode broadcast",
+        algorithm: "mnb",
+        rooted: false,
+        formulas: ("ceil((2^d-1)/d)", "2^d - 1", "2^d (2^d - 1)"),
+        paper: |d| (((1 << d) - 1u64).div_ceil(d), (1 << d) - 1, (1 << d) * ((1 << d) - 1)),
+    },
+    Problem {
+        name: "multinode accumulation",
+        algorithm: "multi-accumulate",
+        rooted: false,
+        formulas: ("ceil((2^d-1)/d)", "2^d - 1", "2^d (2^d - 1)"),
+        paper: |d| (((1 << d) - 1u64).div_ceil(d), (1 << d) - 1, (1 << d) * ((1 << d) - 1)),
+    },
+    Problem {
+        name: "total exchange",
+        algorithm: "total-exchange",
+        rooted: false,
+        formulas: ("2^(d-1)", "d 2^(d-1)", "d 2^(2d-1)"),
+        paper: |d| (1 << (d - 1), d << (d - 1), d << (2 * d - 1)),
+    },
+];
+
+const DMAX: u64 = 10;
+
+/// Simulated (MLA slots, SLA slots, transmissions MLA, transmissions SLA, everything delivered).
+type Measured = (f64, f64, u64, u64, bool);
+
+fn measure(p: &Problem, d: u64) -> Result<Measured, ConfigError> {
+    let mut res = [(0.0, 0u64, true); 2];
+    for (i, ports) in ["all", "one"].iter().enumerate() {
+        let mut raw = Raw::default();
+        for (k, v) in [("topology", "hypercube"), ("dims", &d.to_string()), ("algorithm", p.algorithm), ("ports", ports)] {
+            raw.values.insert(k.to_string(), v.to_string());
+        }
+        if p.rooted {
+            // A root other than node 0, to show the translation by XOR.
+            raw.values.insert("root".into(), ((1u64 << d) - 1).to_string());
+        }
+        let r = run::run(&Config::resolve(&raw)?);
+        res[i] = (r.slots, r.link_transmissions, r.exit_code() == 0);
+    }
+    Ok((res[0].0, res[1].0, res[0].1, res[1].1, res[0].2 && res[1].2))
+}
+
+fn bertsekas(out: &Path) -> Result<i32, ConfigError> {
+    std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
+    let jobs: Vec<(usize, u64)> = (0..PROBLEMS.len()).flat_map(|p| (1..=DMAX).map(move |d| (p, d))).collect();
+    eprintln!("reproduce bertsekas-1991: {} problems x d = 1..{DMAX}, all-port and one-port, on 2 threads", PROBLEMS.len());
+    let results: std::sync::Mutex<Vec<Option<Result<Measured, ConfigError>>>> = std::sync::Mutex::new(vec![None; jobs.len()]);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    // Largest first, so the two threads finish together.
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= jobs.len() {
+                        break;
+                    }
+                    let j = jobs.len() - 1 - i;
+                    let (p, d) = jobs[j];
+                    let r = measure(&PROBLEMS[p], d);
+                    results.lock().unwrap()[j] = Some(r);
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    progress(n, jobs.len());
+                }
+            });
+        }
+    });
+    let results: Vec<Measured> = results.into_inner().unwrap().into_iter().map(|r| r.unwrap()).collect::<Result<_, _>>()?;
+    let at = |p: usize, d: u64| results[p * DMAX as usize + d as usize - 1];
+
+    let mut t1 = String::from("# Table 1: optimal times on a d-cube, in slots (paper vs simulated)\n\n");
+    t1 += "Ideal router, store-and-forward, one-flit packets, node forwarding; MLA = `--ports all`, SLA = `--ports one`; rooted problems from node 2^d − 1.\n\n";
+    let mut c1 = String::from("problem,d,mla_paper,mla_simulated,sla_paper,sla_simulated\n");
+    let mut t2 = String::from("# Table 2: packet transmissions on a d-cube (paper vs simulated, MLA and SLA)\n\n");
+    let mut c2 = String::from("problem,d,paper,mla_simulated,sla_simulated\n");
+    let mut all_match = true;
+    for (pi, p) in PROBLEMS.iter().enumerate() {
+        writeln!(
+            t1,
+            "## {} (MLA: {}, SLA: {})\n\n| d | MLA paper | MLA simulated | SLA paper | SLA simulated |\n|---|---|---|---|---|",
+            p.name, p.formulas.0, p.formulas.1
+        )
+        .unwrap();
+        writeln!(t2, "## {} ({})\n\n| d | paper | MLA simulated | SLA simulated |\n|---|---|---|---|", p.name, p.formulas.2).unwrap();
+        for d in 1..=DMAX {
+            let (mla, sla, tx) = (p.paper)(d);
+            let (smla, ssla, tmla, tsla, ok) = at(pi, d);
+            let m = |paper: u64, sim: f64| if sim == paper as f64 { format!("{sim}") } else { format!("**{sim}**") };
+            all_match &= ok && smla == mla as f64 && ssla == sla as f64 && tmla == tx && tsla == tx;
+            writeln!(t1, "| {d} | {mla} | {} | {sla} | {} |", m(mla, smla), m(sla, ssla)).unwrap();
+            writeln!(c1, "{},{d},{mla},{smla},{sla},{ssla}", p.algorithm).unwrap();
+            writeln!(t2, "| {d} | {tx} | {} | {} |", m(tx, tmla as f64), m(tx, tsla as f64)).unwrap();
+            writeln!(c2, "{},{d},{tx},{tmla},{tsla}", p.algorithm).unwrap();
+        }
+        t1 += "\n";
+        t2 += "\n";
+        plot(&out.join(format!("slots-{}.svg", p.algorithm)), p, |d| at(pi, d))?;
+    }
+    let verdict = if all_match { "Every simulated value equals the paper's." } else { "Values in bold differ from the paper's." };
+    t1 += verdict;
+    t1 += "\n";
+    t2 += verdict;
+    t2 += "\n";
+    write(&out.join("table1.md"), &t1)?;
+    write(&out.join("table1.csv"), &c1)?;
+    write(&out.join("table2.md"), &t2)?;
+    write(&out.join("table2.csv"), &c2)?;
+    println!("reproduce bertsekas-1991: {verdict}");
+    println!("  {}/table1.md, table1.csv, table2.md, table2.csv, slots-<problem>.svg", out.display());
+    Ok(if all_match { 0 } else { 1 })
+}
+
+fn plot(path: &Path, p: &Problem, at: impl Fn(u64) -> Measured) -> Result<(), ConfigError> {
+    let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
+    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+    let ymax = (1..=DMAX).map(|d| (p.paper)(d).1.max((p.paper)(d).0)).max().unwrap_or(1) as f64 * 2.0;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("{}: slots against d (lines: paper, marks: simulated)", p.name), ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0.5f64..(DMAX as f64 + 0.5), (0.8f64..ymax).log_scale())
+        .map_err(|e| fail(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("d (hypercube dimension)")
+        .y_desc("slots")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .draw()
+        .map_err(|e| fail(e.to_string()))?;
+    for (label, color, paper_of, sim_of) in [
+        ("MLA (all-port)", BLUE, (|t: (u64, u64, u64)| t.0) as fn((u64, u64, u64)) -> u64, (|m: Measured| m.0) as fn(Measured) -> f64),
+        ("SLA (one-port)", RED, |t: (u64, u64, u64)| t.1, |m: Measured| m.1),
+    ] {
+        chart
+            .draw_series(LineSeries::new((1..=DMAX).map(|d| (d as f64, paper_of((p.paper)(d)) as f64)), color.stroke_width(2)))
+            .map_err(|e| fail(e.to_string()))?
+            .label(format!("{label}: paper"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+        chart
+            .draw_series((1..=DMAX).map(|d| Cross::new((d as f64, sim_of(at(d))), 6, color.stroke_width(2))))
+            .map_err(|e| fail(e.to_string()))?
+            .label(format!("{label}: simulated"))
+            .legend(move |(x, y)| Cross::new((x + 9, y), 5, color));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| fail(e.to_string()))?;
+    root.present().map_err(|e| fail(e.to_string()))?;
+    Ok(())
+}
