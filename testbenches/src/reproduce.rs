@@ -27,7 +27,7 @@ fn progress(done: usize, total: usize) {
         if done == total {
             eprintln!();
         }
-    } else if done == total || done % total.div_ceil(10) == 0 {
+    } else if done == total || done.is_multiple_of(total.div_ceil(10)) {
         eprintln!("  {done}/{total} runs");
     }
 }
