@@ -459,7 +459,7 @@ impl Fabric {
                     (RouteKind::Broadcast, r, span, reach as u32, ports.net_ports().next().expect("broadcast with no first hop"))
                 }
             };
-            assert!(s.flits >= 1 && s.flits <= self.spec.packet_flits.max(s.flits), "packet of {} flits", s.flits);
+            assert!(s.flits >= 1, "node {r}'s program sent a packet of no flits");
             let header =
                 Header { kind, src: u24::new(r.0), dest: u24::new(dest.0), key: u24::new(s.key.min(Header::MAX_KEY)), len: s.flits, span };
             let p = Packet { header, msg: s.msg, aux: s.aux, birth: t, remaining, seen: NONE };
