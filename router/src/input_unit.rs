@@ -27,14 +27,13 @@ pub enum VcStage {
     Routed,
 }
 
-/// Control state of one input VC.
+/// Control state of one input VC: one cache line.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
 pub struct VcCtl {
     /// FIFO read pointer and occupancy.
     pub head: u16,
     pub len: u16,
-    /// High-water mark of `len`.
-    pub max_len: u16,
     pub stage: VcStage,
     /// Ejection channel held by the front packet (valid when `granted` has LOCAL).
     pub eject_ch: u8,
@@ -68,6 +67,8 @@ pub struct InputUnits {
     buf: Vec<BufEntry>,
     hist: Vec<u64>,
     since: Vec<u64>,
+    /// High-water mark of each VC's occupancy.
+    pub max_len: Vec<u16>,
     pub stall_credit: Vec<u64>,
     pub stall_arb: Vec<u64>,
 }
@@ -80,6 +81,7 @@ impl InputUnits {
             buf: vec![BufEntry::default(); n_vcs * depth as usize],
             hist: vec![0; n_vcs * (depth as usize + 1)],
             since: vec![0; n_vcs],
+            max_len: vec![0; n_vcs],
             stall_credit: vec![0; n_vcs],
             stall_arb: vec![0; n_vcs],
         }
@@ -87,7 +89,7 @@ impl InputUnits {
 
     /// Bytes of state per input VC (for memory estimates before building).
     pub fn bytes_per_vc(depth: u16) -> usize {
-        std::mem::size_of::<VcCtl>() + depth as usize * std::mem::size_of::<BufEntry>() + (depth as usize + 1) * 8 + 3 * 8
+        std::mem::size_of::<VcCtl>() + depth as usize * std::mem::size_of::<BufEntry>() + (depth as usize + 1) * 8 + 3 * 8 + 2
     }
 
     /// The occupancy of `iv` changes from cycle `at` on: close the current level's interval.
@@ -130,7 +132,8 @@ impl InputUnits {
             slot -= depth;
         }
         c.len += 1;
-        c.max_len = c.max_len.max(c.len);
+        let len = c.len;
+        self.max_len[iv] = self.max_len[iv].max(len);
         self.buf[iv * depth + slot] = BufEntry { flit, ready };
     }
 
@@ -182,6 +185,11 @@ mod tests {
     use crate::ids::PacketId;
 
     #[test]
+    fn vc_ctl_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<VcCtl>(), 64);
+    }
+
+    #[test]
     fn fifo_wraps_and_keeps_order() {
         let mut u = InputUnits::new(2, 3);
         for round in 0..5u16 {
@@ -193,7 +201,7 @@ mod tests {
         }
         assert_eq!(u.len(1), 0);
         assert_eq!(u.len(0), 0);
-        assert_eq!(u.ctl[1].max_len, 2);
+        assert_eq!(u.max_len[1], 2);
         // Each round: 1 cycle at 1 flit, 1 at 2, 1 at 1, and the next round starts at once.
         assert_eq!(u.occupancy_histogram(1, 15), vec![0, 10, 5, 0]);
         assert_eq!(u.occupancy_histogram(0, 15), vec![15, 0, 0, 0]);

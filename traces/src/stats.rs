@@ -29,7 +29,7 @@ impl BufferStats {
             .map(|node| {
                 (0..p)
                     .map(|port| {
-                        let m = (0..v).map(|vc| r.inputs.ctl[(node * p + port) * v + vc].max_len).max().unwrap_or(0);
+                        let m = (0..v).map(|vc| r.inputs.max_len[(node * p + port) * v + vc]).max().unwrap_or(0);
                         s.per_port[port] = s.per_port[port].max(m);
                         m
                     })
@@ -90,8 +90,8 @@ impl Stats {
         let name = |port: usize| if port < net { format!("in{port}") } else { format!("inj{}", port - net) };
         let mut vcs = Vec::new();
         for iv in 0..r.inputs.ctl.len() {
-            let c = &r.inputs.ctl[iv];
-            if c.max_len == 0 {
+            let max_len = r.inputs.max_len[iv];
+            if max_len == 0 {
                 continue;
             }
             let (node, port, vc) = r.ivc_location(iv);
@@ -99,7 +99,7 @@ impl Stats {
                 node: node.0,
                 port: name(port),
                 vc: vc as u8,
-                max_occupancy: c.max_len,
+                max_occupancy: max_len,
                 histogram: r.inputs.occupancy_histogram(iv, cycles),
                 stall_credit_cycles: r.inputs.stall_credit[iv],
                 stall_arbitration_cycles: r.inputs.stall_arb[iv],
@@ -153,7 +153,7 @@ impl Stats {
                 w,
                 "input_vc,{},{name},{vc},{},{},{},{},,,",
                 node.0,
-                r.inputs.ctl[iv].max_len,
+                r.inputs.max_len[iv],
                 h.join(";"),
                 r.inputs.stall_credit[iv],
                 r.inputs.stall_arb[iv]
