@@ -12,6 +12,8 @@ pub enum DestSet {
     One(NodeId),
     /// Every node of the broadcast from `root` over the dimensions `span`, root excluded.
     Broadcast { root: NodeId, span: u32 },
+    /// Nobody: an id kept free (a node that does not broadcast); any delivery is misrouted.
+    Nobody,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -70,6 +72,7 @@ impl Scoreboard {
                 self.expected += 1;
                 0
             }
+            DestSet::Nobody => 0,
             DestSet::Broadcast { span, .. } => {
                 self.expected += topo.broadcast_reach(span);
                 let off = self.bits.len() as u64;
@@ -121,6 +124,10 @@ impl Scoreboard {
             return;
         };
         match rec.dest {
+            DestSet::Nobody => {
+                self.misrouted += 1;
+                self.problem(|| format!("cycle {t}: node {node} received message {msg}, which nobody sent"));
+            }
             DestSet::One(d) => {
                 if d != node {
                     self.misrouted += 1;
@@ -192,7 +199,7 @@ impl Scoreboard {
             }
             match rec.dest {
                 DestSet::One(d) if rec.slot == 0 => out.push(format!("message {i} never reached node {d}")),
-                DestSet::One(_) => {}
+                DestSet::One(_) | DestSet::Nobody => {}
                 DestSet::Broadcast { root, span } => {
                     for n in 0..topo.nodes() as u32 {
                         let node = NodeId(n);

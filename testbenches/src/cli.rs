@@ -26,11 +26,14 @@ pub enum Cmd {
     List,
     /// Reproduce a paper's tables and figures by simulation (see `flitwave list`).
     Reproduce {
-        /// Which paper: bertsekas-1991.
+        /// Which paper: bertsekas-1991, stamoulis-tsitsiklis (see `flitwave list`).
         paper: String,
         /// Where to write the tables and plots.
         #[arg(long, default_value = "flitwave-out/reproduce")]
         out: PathBuf,
+        /// Sweep hypercubes only up to this dimension (a quick look; default: the paper's range).
+        #[arg(long)]
+        max_d: Option<u32>,
     },
     /// Run the built-in demo (what `flitwave` with no arguments does).
     Demo {
@@ -140,6 +143,21 @@ pub struct RunArgs {
     /// Write buffer and link statistics as CSV.
     #[arg(long, allow_hyphen_values = true)]
     pub stats_csv: Option<String>,
+    /// kbcast variant: prefix, random, same-tree, rank-rotated.
+    #[arg(long, allow_hyphen_values = true)]
+    pub variant: Option<String>,
+    /// kbcast: the broadcasting nodes, ids and ranges like 3,17,40 or 0-7.
+    #[arg(long, allow_hyphen_values = true)]
+    pub active: Option<String>,
+    /// kbcast: the number K of broadcasting nodes, chosen by --active-set and --seed.
+    #[arg(long, allow_hyphen_values = true)]
+    pub active_count: Option<String>,
+    /// kbcast: random, subcube (nodes 0..K-1) or adversarial (the sec. 3.1 set).
+    #[arg(long, allow_hyphen_values = true)]
+    pub active_set: Option<String>,
+    /// kbcast: a parallel-prefix step in slots (0: ranks known, no prefix phase).
+    #[arg(long, allow_hyphen_values = true)]
+    pub tp: Option<String>,
     /// Write the JSON result to PATH, or to standard output with -.
     #[arg(long, allow_hyphen_values = true)]
     pub json: Option<String>,
@@ -152,7 +170,7 @@ impl RunArgs {
     /// The flags given, as raw settings.
     pub fn raw(&self) -> Raw {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 32] = [
+        let fields: [(&str, &Option<String>); 37] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -185,6 +203,11 @@ impl RunArgs {
             ("trace-from", &self.trace_from),
             ("trace-to", &self.trace_to),
             ("stats-csv", &self.stats_csv),
+            ("variant", &self.variant),
+            ("active", &self.active),
+            ("active-count", &self.active_count),
+            ("active-set", &self.active_set),
+            ("tp", &self.tp),
         ];
         for (k, v) in fields {
             if let Some(v) = v {

@@ -2,6 +2,7 @@
 //! defaults into one [`Config`], checked field by field. Every problem is a [`ConfigError`]
 //! that names the field, the value and what is allowed.
 
+use fabric::algorithms::kbcast::{ActiveSet, Variant};
 use fabric::algorithms::traffic::{Pattern, TrafficSpec};
 use fabric::algorithms::{self, Forwarding};
 use fabric::{FabricSpec, PortModel, TopologyKind};
@@ -71,6 +72,11 @@ pub const FIELDS: &[&str] = &[
     "trace-from",
     "trace-to",
     "stats-csv",
+    "variant",
+    "active",
+    "active-count",
+    "active-set",
+    "tp",
 ];
 
 /// Raw settings: field name → value text, with where it came from (for messages).
@@ -182,6 +188,9 @@ pub enum Workload {
         forwarding: Forwarding,
         root: u32,
         root_coords: Vec<u32>,
+        /// K simultaneous broadcasts (kbcast): who broadcasts, and how.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        kbcast: Option<KbcastConfig>,
     },
     Traffic {
         pattern: Pattern,
@@ -193,6 +202,20 @@ pub enum Workload {
         hotspot: u32,
         hotspot_fraction: f64,
     },
+}
+
+/// The settings of `kbcast`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KbcastConfig {
+    pub variant: Variant,
+    /// The broadcasting nodes, ascending.
+    pub active: Vec<u32>,
+    /// How they were chosen (explicit list, or a kind of set with --active-count).
+    pub active_set: String,
+    /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
+    pub tp: f64,
+    /// Flits of a prefix packet (t_p slots).
+    pub tp_flits: u16,
 }
 
 /// The whole resolved configuration of a run (it is echoed in the JSON result).
@@ -244,6 +267,59 @@ impl Outputs {
     }
 }
 
+/// Resolve kbcast's settings.
+fn kbcast_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u16, seed: u64) -> Result<KbcastConfig, ConfigError> {
+    let d = topo.ndims() as u32;
+    let n = topo.nodes() as u64;
+    let variant = match raw.get("variant") {
+        Some(v) => Variant::parse(v).ok_or_else(|| err("variant", v, format!("one of {}", Variant::NAMES)))?,
+        None => Variant::Prefix,
+    };
+    let (active, active_set) = match raw.get("active") {
+        Some(v) => {
+            if let Some(c) = raw.get("active-count") {
+                return Err(err("active-count", c, "give either --active LIST or --active-count K, not both"));
+            }
+            let list = parse_node_list("active", v, n)?.unwrap_or_else(|| (0..n as u32).collect());
+            (list, "list".to_string())
+        }
+        None => {
+            let set = match raw.get("active-set") {
+                Some(v) => ActiveSet::parse(v).ok_or_else(|| err("active-set", v, format!("one of {}", ActiveSet::NAMES)))?,
+                None => ActiveSet::Random,
+            };
+            let cap = set.capacity(d) as u64;
+            let k = match raw.get("active-count") {
+                Some(v) => uint("active-count", v, 1, cap)? as u32,
+                None => d,
+            };
+            (set.choose(d, k, seed), serde_json::to_value(set).unwrap().as_str().unwrap().to_string())
+        }
+    };
+    if variant == Variant::RankRotated && active.len() as u32 > d {
+        return Err(err("active", active.len(), format!("rank-rotated is for at most d = {d} broadcasters")));
+    }
+    let tp = match raw.get("tp") {
+        Some(v) => float("tp", v, 0.0..=1000.0, "a prefix step in slots, a number from 0 to 1000")?,
+        None => 1.0,
+    };
+    let flits = tp * packet_flits as f64;
+    if tp > 0.0 && (flits.fract() != 0.0 || flits < 1.0) {
+        return Err(err(
+            "tp",
+            tp,
+            format!(
+                "a prefix step is a whole number of flits: with {packet_flits}-flit packets, a multiple of {}",
+                1.0 / packet_flits as f64
+            ),
+        ));
+    }
+    if raw.get("tp").is_some() && !variant.ranked() {
+        return Err(err("tp", tp, format!("the {} variant has no prefix phase", serde_json::to_value(variant).unwrap().as_str().unwrap())));
+    }
+    Ok(KbcastConfig { variant, active, active_set, tp, tp_flits: flits as u16 })
+}
+
 /// A node list: `all`, or ids and ranges like `0-3,7,12`.
 fn parse_node_list(field: &str, v: &str, nodes: u64) -> Result<Option<Vec<u32>>, ConfigError> {
     if v.trim() == "all" {
@@ -278,6 +354,14 @@ fn uint(field: &str, v: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
         return Err(err(field, v, allowed()));
     }
     Ok(n)
+}
+
+/// A number in `range`, described to the user as `what` (for example "a fraction in [0, 1]").
+fn float(field: &str, v: &str, range: std::ops::RangeInclusive<f64>, what: &str) -> Result<f64, ConfigError> {
+    match v.trim().parse::<f64>() {
+        Ok(x) if range.contains(&x) => Ok(x),
+        _ => Err(err(field, v, what)),
+    }
 }
 
 fn on_off(field: &str, v: &str) -> Result<bool, ConfigError> {
@@ -438,13 +522,7 @@ impl Config {
                 None => 0,
             };
             let hotspot_fraction = match raw.get("hotspot-fraction") {
-                Some(v) => {
-                    let f: f64 = v.trim().parse().map_err(|_| err("hotspot-fraction", v, "a fraction in [0, 1]"))?;
-                    if !(0.0..=1.0).contains(&f) {
-                        return Err(err("hotspot-fraction", v, "a fraction in [0, 1]"));
-                    }
-                    f
-                }
+                Some(v) => float("hotspot-fraction", v, 0.0..=1.0, "a fraction in [0, 1]")?,
                 None => 0.2,
             };
             Workload::Traffic { pattern, rate, offered_flits: rate * packet_flits as f64, cycles, hotspot, hotspot_fraction }
@@ -493,7 +571,22 @@ impl Config {
             if !info.rooted && raw.get("root").is_some() {
                 return Err(err("root", raw.get("root").unwrap(), format!("{name} involves every node; it takes no root")));
             }
-            Workload::Algorithm { name, forwarding, root, root_coords: topo.coords(NodeId(root)) }
+            if name == "kbcast" && port_model != PortModel::All {
+                return Err(err(
+                    "ports",
+                    port_model.name(),
+                    "kbcast assumes every node sends and receives on all links at once: --ports all",
+                ));
+            }
+            let kbcast = if name == "kbcast" { Some(kbcast_config(raw, &topo, packet_flits, seed)?) } else { None };
+            if name != "kbcast" {
+                for f in ["variant", "active", "active-count", "active-set", "tp"] {
+                    if let Some(v) = raw.get(f) {
+                        return Err(err(f, v, "only applies to --algorithm kbcast"));
+                    }
+                }
+            }
+            Workload::Algorithm { name, forwarding, root, root_coords: topo.coords(NodeId(root)), kbcast }
         };
         if let Some(f) = raw.get("forwarding")
             && is_traffic

@@ -71,7 +71,7 @@ fn main() {
             Ok(0)
         }
         Some(Cmd::Run(args)) => cmd_run(&args),
-        Some(Cmd::Reproduce { paper, out }) => testbenches::reproduce::reproduce(&paper, &out),
+        Some(Cmd::Reproduce { paper, out, max_d }) => testbenches::reproduce::reproduce(&paper, &out, max_d),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -7,14 +7,29 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// The reproductions available.
-pub const PAPERS: &[(&str, &str)] = &[(
-    "bertsekas-1991",
-    "Bertsekas et al., Optimal communication algorithms for hypercubes: Tables 1 and 2 for d = 1..10, and slots against d",
-)];
+pub const PAPERS: &[(&str, &str)] = &[
+    (
+        "bertsekas-1991",
+        "Bertsekas et al., Optimal communication algorithms for hypercubes: Tables 1 and 2 for d = 1..10, and slots against d",
+    ),
+    (
+        "stamoulis-tsitsiklis",
+        "Stamoulis & Tsitsiklis 1993, multiple simultaneous broadcasts: each kbcast variant's slots against its bound and the lower bound, over K, d = 6..10",
+    ),
+];
 
-pub fn reproduce(paper: &str, out: &Path) -> Result<i32, ConfigError> {
+/// Runs the reproduction of `paper` into `out`; `max_d` cuts a hypercube sweep short.
+pub fn reproduce(paper: &str, out: &Path, max_d: Option<u32>) -> Result<i32, ConfigError> {
+    let limit = |lo: u32, hi: u32| -> Result<u32, ConfigError> {
+        match max_d {
+            None => Ok(hi),
+            Some(m) if (lo..=hi).contains(&m) => Ok(m),
+            Some(m) => Err(ConfigError(format!("max-d: {m}: for {paper}, a dimension from {lo} to {hi}"))),
+        }
+    };
     match paper {
-        "bertsekas-1991" => bertsekas(out),
+        "bertsekas-1991" => bertsekas(out, limit(1, DMAX as u32)? as u64),
+        "stamoulis-tsitsiklis" => stamoulis(out, limit(6, 10)?),
         _ => Err(ConfigError(format!("reproduce: {paper}: one of {}", PAPERS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))),
     }
 }
@@ -30,6 +45,31 @@ fn progress(done: usize, total: usize) {
     } else if done == total || done.is_multiple_of(total.div_ceil(10)) {
         eprintln!("  {done}/{total} runs");
     }
+}
+
+/// Run `jobs` on two threads (largest last in the list first) with progress on stderr.
+fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
+    let results: std::sync::Mutex<Vec<Option<R>>> = std::sync::Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= jobs.len() {
+                        break;
+                    }
+                    let j = jobs.len() - 1 - i;
+                    let r = f(&jobs[j]);
+                    results.lock().unwrap()[j] = Some(r);
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    progress(n, jobs.len());
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap().into_iter().map(|r| r.expect("every job ran")).collect()
 }
 
 fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
@@ -120,34 +160,12 @@ fn measure(p: &Problem, d: u64) -> Result<Measured, ConfigError> {
     Ok((res[0].0, res[1].0, res[0].1, res[1].1, res[0].2 && res[1].2))
 }
 
-fn bertsekas(out: &Path) -> Result<i32, ConfigError> {
+fn bertsekas(out: &Path, dmax: u64) -> Result<i32, ConfigError> {
     std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
-    let jobs: Vec<(usize, u64)> = (0..PROBLEMS.len()).flat_map(|p| (1..=DMAX).map(move |d| (p, d))).collect();
-    eprintln!("reproduce bertsekas-1991: {} problems x d = 1..{DMAX}, all-port and one-port, on 2 threads", PROBLEMS.len());
-    let results: std::sync::Mutex<Vec<Option<Result<Measured, ConfigError>>>> = std::sync::Mutex::new(vec![None; jobs.len()]);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| {
-                loop {
-                    // Largest first, so the two threads finish together.
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if i >= jobs.len() {
-                        break;
-                    }
-                    let j = jobs.len() - 1 - i;
-                    let (p, d) = jobs[j];
-                    let r = measure(&PROBLEMS[p], d);
-                    results.lock().unwrap()[j] = Some(r);
-                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    progress(n, jobs.len());
-                }
-            });
-        }
-    });
-    let results: Vec<Measured> = results.into_inner().unwrap().into_iter().map(|r| r.unwrap()).collect::<Result<_, _>>()?;
-    let at = |p: usize, d: u64| results[p * DMAX as usize + d as usize - 1];
+    let jobs: Vec<(usize, u64)> = (0..PROBLEMS.len()).flat_map(|p| (1..=dmax).map(move |d| (p, d))).collect();
+    eprintln!("reproduce bertsekas-1991: {} problems x d = 1..{dmax}, all-port and one-port, on 2 threads", PROBLEMS.len());
+    let results: Vec<Measured> = parallel(&jobs, |&(p, d)| measure(&PROBLEMS[p], d)).into_iter().collect::<Result<_, _>>()?;
+    let at = |p: usize, d: u64| results[p * dmax as usize + d as usize - 1];
 
     let mut t1 = String::from("# Table 1: optimal times on a d-cube, in slots (paper vs simulated)\n\n");
     t1 += "Ideal router, store-and-forward, one-flit packets, node forwarding; MLA = `--ports all`, SLA = `--ports one`; rooted problems from node 2^d − 1.\n\n";
@@ -163,7 +181,7 @@ fn bertsekas(out: &Path) -> Result<i32, ConfigError> {
         )
         .unwrap();
         writeln!(t2, "## {} ({})\n\n| d | paper | MLA simulated | SLA simulated |\n|---|---|---|---|", p.name, p.formulas.2).unwrap();
-        for d in 1..=DMAX {
+        for d in 1..=dmax {
             let (mla, sla, tx) = (p.paper)(d);
             let (smla, ssla, tmla, tsla, ok) = at(pi, d);
             let m = |paper: u64, sim: f64| if sim == paper as f64 { format!("{sim}") } else { format!("**{sim}**") };
@@ -175,7 +193,7 @@ fn bertsekas(out: &Path) -> Result<i32, ConfigError> {
         }
         t1 += "\n";
         t2 += "\n";
-        plot(&out.join(format!("slots-{}.svg", p.algorithm)), p, |d| at(pi, d))?;
+        plot(&out.join(format!("slots-{}.svg", p.algorithm)), p, dmax, |d| at(pi, d))?;
     }
     let verdict = if all_match { "Every simulated value equals the paper's." } else { "Values in bold differ from the paper's." };
     t1 += verdict;
@@ -191,17 +209,17 @@ fn bertsekas(out: &Path) -> Result<i32, ConfigError> {
     Ok(if all_match { 0 } else { 1 })
 }
 
-fn plot(path: &Path, p: &Problem, at: impl Fn(u64) -> Measured) -> Result<(), ConfigError> {
+fn plot(path: &Path, p: &Problem, dmax: u64, at: impl Fn(u64) -> Measured) -> Result<(), ConfigError> {
     let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
     let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let ymax = (1..=DMAX).map(|d| (p.paper)(d).1.max((p.paper)(d).0)).max().unwrap_or(1) as f64 * 2.0;
+    let ymax = (1..=dmax).map(|d| (p.paper)(d).1.max((p.paper)(d).0)).max().unwrap_or(1) as f64 * 2.0;
     let mut chart = ChartBuilder::on(&root)
         .caption(format!("{}: slots against d (lines: paper, marks: simulated)", p.name), ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(56)
-        .build_cartesian_2d(0.5f64..(DMAX as f64 + 0.5), (0.8f64..ymax).log_scale())
+        .build_cartesian_2d(0.5f64..(dmax as f64 + 0.5), (0.8f64..ymax).log_scale())
         .map_err(|e| fail(e.to_string()))?;
     chart
         .configure_mesh()
@@ -216,12 +234,12 @@ fn plot(path: &Path, p: &Problem, at: impl Fn(u64) -> Measured) -> Result<(), Co
         ("SLA (one-port)", RED, |t: (u64, u64, u64)| t.1, |m: Measured| m.1),
     ] {
         chart
-            .draw_series(LineSeries::new((1..=DMAX).map(|d| (d as f64, paper_of((p.paper)(d)) as f64)), color.stroke_width(2)))
+            .draw_series(LineSeries::new((1..=dmax).map(|d| (d as f64, paper_of((p.paper)(d)) as f64)), color.stroke_width(2)))
             .map_err(|e| fail(e.to_string()))?
             .label(format!("{label}: paper"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
         chart
-            .draw_series((1..=DMAX).map(|d| Cross::new((d as f64, sim_of(at(d))), 6, color.stroke_width(2))))
+            .draw_series((1..=dmax).map(|d| Cross::new((d as f64, sim_of(at(d))), 6, color.stroke_width(2))))
             .map_err(|e| fail(e.to_string()))?
             .label(format!("{label}: simulated"))
             .legend(move |(x, y)| Cross::new((x + 9, y), 5, color));
@@ -235,4 +253,105 @@ fn plot(path: &Path, p: &Problem, at: impl Fn(u64) -> Measured) -> Result<(), Co
         .map_err(|e| fail(e.to_string()))?;
     root.present().map_err(|e| fail(e.to_string()))?;
     Ok(())
+}
+
+/// One kbcast run: (variant, t_p, d, K, active set) → (slots, bound, lower bound, delivered).
+fn kbcast_run(variant: &str, tp: &str, d: u32, k: u32, set: &str) -> Result<(f64, Option<u64>, u64, bool), ConfigError> {
+    let mut raw = Raw::default();
+    let dims = d.to_string();
+    let count = k.to_string();
+    let mut settings = vec![("topology", "hypercube"), ("dims", dims.as_str()), ("algorithm", "kbcast"), ("variant", variant)];
+    settings.extend([("active-count", count.as_str()), ("active-set", set), ("seed", "7")]);
+    if variant == "prefix" || variant == "rank-rotated" {
+        settings.push(("tp", tp));
+    }
+    for (k, v) in settings {
+        raw.values.insert(k.to_string(), v.to_string());
+    }
+    let r = run::run(&Config::resolve(&raw)?);
+    Ok((r.slots, r.paper_bound_slots, r.lower_bound_slots.unwrap_or(0), r.exit_code() == 0))
+}
+
+fn stamoulis(out: &Path, dmax: u32) -> Result<i32, ConfigError> {
+    std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
+    const VARIANTS: &[(&str, &str, &str)] = &[
+        ("prefix", "1", "prefix, t_p = 1"),
+        ("prefix", "0", "prefix, t_p = 0 (ranks known)"),
+        ("random", "0", "random trees"),
+        ("same-tree", "0", "same tree (sec. 3.3.1)"),
+    ];
+    let mut jobs = Vec::new();
+    for d in 6..=dmax {
+        let n = 1u32 << d;
+        let mut ks = vec![1, d, 2 * d, d * d, n / 8, n / 4, n / 2, n];
+        ks.sort_unstable();
+        ks.dedup();
+        for &k in &ks {
+            for set in ["random", "adversarial"] {
+                if set == "adversarial" && k > n / 2 {
+                    continue;
+                }
+                for (vi, _) in VARIANTS.iter().enumerate() {
+                    jobs.push((d, k, set, vi));
+                }
+                if k <= d {
+                    jobs.push((d, k, set, usize::MAX));
+                }
+            }
+        }
+    }
+    eprintln!("reproduce stamoulis-tsitsiklis: {} runs, d = 6..{dmax}, on 2 threads", jobs.len());
+    let results = parallel(&jobs, |&(d, k, set, vi)| {
+        let (v, tp) = if vi == usize::MAX { ("rank-rotated", "0") } else { (VARIANTS[vi].0, VARIANTS[vi].1) };
+        kbcast_run(v, tp, d, k, set)
+    });
+    let mut md = String::from("# K simultaneous broadcasts on the d-cube (Stamoulis & Tsitsiklis 1993)\n\n");
+    md += "Ideal router, all-port, one-flit packets. Each cell: simulated slots / the variant's bound (— where the paper gives none); the last column is the lower bound max{d, ceil((2^d-1)K/(d 2^d))}. Active sets: K random nodes (seed 7), or sec. 3.1's adversarial set (K nodes with the top bit set). Rank-rotated runs only for K <= d, with known ranks.\n\n";
+    let mut csv = String::from("d,K,active_set,variant,tp,slots,bound,lower_bound,delivered\n");
+    let mut all_ok = true;
+    let mut row_key = None;
+    for (i, &(d, k, set, vi)) in jobs.iter().enumerate() {
+        let (v, tp, _) = if vi == usize::MAX { ("rank-rotated", "0", "rank-rotated") } else { VARIANTS[vi] };
+        let (slots, bound, lower, ok) = results[i].clone()?;
+        all_ok &= ok && bound.is_none_or(|b| slots <= b as f64) && slots >= lower as f64;
+        writeln!(csv, "{d},{k},{set},{v},{tp},{slots},{},{lower},{ok}", bound.map_or(String::new(), |b| b.to_string())).unwrap();
+        if row_key != Some(d) {
+            let labels: Vec<&str> = VARIANTS.iter().map(|v| v.2).chain(["rank-rotated"]).collect();
+            writeln!(
+                md,
+                "\n## d = {d}\n\n| K | active set | {} | lower bound |\n|---|---|{}---|",
+                labels.join(" | "),
+                "---|".repeat(labels.len())
+            )
+            .unwrap();
+            row_key = Some(d);
+        }
+        let cell = format!("{slots} / {}", bound.map_or("—".to_string(), |b| b.to_string()));
+        let last_of_row = jobs.get(i + 1).is_none_or(|&(d2, k2, s2, _)| (d2, k2, s2) != (d, k, set));
+        let first_of_row = i == 0 || {
+            let (d0, k0, s0, _) = jobs[i - 1];
+            (d0, k0, s0) != (d, k, set)
+        };
+        if first_of_row {
+            write!(md, "| {k} | {set} |").unwrap();
+        }
+        write!(md, " {cell} |").unwrap();
+        if last_of_row {
+            if vi != usize::MAX {
+                md += " — |";
+            }
+            writeln!(md, " {lower} |").unwrap();
+        }
+    }
+    let verdict = if all_ok {
+        "Every run delivered everything within its bound and above the lower bound."
+    } else {
+        "Some runs missed their bound or lost packets (see the CSV)."
+    };
+    writeln!(md, "\n{verdict}").unwrap();
+    write(&out.join("kbcast.md"), &md)?;
+    write(&out.join("kbcast.csv"), &csv)?;
+    println!("reproduce stamoulis-tsitsiklis: {verdict}");
+    println!("  {}/kbcast.md, kbcast.csv", out.display());
+    Ok(if all_ok { 0 } else { 1 })
 }

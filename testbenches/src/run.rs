@@ -81,9 +81,14 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
     let d = topo.ndims() as u32;
     let l = cfg.packet_flits;
     match &cfg.workload {
-        Workload::Algorithm { name, forwarding, root, .. } => {
+        Workload::Algorithm { name, forwarding, root, kbcast, .. } => {
             let root = NodeId(*root);
             match name.as_str() {
+                "kbcast" => {
+                    let k = kbcast.as_ref().expect("kbcast settings resolved");
+                    let kb = fabric::algorithms::kbcast::KBcast::new(k.variant, d, &k.active, l, k.tp_flits, cfg.seed);
+                    (Box::new(kb), fabric::algorithms::kbcast::bounds(k.variant, d, k.active.len() as u32, k.tp))
+                }
                 "snb" => {
                     let one_port_nodes = one_port && *forwarding == Forwarding::Node;
                     (Box::new(Snb::new(root, *forwarding, one_port, l)), Snb::bounds(&topo, root, one_port_nodes))

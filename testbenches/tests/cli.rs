@@ -428,3 +428,92 @@ fn bertsekas_algorithms_reject_what_they_do_not_define() {
     bad(&["run", "--topology", "mesh", "--algorithm", "scatter"], &["algorithm: scatter", "mesh", "hypercube"]);
     bad(&["reproduce", "nope"], &["reproduce: nope", "bertsekas-1991"]);
 }
+
+#[test]
+fn kbcast_variants_report_their_bounds() {
+    // (variant extra flags, bound from Stamoulis & Tsitsiklis for d = 6, K = 12).
+    let d = 6u64;
+    let k = 12u64;
+    let cases: &[(&[&str], Option<u64>)] = &[
+        (&["--variant", "prefix", "--tp", "1"], Some(2 * k.div_ceil(d) + 4 * d)),
+        (&["--variant", "prefix", "--tp", "0"], Some(2 * k.div_ceil(d) + 2 * d - 1)),
+        (&["--variant", "same-tree"], Some(d + k - 1)),
+        (&["--variant", "random"], None),
+    ];
+    for (extra, bound) in cases {
+        let mut args = vec!["--dims", "6", "--algorithm", "kbcast", "--active-count", "12", "--active-set", "adversarial", "--seed", "3"];
+        args.extend_from_slice(extra);
+        let v = run_ok(&args);
+        assert_eq!(u64_of(&v, "missing_deliveries"), 0, "{extra:?}");
+        assert_eq!(u64_of(&v, "deliveries"), k * (64 - 1), "{extra:?}");
+        let slots = f64_of(&v, "slots");
+        // Every node must receive K packets (K - 1 if it is active) over d links.
+        assert!(slots >= d as f64, "{extra:?}: {slots}");
+        assert!(u64_of(&v, "lower_bound_slots") >= d);
+        match bound {
+            Some(b) => {
+                assert_eq!(u64_of(&v, "paper_bound_slots"), *b, "{extra:?}");
+                assert!(slots <= *b as f64, "{extra:?}: {slots} > {b}");
+            }
+            None => assert!(v["paper_bound_slots"].is_null(), "{extra:?}"),
+        }
+    }
+    // K = d broadcasters with known ranks and rotated dimension orders never collide: d
+    // slots; computing the ranks first adds the prefix's 2d + 1 steps.
+    let v = run_ok(&["--dims", "6", "--algorithm", "kbcast", "--variant", "rank-rotated", "--active", "3,17,40,41,50,63", "--tp", "0"]);
+    assert_eq!(f64_of(&v, "slots"), 6.0);
+    let v = run_ok(&["--dims", "6", "--algorithm", "kbcast", "--variant", "rank-rotated", "--active", "3,17,40,41,50,63"]);
+    assert_eq!(f64_of(&v, "slots"), 6.0 + 13.0);
+    assert_eq!(v["config"]["workload"]["kbcast"]["active"], serde_json::json!([3, 17, 40, 41, 50, 63]));
+}
+
+#[test]
+fn kbcast_rejects_what_it_does_not_define() {
+    let base = ["run", "--dims", "6", "--algorithm", "kbcast"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> { base.iter().copied().chain(extra.iter().copied()).collect() };
+    bad(&with(&["--ports", "one"]), &["ports: one", "kbcast", "--ports all"]);
+    bad(&with(&["--variant", "random", "--tp", "1"]), &["tp: 1", "random", "no prefix"]);
+    bad(&with(&["--variant", "tree"]), &["variant: tree", "prefix", "random", "same-tree", "rank-rotated"]);
+    bad(&with(&["--active-count", "65"]), &["active-count: 65", "1 to 64"]);
+    bad(&with(&["--active-count", "40", "--active-set", "adversarial"]), &["active-count: 40", "1 to 32"]);
+    bad(&with(&["--active-set", "corner"]), &["active-set: corner", "random", "subcube", "adversarial"]);
+    bad(&with(&["--active", "1,2", "--active-count", "3"]), &["active-count: 3", "not both"]);
+    bad(&with(&["--active", "64"]), &["active: 64", "below 64"]);
+    bad(&with(&["--variant", "rank-rotated", "--active-count", "7"]), &["active: 7", "rank-rotated", "d = 6"]);
+    bad(&with(&["--tp", "-1"]), &["tp: -1", "number"]);
+    bad(&with(&["--tp", "nan"]), &["tp: nan"]);
+    bad(&["run", "--dims", "6", "--algorithm", "snb", "--variant", "random"], &["variant: random", "kbcast"]);
+    bad(&["run", "--topology", "mesh", "--dims", "4x4", "--algorithm", "kbcast"], &["algorithm: kbcast", "mesh", "hypercube"]);
+}
+
+#[test]
+fn reproduce_stamoulis_tsitsiklis_writes_its_table() {
+    let out = Temp::dir("st");
+    let o = flitwave(&["reproduce", "stamoulis-tsitsiklis", "--out", out.s(), "--max-d", "7"]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&["reproduce", "stamoulis-tsitsiklis"], &o));
+    let md = std::fs::read_to_string(out.0.join("kbcast.md")).unwrap();
+    assert!(md.contains("| K | active set |"), "{md}");
+    let csv = std::fs::read_to_string(out.0.join("kbcast.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name} in {header:?}"));
+    let (slots, bound, lower) = (col("slots"), col("bound"), col("lower_bound"));
+    let mut rows = 0;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let s: f64 = f[slots].parse().unwrap();
+        let lb: f64 = f[lower].parse().unwrap();
+        assert!(s >= lb, "{line}");
+        if !f[bound].is_empty() {
+            assert!(s <= f[bound].parse::<f64>().unwrap(), "{line}");
+        }
+        rows += 1;
+    }
+    assert!(rows > 10);
+}
+
+#[test]
+fn reproduce_rejects_a_dimension_outside_the_papers_range() {
+    bad(&["reproduce", "stamoulis-tsitsiklis", "--max-d", "5"], &["max-d: 5", "6 to 10"]);
+    bad(&["reproduce", "bertsekas-1991", "--max-d", "11"], &["max-d: 11", "1 to 10"]);
+}

@@ -2,8 +2,10 @@
 
 pub mod accumulate;
 pub mod hypercube;
+pub mod kbcast;
 pub mod mnb;
 pub mod mnb_sbt;
+pub mod prefix;
 pub mod scatter;
 pub mod snb;
 pub mod total_exchange;
@@ -119,6 +121,15 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         reference: "Bertsekas et al. 1991, sec. 4 (three-phase recursion, phase three overlapping phase two, and its implementation rules; SLA: MTADEA of [SaS85])",
         summary: "every node sends a distinct packet to every other; 2^(d-1) slots all-port, d*2^(d-1) one-port, d*2^(2d-1) transmissions",
         all_or_one_port: true,
+        rooted: false,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "kbcast",
+        topologies: HYPERCUBE,
+        reference: "Stamoulis & Tsitsiklis 1993: sec. 3.2 (prefix ranking, d edge-disjoint binomial trees, termination packets), its randomized variant, sec. 3.3.1 (same-tree), sec. 3.3.2 (rank-rotated)",
+        summary: "K simultaneous broadcasts from --active / --active-count; --variant prefix (<= 2ceil(K/d)+2d-1+(2d+1)tp), random, same-tree (<= d+K-1), rank-rotated (d, K <= d); --tp prefix step in slots",
+        all_or_one_port: false,
         rooted: false,
         router_forwarding: false,
     },
