@@ -9,7 +9,7 @@ pub struct Packet {
     pub header: Header,
     /// Algorithm-level message carried (scoreboard id) and free algorithm data.
     pub msg: u32,
-    pub aux: u32,
+    pub aux: u64,
     /// Cycle the packet was handed to its NIC.
     pub birth: u64,
     /// Deliveries still expected.

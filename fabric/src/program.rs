@@ -27,7 +27,7 @@ pub struct Send {
     /// The scoreboard message the packet carries.
     pub msg: u32,
     /// Free algorithm data carried in the payload.
-    pub aux: u32,
+    pub aux: u64,
     /// Priority key: the NIC sends its queued packets smallest key first (then in order
     /// of submission), and key-honouring arbiters prefer smaller keys.
     pub key: u32,
@@ -43,7 +43,7 @@ pub struct Received {
     pub src: NodeId,
     pub kind: RouteKind,
     pub msg: u32,
-    pub aux: u32,
+    pub aux: u64,
     pub key: u32,
     pub flits: u16,
     /// Cycle the packet was handed to its source NIC.
@@ -96,4 +96,13 @@ pub trait Program {
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received);
     /// A timer set with [`NodeCtx::wake_at`] fired.
     fn timer(&mut self, _cx: &mut NodeCtx<'_>) {}
+    /// Results beyond the kernel's counters, for the JSON report (after the run).
+    fn report(&self) -> Option<serde_json::Value> {
+        None
+    }
+    /// Ways the algorithm found itself broken (a schedule overrun, a collision the paper
+    /// rules out); any fails the run.
+    fn failures(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

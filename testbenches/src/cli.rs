@@ -155,9 +155,15 @@ pub struct RunArgs {
     /// kbcast: random, subcube (nodes 0..K-1) or adversarial (the sec. 3.1 set).
     #[arg(long, allow_hyphen_values = true)]
     pub active_set: Option<String>,
-    /// kbcast: a parallel-prefix step in slots (0: ranks known, no prefix phase).
+    /// kbcast, pmnb-*, dynamic: a parallel-prefix step in slots (0: ranks known, no prefix phase).
     #[arg(long, allow_hyphen_values = true)]
     pub tp: Option<String>,
+    /// dynamic: the hypercube utilization factor rho = lambda (N-1)/d (eq. 17).
+    #[arg(long, allow_hyphen_values = true)]
+    pub load: Option<String>,
+    /// dynamic: the PMNB each period runs, pmnb-2 or pmnb-3.
+    #[arg(long, allow_hyphen_values = true)]
+    pub pmnb: Option<String>,
     /// Write the JSON result to PATH, or to standard output with -.
     #[arg(long, allow_hyphen_values = true)]
     pub json: Option<String>,
@@ -170,7 +176,7 @@ impl RunArgs {
     /// The flags given, as raw settings.
     pub fn raw(&self) -> Raw {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 37] = [
+        let fields: [(&str, &Option<String>); 39] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -208,6 +214,8 @@ impl RunArgs {
             ("active-count", &self.active_count),
             ("active-set", &self.active_set),
             ("tp", &self.tp),
+            ("load", &self.load),
+            ("pmnb", &self.pmnb),
         ];
         for (k, v) in fields {
             if let Some(v) = v {

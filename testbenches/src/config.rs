@@ -3,6 +3,7 @@
 //! that names the field, the value and what is allowed.
 
 use fabric::algorithms::kbcast::{ActiveSet, Variant};
+use fabric::algorithms::pmnb::Variant as PmnbVariant;
 use fabric::algorithms::traffic::{Pattern, TrafficSpec};
 use fabric::algorithms::{self, Forwarding};
 use fabric::{FabricSpec, PortModel, TopologyKind};
@@ -191,6 +192,12 @@ pub enum Workload {
         /// K simultaneous broadcasts (kbcast): who broadcasts, and how.
         #[serde(skip_serializing_if = "Option::is_none")]
         kbcast: Option<KbcastConfig>,
+        /// Partial multinode broadcast (pmnb-1, -2, -3): who broadcasts.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pmnb: Option<PmnbConfig>,
+        /// The dynamic broadcasting scheme.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        dynamic: Option<DynamicConfig>,
     },
     Traffic {
         pattern: Pattern,
@@ -215,6 +222,36 @@ pub struct KbcastConfig {
     /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
     pub tp: f64,
     /// Flits of a prefix packet (t_p slots).
+    pub tp_flits: u16,
+}
+
+/// The settings of `pmnb-1`, `pmnb-2`, `pmnb-3`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PmnbConfig {
+    pub variant: PmnbVariant,
+    /// The active nodes, ascending.
+    pub active: Vec<u32>,
+    pub active_set: String,
+    /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
+    pub tp: f64,
+    pub tp_flits: u16,
+}
+
+/// The settings of `dynamic`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DynamicConfig {
+    /// The PMNB each period runs: pmnb-2 or pmnb-3.
+    pub pmnb: PmnbVariant,
+    /// The hypercube utilization factor ρ = λ(N − 1)/d (eq. 17).
+    pub load: f64,
+    /// Broadcast requests per node per slot.
+    pub lambda: f64,
+    /// Arrivals during [0, cycles); the periods under way then finish, and the backlog
+    /// drains for at most as long again.
+    pub cycles: u64,
+    /// Delays are averaged over arrivals from this cycle on (a tenth of the window).
+    pub warmup_cycles: u64,
+    pub tp: f64,
     pub tp_flits: u16,
 }
 
@@ -270,12 +307,81 @@ impl Outputs {
 /// Resolve kbcast's settings.
 fn kbcast_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u16, seed: u64) -> Result<KbcastConfig, ConfigError> {
     let d = topo.ndims() as u32;
-    let n = topo.nodes() as u64;
     let variant = match raw.get("variant") {
         Some(v) => Variant::parse(v).ok_or_else(|| err("variant", v, format!("one of {}", Variant::NAMES)))?,
         None => Variant::Prefix,
     };
-    let (active, active_set) = match raw.get("active") {
+    let (active, active_set) = active_set(raw, topo, seed)?;
+    if variant == Variant::RankRotated && active.len() as u32 > d {
+        return Err(err("active", active.len(), format!("rank-rotated is for at most d = {d} broadcasters")));
+    }
+    let (tp, tp_flits) = prefix_step(raw, packet_flits)?;
+    if raw.get("tp").is_some() && !variant.ranked() {
+        return Err(err("tp", tp, format!("the {} variant has no prefix phase", serde_json::to_value(variant).unwrap().as_str().unwrap())));
+    }
+    Ok(KbcastConfig { variant, active, active_set, tp, tp_flits })
+}
+
+/// pmnb-2 splits each packet into d mini-packets of equal length.
+fn check_split(name: &str, packet_flits: u16, d: u32) -> Result<(), ConfigError> {
+    if !(packet_flits as u32).is_multiple_of(d) {
+        return Err(err(
+            "packet-flits",
+            packet_flits,
+            format!("{name} splits each packet into d = {d} mini-packets: a multiple of {d} (default {d})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Resolve the settings of pmnb-1, -2, -3.
+fn pmnb_config(name: &str, raw: &Raw, topo: &fabric::Topology, packet_flits: u16, seed: u64) -> Result<PmnbConfig, ConfigError> {
+    let variant = PmnbVariant::parse(name).expect("a pmnb algorithm");
+    if variant == PmnbVariant::Two {
+        check_split(name, packet_flits, topo.ndims() as u32)?;
+    }
+    let (active, active_set) = active_set(raw, topo, seed)?;
+    let (tp, tp_flits) = prefix_step(raw, packet_flits)?;
+    Ok(PmnbConfig { variant, active, active_set, tp, tp_flits })
+}
+
+/// Resolve the dynamic scheme's settings.
+fn dynamic_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u16) -> Result<DynamicConfig, ConfigError> {
+    let d = topo.ndims() as u32;
+    let pmnb = match raw.get("pmnb") {
+        Some(v) => match PmnbVariant::parse(v) {
+            Some(p @ (PmnbVariant::Two | PmnbVariant::Three)) => p,
+            _ => return Err(err("pmnb", v, "pmnb-2 or pmnb-3 (the PMNB each period runs; pmnb-1 is not linear in M)")),
+        },
+        None => PmnbVariant::Two,
+    };
+    if pmnb == PmnbVariant::Two {
+        check_split("dynamic with pmnb-2", packet_flits, d)?;
+    }
+    let load = match raw.get("load") {
+        Some(v) => float(
+            "load",
+            v,
+            0.0..=10.0,
+            "the hypercube utilization factor rho = lambda(N-1)/d, a number from 0 to 10 (rho < 1 is needed for stability)",
+        )?,
+        None => 0.5,
+    };
+    let cycles = match raw.get("cycles") {
+        Some(v) => uint("cycles", v, 1, 1 << 40)?,
+        None => 20_000 * packet_flits as u64,
+    };
+    let (tp, tp_flits) = prefix_step(raw, packet_flits)?;
+    let lambda = load * d as f64 / (topo.nodes() as f64 - 1.0);
+    Ok(DynamicConfig { pmnb, load, lambda, cycles, warmup_cycles: cycles / 10, tp, tp_flits })
+}
+
+/// The active nodes: `--active LIST`, or `--active-count K` (default d) chosen by
+/// `--active-set` (random by `--seed`, subcube, adversarial).
+fn active_set(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(Vec<u32>, String), ConfigError> {
+    let d = topo.ndims() as u32;
+    let n = topo.nodes() as u64;
+    Ok(match raw.get("active") {
         Some(v) => {
             if let Some(c) = raw.get("active-count") {
                 return Err(err("active-count", c, "give either --active LIST or --active-count K, not both"));
@@ -295,10 +401,11 @@ fn kbcast_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u16, seed: u6
             };
             (set.choose(d, k, seed), serde_json::to_value(set).unwrap().as_str().unwrap().to_string())
         }
-    };
-    if variant == Variant::RankRotated && active.len() as u32 > d {
-        return Err(err("active", active.len(), format!("rank-rotated is for at most d = {d} broadcasters")));
-    }
+    })
+}
+
+/// `--tp`: a parallel-prefix step in slots (default 1), and in flits.
+fn prefix_step(raw: &Raw, packet_flits: u16) -> Result<(f64, u16), ConfigError> {
     let tp = match raw.get("tp") {
         Some(v) => float("tp", v, 0.0..=1000.0, "a prefix step in slots, a number from 0 to 1000")?,
         None => 1.0,
@@ -314,10 +421,7 @@ fn kbcast_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u16, seed: u6
             ),
         ));
     }
-    if raw.get("tp").is_some() && !variant.ranked() {
-        return Err(err("tp", tp, format!("the {} variant has no prefix phase", serde_json::to_value(variant).unwrap().as_str().unwrap())));
-    }
-    Ok(KbcastConfig { variant, active, active_set, tp, tp_flits: flits as u16 })
+    Ok((tp, flits as u16))
 }
 
 /// A node list: `all`, or ids and ranges like `0-3,7,12`.
@@ -413,9 +517,10 @@ impl Config {
         if let (Some(a), Some(t)) = (raw.get("algorithm"), traffic) {
             return Err(err("algorithm", a, format!("a run is either an algorithm or synthetic traffic (--traffic {t}), not both")));
         }
+        let is_dynamic = raw.get("algorithm") == Some("dynamic");
         for f in ["rate", "cycles", "hotspot", "hotspot-fraction"] {
-            if raw.get(f).is_some() && !is_traffic {
-                return Err(err(f, raw.get(f).unwrap(), "only applies with --traffic PATTERN"));
+            if raw.get(f).is_some() && !is_traffic && !(f == "cycles" && is_dynamic) {
+                return Err(err(f, raw.get(f).unwrap(), "only applies with --traffic PATTERN (--cycles also with --algorithm dynamic)"));
             }
         }
         let switching = match raw.get("switching") {
@@ -436,9 +541,12 @@ impl Config {
             Some(s) => ArbiterPolicy::parse(s).ok_or_else(|| err("arbiter", s, format!("one of {}", ArbiterPolicy::NAMES)))?,
             None => ArbiterPolicy::Key,
         };
+        // pmnb-2 splits a packet into d mini-packets of a flit each by default.
+        let splits = raw.get("algorithm") == Some("pmnb-2") || is_dynamic && raw.get("pmnb").is_none_or(|p| p == "pmnb-2");
         let packet_flits = match raw.get("packet-flits") {
             Some(v) => uint("packet-flits", v, 1, 65535)? as u16,
             None if is_traffic => 4,
+            None if splits && topology == TopologyKind::Hypercube => dims[0].clamp(1, 65535) as u16,
             None => 1,
         };
         let buffer_flits = match raw.get("buffer-flits") {
@@ -571,22 +679,35 @@ impl Config {
             if !info.rooted && raw.get("root").is_some() {
                 return Err(err("root", raw.get("root").unwrap(), format!("{name} involves every node; it takes no root")));
             }
-            if name == "kbcast" && port_model != PortModel::All {
+            let is_pmnb = name.starts_with("pmnb-");
+            if (name == "kbcast" || is_pmnb || name == "dynamic") && port_model != PortModel::All {
                 return Err(err(
                     "ports",
                     port_model.name(),
-                    "kbcast assumes every node sends and receives on all links at once: --ports all",
+                    format!("{name} assumes every node sends and receives on all links at once: --ports all"),
                 ));
             }
-            let kbcast = if name == "kbcast" { Some(kbcast_config(raw, &topo, packet_flits, seed)?) } else { None };
-            if name != "kbcast" {
-                for f in ["variant", "active", "active-count", "active-set", "tp"] {
-                    if let Some(v) = raw.get(f) {
-                        return Err(err(f, v, "only applies to --algorithm kbcast"));
-                    }
+            // Which algorithms take which of these flags.
+            let takes: [(&str, &[&str]); 7] = [
+                ("variant", &["kbcast"]),
+                ("active", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
+                ("active-count", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
+                ("active-set", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
+                ("tp", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3", "dynamic"]),
+                ("load", &["dynamic"]),
+                ("pmnb", &["dynamic"]),
+            ];
+            for (f, algs) in takes {
+                if let Some(v) = raw.get(f)
+                    && !algs.contains(&name.as_str())
+                {
+                    return Err(err(f, v, format!("only applies to --algorithm {}", algs.join(", "))));
                 }
             }
-            Workload::Algorithm { name, forwarding, root, root_coords: topo.coords(NodeId(root)), kbcast }
+            let kbcast = if name == "kbcast" { Some(kbcast_config(raw, &topo, packet_flits, seed)?) } else { None };
+            let pmnb = if is_pmnb { Some(pmnb_config(&name, raw, &topo, packet_flits, seed)?) } else { None };
+            let dynamic = if name == "dynamic" { Some(dynamic_config(raw, &topo, packet_flits)?) } else { None };
+            Workload::Algorithm { name, forwarding, root, root_coords: topo.coords(NodeId(root)), kbcast, pmnb, dynamic }
         };
         if let Some(f) = raw.get("forwarding")
             && is_traffic
@@ -758,6 +879,26 @@ fn check_workload_memory(spec: &FabricSpec, workload: &Workload, max_cycles: u64
                 dims,
                 format!("total-exchange on {nodes} nodes tracks {} messages and", nodes * (nodes - 1)),
                 nodes * nodes / 8 + nodes * 64,
+            )
+        }
+        Workload::Algorithm { pmnb: Some(p), .. } => {
+            let pieces = p.variant.pieces(spec.sizes.len() as u32) as u128;
+            let m = p.active.len() as u128;
+            let d = spec.sizes.len() as u128;
+            // Declared pieces, the prefix state, and at the peak every node holding half the pieces.
+            let bytes = m * pieces * (record + bitset) + nodes * d * (d + 4) * 4 + nodes * m * pieces * 2;
+            ("active-count", m.to_string(), format!("a partial multinode broadcast of {m} packets on {nodes} nodes"), bytes)
+        }
+        Workload::Algorithm { dynamic: Some(dc), .. } => {
+            let d = spec.sizes.len() as u32;
+            let pieces = dc.pmnb.pieces(d) as u128;
+            let slots = dc.cycles.min(max_cycles) as f64 / spec.packet_flits as f64;
+            let packets = (dc.lambda * nodes as f64 * slots).ceil() as u128;
+            (
+                "cycles",
+                dc.cycles.to_string(),
+                format!("about {packets} broadcasts over {} slots on {nodes} nodes", slots.round()),
+                packets * pieces * (record + bitset) + nodes * d as u128 * (d as u128 + 4) * 4,
             )
         }
         Workload::Algorithm { name, .. } => ("dims", dims, format!("{name} on {nodes} nodes"), record + bitset),

@@ -6,3 +6,4 @@ pub mod demo;
 pub mod list;
 pub mod reproduce;
 pub mod run;
+pub mod varvarigos;

@@ -16,6 +16,10 @@ pub const PAPERS: &[(&str, &str)] = &[
         "stamoulis-tsitsiklis",
         "Stamoulis & Tsitsiklis 1993, multiple simultaneous broadcasts: each kbcast variant's slots against its bound and the lower bound, over K, d = 6..10",
     ),
+    (
+        "varvarigos-bertsekas",
+        "Varvarigos & Bertsekas, partial multinode and dynamic broadcasting: the N = 2^16, M = 2^10 example (PMNB I, II, III, MNB) and mean delay vs load with the theorem's bound, d = 6 and 8",
+    ),
 ];
 
 /// Runs the reproduction of `paper` into `out`; `max_d` cuts a hypercube sweep short.
@@ -30,12 +34,13 @@ pub fn reproduce(paper: &str, out: &Path, max_d: Option<u32>) -> Result<i32, Con
     match paper {
         "bertsekas-1991" => bertsekas(out, limit(1, DMAX as u32)? as u64),
         "stamoulis-tsitsiklis" => stamoulis(out, limit(6, 10)?),
+        "varvarigos-bertsekas" => crate::varvarigos::reproduce(out, limit(6, 16)?),
         _ => Err(ConfigError(format!("reproduce: {paper}: one of {}", PAPERS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))),
     }
 }
 
 /// Progress on standard error: a live counter on a terminal, a line per tenth otherwise.
-fn progress(done: usize, total: usize) {
+pub(crate) fn progress(done: usize, total: usize) {
     use std::io::IsTerminal;
     if std::io::stderr().is_terminal() {
         eprint!("\r  {done}/{total} runs");
@@ -48,7 +53,7 @@ fn progress(done: usize, total: usize) {
 }
 
 /// Run `jobs` on two threads (largest last in the list first) with progress on stderr.
-fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
+pub(crate) fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
     let results: std::sync::Mutex<Vec<Option<R>>> = std::sync::Mutex::new((0..jobs.len()).map(|_| None).collect());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -72,7 +77,7 @@ fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> 
     results.into_inner().unwrap().into_iter().map(|r| r.expect("every job ran")).collect()
 }
 
-fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
     std::fs::write(path, text).map_err(|e| ConfigError(format!("out: {}: cannot write it: {e}", path.display())))
 }
 

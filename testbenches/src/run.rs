@@ -45,6 +45,12 @@ pub struct Report {
     pub misrouted_deliveries: u64,
     /// The first delivery problems, described.
     pub problems: Vec<String>,
+    /// Ways the algorithm found itself broken (a schedule overrun, a collision its paper
+    /// rules out); any fails the run.
+    pub algorithm_failures: Vec<String>,
+    /// The algorithm's own results (the dynamic scheme's delays, for instance).
+    #[serde(flatten)]
+    pub results: serde_json::Map<String, serde_json::Value>,
     pub max_buffer_occupancy: BufferStats,
     /// Occupancy histograms, stall cycles and link utilization, for buffer sizing.
     pub stats: Stats,
@@ -68,6 +74,7 @@ impl Report {
             Ending::Deadlock => 3,
             Ending::CycleLimit => 1,
             Ending::Quiescent if self.missing_deliveries + self.duplicate_deliveries + self.misrouted_deliveries > 0 => 1,
+            Ending::Quiescent if !self.algorithm_failures.is_empty() => 1,
             Ending::Quiescent => 0,
         }
     }
@@ -81,9 +88,30 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
     let d = topo.ndims() as u32;
     let l = cfg.packet_flits;
     match &cfg.workload {
-        Workload::Algorithm { name, forwarding, root, kbcast, .. } => {
+        Workload::Algorithm { name, forwarding, root, kbcast, pmnb, dynamic, .. } => {
             let root = NodeId(*root);
             match name.as_str() {
+                "pmnb-1" | "pmnb-2" | "pmnb-3" => {
+                    use fabric::algorithms::pmnb;
+                    let p = pmnb.as_ref().expect("pmnb settings resolved");
+                    let prog = pmnb::Pmnb::new(p.variant, d, &p.active, l, p.tp_flits);
+                    (Box::new(prog), pmnb::bounds(p.variant, d, p.active.len() as u64, p.tp))
+                }
+                "dynamic" => {
+                    use fabric::algorithms::dynamic::{Dynamic, DynamicSpec};
+                    let c = dynamic.as_ref().expect("dynamic settings resolved");
+                    let spec = DynamicSpec {
+                        variant: c.pmnb,
+                        d,
+                        load: c.load,
+                        window: c.cycles,
+                        warmup: c.warmup_cycles,
+                        flits: l,
+                        tp_flits: c.tp_flits,
+                        seed: cfg.seed,
+                    };
+                    (Box::new(Dynamic::new(spec)), Bounds::default())
+                }
                 "kbcast" => {
                     let k = kbcast.as_ref().expect("kbcast settings resolved");
                     let kb = fabric::algorithms::kbcast::KBcast::new(k.variant, d, &k.active, l, k.tp_flits, cfg.seed);
@@ -214,6 +242,11 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         duplicate_deliveries: c.duplicates,
         misrouted_deliveries: c.misrouted,
         problems,
+        algorithm_failures: f.program().failures(),
+        results: match f.program().report() {
+            Some(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        },
         max_buffer_occupancy: BufferStats::from_fabric(f),
         stats: Stats::from_fabric(f),
         max_nic_queue: f.nics.max_queue,

@@ -517,3 +517,85 @@ fn reproduce_rejects_a_dimension_outside_the_papers_range() {
     bad(&["reproduce", "stamoulis-tsitsiklis", "--max-d", "5"], &["max-d: 5", "6 to 10"]);
     bad(&["reproduce", "bertsekas-1991", "--max-d", "11"], &["max-d: 11", "1 to 10"]);
 }
+
+#[test]
+fn pmnb_variants_report_the_papers_bounds() {
+    // (algorithm, the paper's bound for d = 6, M = 20, t_p = 1, written out from §IV).
+    let (d, m, n) = (6.0f64, 20.0f64, 64.0f64);
+    let mm = m.log2().ceil();
+    let cases = [
+        ("pmnb-1", ((2f64.powf(mm) - 1.0) / mm).ceil() + 2.0 * d + 2.0 * d - mm),
+        ("pmnb-2", (n - 1.0) / n * m / d + 2.0 * d + 2.0),
+        ("pmnb-3", (m / d).ceil() + 2.0 * d + 4.0 * d - 1.0),
+    ];
+    for (alg, bound) in cases {
+        let v = run_ok(&["--dims", "6", "--algorithm", alg, "--active-count", "20", "--active-set", "adversarial"]);
+        let pieces = if alg == "pmnb-2" { 6 } else { 1 };
+        assert_eq!(u64_of(&v, "deliveries"), pieces * 20 * 63, "{alg}");
+        assert_eq!(u64_of(&v, "paper_bound_slots"), bound.ceil() as u64, "{alg}");
+        assert!(f64_of(&v, "slots") <= bound, "{alg}: {} > {bound}", f64_of(&v, "slots"));
+        assert_eq!(u64_of(&v, "lower_bound_slots"), if alg == "pmnb-2" { 4 } else { 6 }, "{alg}");
+        assert_eq!(u64_of(&v, "packing_delays"), 0, "{alg}");
+        assert_eq!(v["algorithm_failures"], serde_json::json!([]));
+    }
+    // pmnb-2 splits a 6-flit packet into six one-flit mini-packets by default.
+    let v = run_ok(&["--dims", "6", "--algorithm", "pmnb-2"]);
+    assert_eq!(u64_of(&v, "slot_cycles"), 6);
+    // The paper's new MNB: pmnb-3 with every node active and ranks known.
+    let v = run_ok(&["--dims", "5", "--algorithm", "pmnb-3", "--active", "all", "--tp", "0"]);
+    assert!(f64_of(&v, "slots") <= (32f64 / 5.0).ceil() + 2.0 * 5.0 - 1.0);
+    assert_eq!(u64_of(&v, "deliveries"), 32 * 31);
+}
+
+#[test]
+fn dynamic_reports_delay_bound_and_stability() {
+    let v = run_ok(&["--dims", "5", "--algorithm", "dynamic", "--load", "0.2", "--cycles", "10000", "--tp", "0"]);
+    let th = &v["theorem"];
+    let avg = f64_of(&v, "avg_delay_slots");
+    assert!(avg < th["delay_bound_slots"].as_f64().unwrap(), "{v}");
+    assert_eq!(v["stable"], true);
+    let ci = v["avg_delay_ci95"].as_array().unwrap();
+    assert!(ci[0].as_f64().unwrap() <= avg && avg <= ci[1].as_f64().unwrap());
+    for k in ["delay_p50_slots", "delay_p90_slots", "delay_p99_slots", "throughput", "mean_backlog"] {
+        assert!(v[k].is_number(), "{k} in {v}");
+    }
+    // pmnb-2, d = 5, t_p = 0: X = 31/160, V = 2; the limit 1/(1 + V/(NX)) in eq. 17's load.
+    let limit = 1.0 / (1.0 + 2.0 * 5.0 / 31.0);
+    assert!((th["stability_limit_load"].as_f64().unwrap() - limit).abs() < 1e-9);
+    let v = run_ok(&["--dims", "5", "--algorithm", "dynamic", "--load", "0.95", "--cycles", "10000", "--tp", "0"]);
+    assert_eq!(v["stable"], false, "{v}");
+    assert!(v["theorem"]["delay_bound_slots"].is_null());
+}
+
+#[test]
+fn pmnb_and_dynamic_reject_what_they_do_not_define() {
+    bad(&["run", "--dims", "6", "--algorithm", "pmnb-2", "--packet-flits", "4"], &["packet-flits: 4", "multiple of 6"]);
+    bad(&["run", "--dims", "6", "--algorithm", "pmnb-3", "--ports", "one"], &["ports: one", "pmnb-3", "--ports all"]);
+    bad(&["run", "--dims", "6", "--algorithm", "pmnb-1", "--variant", "random"], &["variant: random", "kbcast"]);
+    bad(&["run", "--dims", "6", "--algorithm", "pmnb-1", "--load", "0.5"], &["load: 0.5", "dynamic"]);
+    bad(&["run", "--dims", "6", "--algorithm", "dynamic", "--pmnb", "pmnb-1"], &["pmnb: pmnb-1", "pmnb-2 or pmnb-3"]);
+    bad(&["run", "--dims", "6", "--algorithm", "dynamic", "--load", "-0.1"], &["load: -0.1", "utilization"]);
+    bad(&["run", "--dims", "6", "--algorithm", "dynamic", "--active-count", "3"], &["active-count: 3", "pmnb-1"]);
+    bad(&["run", "--dims", "6", "--algorithm", "snb", "--cycles", "10"], &["cycles: 10", "--traffic", "dynamic"]);
+    bad(&["run", "--topology", "mesh", "--algorithm", "dynamic"], &["algorithm: dynamic", "mesh", "hypercube"]);
+}
+
+#[test]
+fn reproduce_varvarigos_bertsekas_checks_the_paper() {
+    let out = Temp::dir("vb");
+    let o = flitwave(&["reproduce", "varvarigos-bertsekas", "--out", out.s(), "--max-d", "6"]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&["reproduce", "varvarigos-bertsekas"], &o));
+    let md = std::fs::read_to_string(out.0.join("pmnb-example.md")).unwrap();
+    assert!(md.contains("PMNB III"), "{md}");
+    let csv = std::fs::read_to_string(out.0.join("dynamic.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert!(rows.len() >= 8);
+    // Every stable point below its bound, and the table says which loads were unstable.
+    for r in rows {
+        let f: Vec<&str> = r.split(',').collect();
+        if let (Ok(avg), Ok(bound)) = (f[5].parse::<f64>(), f[9].parse::<f64>()) {
+            assert!(avg < bound, "{r}");
+        }
+    }
+    assert!(out.0.join("delay-d6.svg").exists());
+}

@@ -205,7 +205,7 @@ impl KBcast {
         (node.is_power_of_two() && node.trailing_zeros() < self.d).then(|| node.trailing_zeros() + 1)
     }
 
-    fn send(&self, cx: &mut NodeCtx<'_>, to: u32, msg: u32, aux: u32, key: u32, flits: u16) {
+    fn send(&self, cx: &mut NodeCtx<'_>, to: u32, msg: u32, aux: u64, key: u32, flits: u16) {
         cx.send(Send { dest: Dest::Node(NodeId(to)), msg, aux, key, flits, copy_flits: 0 });
     }
 

@@ -48,7 +48,7 @@ impl Mnb {
             cx.send(Send {
                 dest: Dest::Node(NodeId(z ^ x ^ y)),
                 msg: self.first_msg + root,
-                aux: root,
+                aux: root.into(),
                 key,
                 flits: self.flits,
                 copy_flits: 0,
@@ -66,7 +66,7 @@ impl Program for Mnb {
     }
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
         cx.accept(m.msg);
-        self.forward(cx, m.aux);
+        self.forward(cx, m.aux as u32);
     }
 }
 
@@ -112,7 +112,14 @@ impl MnbRing {
     fn send(&self, cx: &mut NodeCtx<'_>, root: u32) {
         let to = self.next(cx.node.0);
         if to != root {
-            cx.send(Send { dest: Dest::Node(NodeId(to)), msg: self.first_msg + root, aux: root, key: 0, flits: self.flits, copy_flits: 0 });
+            cx.send(Send {
+                dest: Dest::Node(NodeId(to)),
+                msg: self.first_msg + root,
+                aux: root.into(),
+                key: 0,
+                flits: self.flits,
+                copy_flits: 0,
+            });
         }
     }
 }
@@ -126,7 +133,7 @@ impl Program for MnbRing {
     }
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
         cx.accept(m.msg);
-        self.send(cx, m.aux);
+        self.send(cx, m.aux as u32);
     }
 }
 
@@ -186,7 +193,7 @@ impl MultiAccumulate {
         cx.send(Send {
             dest: Dest::Node(NodeId(root ^ self.tree.parent[x as usize])),
             msg: acc.wrapping_add(contribution(z)),
-            aux: root,
+            aux: root.into(),
             key,
             flits: self.flits,
             copy_flits: 0,
@@ -217,7 +224,7 @@ impl Program for MultiAccumulate {
         self.sum[i] = self.sum[i].wrapping_add(m.msg);
         self.waiting[i] -= 1;
         if self.waiting[i] == 0 {
-            self.finish(cx, m.aux);
+            self.finish(cx, m.aux as u32);
         }
     }
 }

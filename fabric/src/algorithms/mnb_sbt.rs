@@ -34,7 +34,7 @@ impl MnbSbt {
             cx.send(Send {
                 dest: Dest::Node(NodeId(cx.node.0 ^ (1 << j))),
                 msg: self.first_msg + root.0,
-                aux: root.0,
+                aux: root.0.into(),
                 key: (d - 1 - j) as u32,
                 flits: self.flits,
                 copy_flits: 0,
@@ -61,6 +61,6 @@ impl Program for MnbSbt {
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
         cx.accept(m.msg);
         let dim = (m.src.0 ^ cx.node.0).trailing_zeros() as usize;
-        self.forward(cx, NodeId(m.aux), dim);
+        self.forward(cx, NodeId(m.aux as u32), dim);
     }
 }

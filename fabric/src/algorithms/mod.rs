@@ -1,10 +1,12 @@
 //! The algorithms, as per-node programs, and the registry `flitwave list` shows.
 
 pub mod accumulate;
+pub mod dynamic;
 pub mod hypercube;
 pub mod kbcast;
 pub mod mnb;
 pub mod mnb_sbt;
+pub mod pmnb;
 pub mod prefix;
 pub mod scatter;
 pub mod snb;
@@ -129,6 +131,42 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         topologies: HYPERCUBE,
         reference: "Stamoulis & Tsitsiklis 1993: sec. 3.2 (prefix ranking, d edge-disjoint binomial trees, termination packets), its randomized variant, sec. 3.3.1 (same-tree), sec. 3.3.2 (rank-rotated)",
         summary: "K simultaneous broadcasts from --active / --active-count; --variant prefix (<= 2ceil(K/d)+2d-1+(2d+1)tp), random, same-tree (<= d+K-1), rank-rotated (d, K <= d); --tp prefix step in slots",
+        all_or_one_port: false,
+        rooted: false,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "pmnb-1",
+        topologies: HYPERCUBE,
+        reference: "Varvarigos & Bertsekas, sec. IV-A (rank by parallel prefix, packing on disjoint paths, subcube single-node broadcast, subcube multinode broadcast)",
+        summary: "partial multinode broadcast from --active / --active-count; <= ceil((2^m-1)/m) + 2d + 2d tp - m slots, m = ceil(log2 M)",
+        all_or_one_port: false,
+        rooted: false,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "pmnb-2",
+        topologies: HYPERCUBE,
+        reference: "Varvarigos & Bertsekas, sec. IV-B, Theorem 3 (d mini-packets routed by the shifted algorithms A_c)",
+        summary: "partial multinode broadcast, packets split into d mini-packets (--packet-flits a multiple of d); <= (N-1)/N M/d + 2d tp + 2 slots",
+        all_or_one_port: false,
+        rooted: false,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "pmnb-3",
+        topologies: HYPERCUBE,
+        reference: "Varvarigos & Bertsekas, sec. IV-C (classes r mod d routed by A_c, no splitting); with --active all --tp 0 the paper's new MNB",
+        summary: "partial multinode broadcast without splitting; <= ceil(M/d) + 2d + 4d tp - 1 slots (MNB: ceil(N/d) + 2d - 1)",
+        all_or_one_port: false,
+        rooted: false,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "dynamic",
+        topologies: HYPERCUBE,
+        reference: "Varvarigos & Bertsekas, sec. II (dynamic broadcasting scheme and theorem), sec. V (hypercube: eqs. 17-19, stability limit)",
+        summary: "Poisson broadcast requests at --load rho (eq. 17) for --cycles, served by repeated PMNBs (--pmnb pmnb-2|pmnb-3); mean delay, CI, percentiles, backlog, stability, the theorem's bound",
         all_or_one_port: false,
         rooted: false,
         router_forwarding: false,

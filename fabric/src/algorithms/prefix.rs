@@ -19,15 +19,15 @@ pub const PREFIX_DOWN: u32 = 2;
 pub const KIND_SHIFT: u32 = 28;
 pub const VALUE_MASK: u32 = (1 << KIND_SHIFT) - 1;
 
-pub fn tag(kind: u32, value: u32) -> u32 {
-    debug_assert!(value <= VALUE_MASK);
-    (kind << KIND_SHIFT) | value
+pub fn tag(kind: u32, value: u32) -> u64 {
+    debug_assert!(value <= VALUE_MASK && kind < 16);
+    ((kind << KIND_SHIFT) | value) as u64
 }
-pub fn kind(aux: u32) -> u32 {
-    aux >> KIND_SHIFT
+pub fn kind(aux: u64) -> u32 {
+    (aux as u32) >> KIND_SHIFT
 }
-pub fn value(aux: u32) -> u32 {
-    aux & VALUE_MASK
+pub fn value(aux: u64) -> u32 {
+    aux as u32 & VALUE_MASK
 }
 
 /// What a node learned from a prefix packet.
@@ -61,7 +61,7 @@ impl Prefix {
         if x == 0 { self.d } else { x.trailing_zeros() }
     }
 
-    fn send(&self, cx: &mut NodeCtx<'_>, to: u32, aux: u32, msg: u32) {
+    fn send(&self, cx: &mut NodeCtx<'_>, to: u32, aux: u64, msg: u32) {
         cx.send(Send { dest: Dest::Node(NodeId(to)), msg, aux, key: 0, flits: self.flits, copy_flits: 0 });
     }
 
@@ -98,7 +98,7 @@ impl Prefix {
     }
 
     /// A prefix packet arrived at node x from `src`.
-    pub fn receive(&mut self, cx: &mut NodeCtx<'_>, src: u32, aux: u32, msg: u32) -> Learned {
+    pub fn receive(&mut self, cx: &mut NodeCtx<'_>, src: u32, aux: u64, msg: u32) -> Learned {
         let x = cx.node.0;
         let dim = (src ^ x).trailing_zeros();
         let v = value(aux);

@@ -74,7 +74,7 @@ impl Program for Scatter {
             cx.send(Send {
                 dest: Dest::Node(NodeId(self.root ^ self.tree.top[x as usize])),
                 msg: self.first_msg + x - 1,
-                aux: x,
+                aux: x.into(),
                 key: d - x.count_ones(),
                 flits: self.flits,
                 copy_flits: 0,
@@ -83,10 +83,10 @@ impl Program for Scatter {
     }
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
         let y = cx.node.0 ^ self.root;
-        if m.aux == y {
+        if m.aux == y as u64 {
             cx.accept(m.msg);
         } else {
-            let next = self.tree.next_hop(y, m.aux);
+            let next = self.tree.next_hop(y, m.aux as u32);
             cx.send(Send {
                 dest: Dest::Node(NodeId(self.root ^ next)),
                 msg: m.msg,

@@ -78,7 +78,7 @@ impl Snb {
             cx.send(Send {
                 dest: Dest::Node(to),
                 msg: self.msg,
-                aux: p as u32,
+                aux: p as u64,
                 key: if self.one_port { i as u32 } else { 0 },
                 flits: self.flits,
                 copy_flits: 0,

@@ -1,0 +1,753 @@
+//! Partial multinode broadcast on the d-cube (Varvarigos & Bertsekas §IV), all-port, one
+//! packet per slot; M arbitrary active nodes each broadcast one packet.
+//!
+//! Every phase is synchronous, as in the paper: all nodes know the period's start and, once
+//! the prefix has run, M, so each step starts at a cycle every node computes alike.
+//!
+//! - `pmnb-1` (§IV-A): rank by parallel prefix (2d steps of t_p), pack packet of rank r to
+//!   node r (d steps, dimension i in step i when bit i of s XOR r is one), single-node
+//!   broadcast from node r into the subcube *^(d−m) r (d − m steps), then the optimal
+//!   multinode broadcast of Bertsekas et al. inside each subcube w*^m (⌈(2^m − 1)/m⌉
+//!   slots), m = ⌈log2 M⌉.
+//! - `pmnb-2` (§IV-B, Theorem 3): each packet split into d mini-packets; mini-packet class
+//!   c follows A_c, the algorithm A_0 (prefix, packing, broadcast subphases l = 1..d across
+//!   dimension d − l, each lasting ⌈M/2^(d−l+1)⌉ mini-slots, Lemma 1) with node w renamed
+//!   rotl(w, c) and dimension l renamed l + c mod d, so the d classes never share a link.
+//! - `pmnb-3` (§IV-C): no splitting; a first prefix ranks the packets, packet of rank r is
+//!   in class r mod d, and class c runs A_c over its own packets (a second prefix ranks them
+//!   in A_c's order). All classes follow the schedule of the largest, ⌈M/d⌉ packets. With M
+//!   = N and known ranks it is the paper's new multinode broadcast.
+//!
+//! t_p = 0 models ranks known in advance (or a free scan network): the prefix is skipped
+//! and every node reads its rank and M at the period's start.
+
+use super::Bounds;
+use super::hypercube::MnbTree;
+use crate::program::{Dest, NodeCtx, Program, Received, Send};
+use crate::scoreboard::{DestSet, Scoreboard};
+use crate::topology::Topology;
+use router::NodeId;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    #[serde(rename = "pmnb-1")]
+    One,
+    #[serde(rename = "pmnb-2")]
+    Two,
+    #[serde(rename = "pmnb-3")]
+    Three,
+}
+
+impl Variant {
+    pub fn parse(s: &str) -> Option<Variant> {
+        match s {
+            "pmnb-1" => Some(Variant::One),
+            "pmnb-2" => Some(Variant::Two),
+            "pmnb-3" => Some(Variant::Three),
+            _ => None,
+        }
+    }
+    /// Mini-packets per packet.
+    pub fn pieces(self, d: u32) -> u32 {
+        if self == Variant::Two { d } else { 1 }
+    }
+    /// Routing classes (each running its own A_c).
+    fn classes(self, d: u32) -> u32 {
+        if self == Variant::One { 1 } else { d }
+    }
+    /// Parallel prefix operations per period.
+    fn scans(self) -> u32 {
+        if self == Variant::Three { 2 } else { 1 }
+    }
+}
+
+/// ⌈log2 m⌉ for m ≥ 1.
+fn ceil_log2(m: u64) -> u32 {
+    64 - (m.max(1) - 1).leading_zeros()
+}
+
+/// Broadcast subphase l (1-based) of A_0 lasts ⌈M/2^(d−l+1)⌉ steps (Lemma 1: the most
+/// packets any node holds before it); 0 when M = 0.
+pub fn subphase_steps(m: u64, d: u32, l: u32) -> u64 {
+    m.div_ceil(1u64 << (d - l + 1))
+}
+
+/// The paper's closed forms (§IV) in slots, t_p in slots: PMNB I (M rounded up to 2^m),
+/// II (eq. 14) and III.
+pub fn formula(variant: Variant, d: u32, m: u64, tp: f64) -> f64 {
+    let (df, n) = (d as f64, (1u64 << d) as f64);
+    match variant {
+        Variant::One => {
+            let mm = ceil_log2(m) as f64;
+            let p4 = if mm == 0.0 { 0.0 } else { ((2f64.powf(mm) - 1.0) / mm).ceil() };
+            p4 + 2.0 * df + 2.0 * df * tp - mm
+        }
+        Variant::Two => (n - 1.0) / n * m as f64 / df + 2.0 * df * tp + 2.0,
+        Variant::Three => m.div_ceil(d as u64) as f64 + 2.0 * df + 4.0 * df * tp - 1.0,
+    }
+}
+
+/// The paper's bound rounded up to whole slots, and the lower bound max{d, ⌈(M − 1)/d⌉}
+/// (⌈(M − 1)/d⌉ alone with splitting, eq. 13).
+pub fn bounds(variant: Variant, d: u32, m: u64, tp: f64) -> Bounds {
+    let d64 = d as u64;
+    let lower = (m.saturating_sub(1)).div_ceil(d64);
+    let lower = if variant == Variant::Two { lower.max(1) } else { lower.max(d64) };
+    let paper = formula(variant, d, m, tp);
+    Bounds { lower: Some(lower), paper: Some((paper - 1e-9).ceil() as u64), transmissions: None }
+}
+
+pub fn rotl(x: u32, c: u32, d: u32) -> u32 {
+    let c = c % d;
+    if c == 0 { x } else { ((x << c) | (x >> (d - c))) & ((1u32 << d) - 1) }
+}
+
+pub fn rotr(x: u32, c: u32, d: u32) -> u32 {
+    rotl(x, d - c % d, d)
+}
+
+/// Packet kinds, bits 28..32 of `aux`.
+const SCAN_UP: u64 = 1;
+const SCAN_DOWN: u64 = 2;
+const PACK: u64 = 3;
+const SPREAD: u64 = 4;
+const SUBCUBE_SNB: u64 = 5;
+const SUBCUBE_MNB: u64 = 6;
+const CLASS_UP: u64 = 7;
+const CLASS_DOWN: u64 = 8;
+
+/// `aux` of a PMNB packet: value (21 bits), class (5 bits), kind (4 bits), and a second
+/// value (origin node or the scan's total) in the high 32 bits.
+fn aux(kind: u64, class: u32, value: u32, high: u32) -> u64 {
+    debug_assert!(value < 1 << 21 && class < 32);
+    value as u64 | (class as u64) << 21 | kind << 28 | (high as u64) << 32
+}
+fn aux_kind(a: u64) -> u64 {
+    (a >> 28) & 0xf
+}
+fn aux_class(a: u64) -> u32 {
+    ((a >> 21) & 0x1f) as u32
+}
+fn aux_value(a: u64) -> u32 {
+    (a & ((1 << 21) - 1)) as u32
+}
+fn aux_high(a: u64) -> u32 {
+    (a >> 32) as u32
+}
+
+/// The synchronized parallel prefix of §IV-A phase 1 for up to d classes at once. Class c
+/// runs on A_0's prefix tree renamed for A_c (node w → rotl(w, c), dimension l → l + c mod
+/// d); in step k < d (up-sweep) virtual node v with lowest one bit k reports its block sum
+/// across dimension k, in step d + k (down-sweep) every block start whose level exceeds
+/// j = d − 1 − k tells v | 2^j how many active nodes precede it, and the total. So in
+/// every step each class uses one dimension and the classes use distinct ones. After 2d
+/// steps every node knows its rank (active nodes before it in A_c's order) and the total.
+pub struct Scan {
+    d: u32,
+    n: usize,
+    classes: u32,
+    /// Packet kinds of the up- and down-sweep.
+    kinds: (u64, u64),
+    a: Vec<u8>,
+    /// Per (class, node): reports of its children, by virtual dimension.
+    child: Vec<u32>,
+    before: Vec<u32>,
+    total: Vec<u32>,
+}
+
+impl Scan {
+    pub fn new(d: u32, classes: u32, kinds: (u64, u64)) -> Scan {
+        let n = 1usize << d;
+        let k = classes as usize * n;
+        Scan { d, n, classes, kinds, a: vec![0; k], child: vec![0; k * d as usize], before: vec![0; k], total: vec![0; k] }
+    }
+
+    fn at(&self, c: u32, u: u32) -> usize {
+        c as usize * self.n + u as usize
+    }
+
+    /// Node u's input for class c (its own state; set before step 0).
+    pub fn set_input(&mut self, c: u32, u: u32, x: bool) {
+        let i = self.at(c, u);
+        self.a[i] = x as u8;
+        self.child[i * self.d as usize..(i + 1) * self.d as usize].fill(0);
+    }
+
+    pub fn rank(&self, c: u32, u: u32) -> u32 {
+        self.before[self.at(c, u)]
+    }
+    pub fn total(&self, c: u32, u: u32) -> u32 {
+        self.total[self.at(c, u)]
+    }
+
+    /// Sum of node u's block below virtual dimension `j` (its own input and its children's
+    /// reports across dimensions < j).
+    fn block(&self, i: usize, j: u32) -> u32 {
+        self.a[i] as u32 + self.child[i * self.d as usize..i * self.d as usize + j as usize].iter().sum::<u32>()
+    }
+
+    /// Step `k` (0..2d) at node u: send what this step asks of it, packets `flits` long.
+    pub fn step(&mut self, cx: &mut NodeCtx<'_>, k: u32, flits: u16) {
+        let (d, u) = (self.d, cx.node.0);
+        for c in 0..self.classes {
+            let v = rotr(u, c, d);
+            let i = self.at(c, u);
+            let level = if v == 0 { d } else { v.trailing_zeros() };
+            if k < d {
+                if v != 0 && level == k {
+                    let to = u ^ (1 << ((k + c) % d));
+                    cx.send(Send {
+                        dest: Dest::Node(NodeId(to)),
+                        msg: CONTROL,
+                        aux: aux(self.kinds.0, c, self.block(i, k), 0),
+                        key: 0,
+                        flits,
+                        copy_flits: 0,
+                    });
+                }
+            } else {
+                let j = 2 * d - 1 - k;
+                if v == 0 && j == d - 1 {
+                    self.before[i] = 0;
+                    self.total[i] = self.block(i, d);
+                }
+                if j < level {
+                    let value = self.before[i] + self.block(i, j);
+                    let to = u ^ (1 << ((j + c) % d));
+                    let a = aux(self.kinds.1, c, value, self.total[i]);
+                    cx.send(Send { dest: Dest::Node(NodeId(to)), msg: CONTROL, aux: a, key: 0, flits, copy_flits: 0 });
+                }
+            }
+        }
+    }
+
+    /// A scan packet arrived at node u.
+    pub fn receive(&mut self, u: u32, src: u32, a: u64) {
+        let c = aux_class(a);
+        let i = self.at(c, u);
+        let j = ((src ^ u).trailing_zeros() + self.d - c) % self.d;
+        if aux_kind(a) == self.kinds.0 {
+            self.child[i * self.d as usize + j as usize] = aux_value(a);
+        } else {
+            self.before[i] = aux_value(a);
+            self.total[i] = aux_high(a);
+        }
+    }
+
+    /// t_p = 0: every node's rank and the total at once (ranks known in advance).
+    pub fn oracle(&mut self) {
+        for c in 0..self.classes {
+            let mut acc = 0;
+            for v in 0..self.n as u32 {
+                let i = self.at(c, rotl(v, c, self.d));
+                self.before[i] = acc;
+                acc += self.a[i] as u32;
+            }
+            for v in 0..self.n as u32 {
+                let i = self.at(c, v);
+                self.total[i] = acc;
+            }
+        }
+    }
+}
+
+/// `msg` of packets that carry no broadcast.
+const CONTROL: u32 = u32::MAX;
+
+/// The timing of one PMNB period, identical at every node.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    pub d: u32,
+    pub variant: Variant,
+    /// Cycles per prefix step (0: no prefix).
+    pub tp: u64,
+    /// Cycles per (mini-)packet transmission.
+    pub ms: u64,
+    /// Cycles per slot (a whole packet).
+    pub slot: u64,
+}
+
+impl Timing {
+    fn scan_steps(&self) -> u32 {
+        if self.tp == 0 { 0 } else { self.variant.scans() * 2 * self.d }
+    }
+    /// Packets per class the broadcast subphases are sized for.
+    fn per_class(&self, m: u64) -> u64 {
+        if self.variant == Variant::Three { m.div_ceil(self.d as u64) } else { m }
+    }
+    /// Cycle of event `e` of the period starting at `p` with M = `m` (known from event
+    /// scan_steps on), or None past the last.
+    pub fn event(&self, p: u64, e: u32, m: u64) -> Option<u64> {
+        let s = self.scan_steps();
+        let d = self.d;
+        if e < s {
+            return Some(p + e as u64 * self.tp);
+        }
+        let r = p + s as u64 * self.tp;
+        let e = e - s;
+        if e < d {
+            return Some(r + e as u64 * self.ms);
+        }
+        let k = r + d as u64 * self.ms;
+        let e = e - d;
+        match self.variant {
+            Variant::One => {
+                let mm = ceil_log2(m);
+                (e <= d - mm).then(|| k + e as u64 * self.slot)
+            }
+            _ => {
+                let pc = self.per_class(m);
+                (e <= d).then(|| k + self.ms * (1..=e).map(|l| subphase_steps(pc, d, l)).sum::<u64>())
+            }
+        }
+    }
+    /// The cycle the period starting at `p` ends (II and III: its last subphase's end).
+    pub fn end(&self, p: u64, m: u64) -> u64 {
+        self.event(p, self.scan_steps() + 2 * self.d, m).expect("II and III end after their last subphase")
+    }
+}
+
+/// What happens in a PMNB period at every node: the scans, the packing, the broadcast.
+/// Packets are named by their origin; `msg_base[origin] + piece` is the scoreboard message
+/// of a piece.
+pub struct Engine {
+    pub t: Timing,
+    n: usize,
+    flits: u16,
+    tp_flits: u16,
+    scan: Scan,
+    /// Scan for the class computation of pmnb-3 (one class, natural order).
+    class_scan: Option<Scan>,
+    pub active: Vec<bool>,
+    pub msg_base: Vec<u32>,
+    /// Period start and M as each node knows them.
+    pub start: Vec<u64>,
+    pub m: Vec<u64>,
+    /// Next event of each node.
+    ev: Vec<u32>,
+    /// Per (class, node) during packing: origin + 1 of the packet held, target rank.
+    pack: Vec<(u32, u32)>,
+    /// Per (class, node): the origins of the pieces held for the broadcast phase.
+    held: Vec<Vec<u32>>,
+    /// Broadcast subphase under way at each node: the subphase, how many of each class's
+    /// pieces it sends (those held when it began), the next to send, and the cycle of the
+    /// next send. The node feeds its NIC one piece per class and (mini-)slot, as the
+    /// schedule needs, rather than queueing the whole subphase at once.
+    sub: Vec<u32>,
+    sub_len: Vec<u32>,
+    cursor: Vec<u32>,
+    next_send: Vec<u64>,
+    /// pmnb-1 phase 4: the subcube's multinode broadcast tree.
+    mnb: Option<MnbTree>,
+    /// Per node: pieces received this period (checked at the period's end).
+    pub got: Vec<u32>,
+    /// Packing packets that did not arrive one (mini-)slot after they were sent, or met
+    /// another of their class at a node: the paths of §IV-A are disjoint, so always 0.
+    pub collisions: u64,
+}
+
+impl Engine {
+    pub fn new(t: Timing, flits: u16, tp_flits: u16) -> Engine {
+        let d = t.d;
+        let n = 1usize << d;
+        let classes = t.variant.classes(d);
+        Engine {
+            t,
+            n,
+            flits,
+            tp_flits,
+            scan: Scan::new(d, classes, (SCAN_UP, SCAN_DOWN)),
+            class_scan: (t.variant == Variant::Three).then(|| Scan::new(d, 1, (CLASS_UP, CLASS_DOWN))),
+            active: vec![false; n],
+            msg_base: vec![0; n],
+            start: vec![0; n],
+            m: vec![0; n],
+            ev: vec![0; n],
+            pack: vec![(0, 0); classes as usize * n],
+            held: vec![Vec::new(); classes as usize * n],
+            sub: vec![0; n],
+            sub_len: vec![0; classes as usize * n],
+            cursor: vec![0; n],
+            next_send: vec![u64::MAX; n],
+            mnb: None,
+            got: vec![0; n],
+            collisions: 0,
+        }
+    }
+
+    fn piece_flits(&self) -> u16 {
+        (self.flits as u32 / self.t.variant.pieces(self.t.d)) as u16
+    }
+
+    /// t_p = 0: the ranks of the period starting now, with active set `active`, are
+    /// known everywhere at once.
+    pub fn known_ranks(&mut self, active: &[bool]) {
+        let d = self.t.d;
+        match self.class_scan.as_mut() {
+            Some(cs) => {
+                for u in 0..self.n as u32 {
+                    cs.set_input(0, u, active[u as usize]);
+                }
+                cs.oracle();
+                for u in 0..self.n as u32 {
+                    let r = cs.rank(0, u);
+                    for c in 0..d {
+                        self.scan.set_input(c, u, active[u as usize] && r % d == c);
+                    }
+                }
+            }
+            None => {
+                for u in 0..self.n as u32 {
+                    for c in 0..self.scan.classes {
+                        self.scan.set_input(c, u, active[u as usize]);
+                    }
+                }
+            }
+        }
+        self.scan.oracle();
+    }
+
+    /// Node u begins a period at cycle `p` (its `active` flag set). Runs what is due now.
+    pub fn begin(&mut self, cx: &mut NodeCtx<'_>, p: u64) {
+        let u = cx.node.0 as usize;
+        self.start[u] = p;
+        self.ev[u] = 0;
+        self.got[u] = 0;
+        for c in 0..self.scan.classes as usize {
+            self.held[c * self.n + u].clear();
+        }
+        self.next_send[u] = u64::MAX;
+        if self.t.tp > 0 {
+            let act = self.active[u];
+            match self.class_scan.as_mut() {
+                Some(cs) => cs.set_input(0, u as u32, act),
+                None => {
+                    for c in 0..self.scan.classes {
+                        self.scan.set_input(c, u as u32, act);
+                    }
+                }
+            }
+        }
+        self.run_due(cx);
+    }
+
+    /// Run every event of node u due by now and set a timer for the next; returns true
+    /// when the period is over at this node.
+    pub fn run_due(&mut self, cx: &mut NodeCtx<'_>) -> bool {
+        let u = cx.node.0 as usize;
+        loop {
+            if self.next_send[u] <= cx.now {
+                self.paced_send(cx);
+            }
+            let e = self.ev[u];
+            match self.t.event(self.start[u], e, self.m[u]) {
+                None => return true,
+                Some(at) if at > cx.now => {
+                    cx.wake_at(at.min(self.next_send[u]));
+                    return false;
+                }
+                Some(_) => {
+                    self.ev[u] += 1;
+                    self.event(cx, e);
+                }
+            }
+        }
+    }
+
+    /// Is node u's period over (for II and III: has the end event run)?
+    pub fn over(&self, u: u32) -> bool {
+        self.t.event(self.start[u as usize], self.ev[u as usize], self.m[u as usize]).is_none()
+    }
+
+    fn event(&mut self, cx: &mut NodeCtx<'_>, e: u32) {
+        let d = self.t.d;
+        let u = cx.node.0;
+        let s = self.t.scan_steps();
+        if e < s {
+            let k = e % (2 * d);
+            match self.class_scan.as_mut() {
+                Some(cs) if e < 2 * d => cs.step(cx, k, self.tp_flits),
+                Some(cs) if k == 0 => {
+                    // pmnb-3: the class computation is done; class c counts only its packets.
+                    let r = cs.rank(0, u);
+                    let act = self.active[u as usize];
+                    for c in 0..d {
+                        self.scan.set_input(c, u, act && r % d == c);
+                    }
+                    self.scan.step(cx, k, self.tp_flits);
+                }
+                _ => self.scan.step(cx, k, self.tp_flits),
+            }
+            return;
+        }
+        let e = e - s;
+        if e == 0 {
+            self.ranks_known(cx);
+        }
+        if e < d {
+            self.pack_step(cx, e);
+            return;
+        }
+        let e = e - d;
+        match self.t.variant {
+            Variant::One if e < d - ceil_log2(self.m[u as usize]) => self.snb_step(cx, e),
+            Variant::One => self.mnb_start(cx),
+            _ if e < d => self.spread(cx, e + 1),
+            _ => {}
+        }
+    }
+
+    /// After the scans: M, this node's class and rank, its packet placed for packing.
+    fn ranks_known(&mut self, cx: &mut NodeCtx<'_>) {
+        let u = cx.node.0;
+        let total = match &self.class_scan {
+            Some(cs) => cs.total(0, u),
+            None => self.scan.total(0, u),
+        };
+        self.m[u as usize] = total as u64;
+        if self.t.variant == Variant::One && total > 1 && self.mnb.as_ref().is_none_or(|t| t.d != ceil_log2(total as u64)) {
+            self.mnb = Some(MnbTree::new(ceil_log2(total as u64)));
+        }
+        if !self.active[u as usize] {
+            return;
+        }
+        for c in 0..self.scan.classes {
+            if self.scan.a[self.scan.at(c, u)] == 1 {
+                let r = self.scan.rank(c, u);
+                let i = c as usize * self.n + u as usize;
+                self.pack[i] = (u + 1, r);
+            }
+        }
+    }
+
+    /// Packing step i: a packet of class c at virtual node v crosses virtual dimension i
+    /// when bit i of v XOR (its rank) is one.
+    fn pack_step(&mut self, cx: &mut NodeCtx<'_>, i: u32) {
+        let d = self.t.d;
+        let u = cx.node.0;
+        for c in 0..self.scan.classes {
+            let idx = c as usize * self.n + u as usize;
+            let (o1, r) = self.pack[idx];
+            if o1 == 0 {
+                continue;
+            }
+            let v = rotr(u, c, d);
+            if (v ^ r) >> i & 1 == 1 {
+                self.pack[idx] = (0, 0);
+                let to = u ^ (1 << ((i + c) % d));
+                let msg = self.piece_msg(c, o1 - 1);
+                let a = aux(PACK, c, r, o1 - 1);
+                cx.send(Send { dest: Dest::Node(NodeId(to)), msg, aux: a, key: 0, flits: self.piece_flits(), copy_flits: 0 });
+            } else if i == d - 1 {
+                // Packed where it belongs: hold it for the broadcast.
+                self.pack[idx] = (0, 0);
+                self.packed(u, c, o1 - 1);
+            }
+        }
+    }
+
+    fn packed(&mut self, u: u32, c: u32, origin: u32) {
+        self.held[c as usize * self.n + u as usize].push(origin);
+    }
+
+    fn piece_msg(&self, c: u32, origin: u32) -> u32 {
+        if self.t.variant.pieces(self.t.d) > 1 { self.msg_base[origin as usize] + c } else { self.msg_base[origin as usize] }
+    }
+
+    /// Broadcast subphase l (II, III): every node sends everything it holds of class c
+    /// across virtual dimension d − l.
+    fn spread(&mut self, cx: &mut NodeCtx<'_>, l: u32) {
+        let u = cx.node.0 as usize;
+        self.sub[u] = l;
+        self.cursor[u] = 0;
+        for c in 0..self.scan.classes as usize {
+            self.sub_len[c * self.n + u] = self.held[c * self.n + u].len() as u32;
+        }
+        self.next_send[u] = cx.now;
+        self.paced_send(cx);
+    }
+
+    /// The next piece of each class in the subphase under way.
+    fn paced_send(&mut self, cx: &mut NodeCtx<'_>) {
+        let d = self.t.d;
+        let u = cx.node.0 as usize;
+        let (l, k) = (self.sub[u], self.cursor[u]);
+        let flits = self.piece_flits();
+        let mut more = false;
+        for c in 0..self.scan.classes {
+            let i = c as usize * self.n + u;
+            if k < self.sub_len[i] {
+                let origin = self.held[i][k as usize];
+                let to = cx.node.0 ^ (1 << ((d - l + c) % d));
+                let a = aux(SPREAD, c, l, origin);
+                cx.send(Send { dest: Dest::Node(NodeId(to)), msg: self.piece_msg(c, origin), aux: a, key: 0, flits, copy_flits: 0 });
+                more |= k + 1 < self.sub_len[i];
+            }
+        }
+        self.cursor[u] += 1;
+        self.next_send[u] = if more { cx.now + self.t.ms } else { u64::MAX };
+        if !more && l == d {
+            for c in 0..self.scan.classes as usize {
+                self.held[c * self.n + u] = Vec::new();
+            }
+        }
+    }
+
+    /// pmnb-1 phase 3, step i: holders of a packet send it across dimension m + i.
+    fn snb_step(&mut self, cx: &mut NodeCtx<'_>, i: u32) {
+        let u = cx.node.0 as usize;
+        let mm = ceil_log2(self.m[u]);
+        for k in 0..self.held[u].len() {
+            let origin = self.held[u][k];
+            let to = cx.node.0 ^ (1 << (mm + i));
+            let a = aux(SUBCUBE_SNB, 0, 0, origin);
+            cx.send(Send {
+                dest: Dest::Node(NodeId(to)),
+                msg: self.msg_base[origin as usize],
+                aux: a,
+                key: 0,
+                flits: self.flits,
+                copy_flits: 0,
+            });
+        }
+    }
+
+    /// pmnb-1 phase 4: the packet of rank r at node w·2^m + r starts the subcube's
+    /// multinode broadcast (Bertsekas et al. §2), keyed by the slot of each link.
+    fn mnb_start(&mut self, cx: &mut NodeCtx<'_>) {
+        let u = cx.node.0 as usize;
+        if let Some(&origin) = self.held[u].first() {
+            self.mnb_forward(cx, origin, cx.node.0 & ((1 << ceil_log2(self.m[u])) - 1));
+        }
+        self.held[u].clear();
+    }
+
+    fn mnb_forward(&self, cx: &mut NodeCtx<'_>, origin: u32, root_low: u32) {
+        let Some(tree) = self.mnb.as_ref() else { return };
+        let z = cx.node.0;
+        let mask = (1u32 << tree.d) - 1;
+        let x = (z & mask) ^ root_low;
+        for &y in &tree.children[x as usize] {
+            let to = (z & !mask) | (root_low ^ y);
+            let a = aux(SUBCUBE_MNB, 0, root_low, origin);
+            cx.send(Send {
+                dest: Dest::Node(NodeId(to)),
+                msg: self.msg_base[origin as usize],
+                aux: a,
+                key: tree.slot[y as usize],
+                flits: self.flits,
+                copy_flits: 0,
+            });
+        }
+    }
+
+    /// A packet arrived at node z.
+    pub fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
+        let z = cx.node.0;
+        let a = m.aux;
+        match aux_kind(a) {
+            SCAN_UP | SCAN_DOWN => self.scan.receive(z, m.src.0, a),
+            CLASS_UP | CLASS_DOWN => self.class_scan.as_mut().expect("pmnb-3 only").receive(z, m.src.0, a),
+            PACK => {
+                let c = aux_class(a);
+                let origin = aux_high(a);
+                let idx = c as usize * self.n + z as usize;
+                if self.pack[idx].0 != 0 || cx.now - m.birth != self.t.ms {
+                    self.collisions += 1;
+                }
+                let r = aux_value(a);
+                let v = rotr(z, c, self.t.d);
+                if v == r {
+                    // Arrived: this node is the packet's intermediate destination.
+                    self.accept(cx, origin, m.msg);
+                    self.packed(z, c, origin);
+                } else {
+                    self.pack[idx] = (origin + 1, r);
+                }
+            }
+            SPREAD => {
+                let (c, origin) = (aux_class(a), aux_high(a));
+                self.accept(cx, origin, m.msg);
+                if aux_value(a) < self.t.d {
+                    self.held[c as usize * self.n + z as usize].push(origin);
+                }
+            }
+            SUBCUBE_SNB => {
+                let origin = aux_high(a);
+                self.accept(cx, origin, m.msg);
+                self.held[z as usize].push(origin);
+            }
+            SUBCUBE_MNB => {
+                let origin = aux_high(a);
+                self.accept(cx, origin, m.msg);
+                self.mnb_forward(cx, origin, aux_value(a));
+            }
+            k => unreachable!("PMNB packet of kind {k}"),
+        }
+    }
+
+    fn accept(&mut self, cx: &mut NodeCtx<'_>, origin: u32, msg: u32) {
+        if origin != cx.node.0 {
+            cx.accept(msg);
+            self.got[cx.node.0 as usize] += 1;
+        }
+    }
+}
+
+/// The static PMNB: the given active nodes broadcast once, from cycle 0.
+pub struct Pmnb {
+    engine: Engine,
+    active: Vec<u32>,
+}
+
+impl Pmnb {
+    /// `flits`: packet length (pmnb-2: a multiple of d, split into d mini-packets);
+    /// `tp_flits`: prefix packet length (0: ranks known).
+    pub fn new(variant: Variant, d: u32, active: &[u32], flits: u16, tp_flits: u16) -> Pmnb {
+        let pieces = variant.pieces(d) as u64;
+        let t = Timing { d, variant, tp: tp_flits as u64, ms: flits as u64 / pieces, slot: flits as u64 };
+        let mut engine = Engine::new(t, flits, tp_flits);
+        for &x in active {
+            engine.active[x as usize] = true;
+        }
+        Pmnb { engine, active: active.to_vec() }
+    }
+}
+
+impl Program for Pmnb {
+    fn setup(&mut self, topo: &Topology, sb: &mut Scoreboard) {
+        let pieces = self.engine.t.variant.pieces(self.engine.t.d);
+        for &x in &self.active {
+            let root = NodeId(x);
+            self.engine.msg_base[x as usize] = sb.declare(DestSet::Broadcast { root, span: topo.full_span() }, topo);
+            for _ in 1..pieces {
+                sb.declare(DestSet::Broadcast { root, span: topo.full_span() }, topo);
+            }
+        }
+        if self.engine.t.tp == 0 {
+            let active = self.engine.active.clone();
+            self.engine.known_ranks(&active);
+        }
+    }
+    fn start(&mut self, cx: &mut NodeCtx<'_>) {
+        self.engine.begin(cx, 0);
+    }
+    fn timer(&mut self, cx: &mut NodeCtx<'_>) {
+        self.engine.run_due(cx);
+    }
+    fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
+        self.engine.receive(cx, m);
+    }
+    fn report(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({ "packing_delays": self.engine.collisions }))
+    }
+    fn failures(&self) -> Vec<String> {
+        let c = self.engine.collisions;
+        if c == 0 {
+            Vec::new()
+        } else {
+            vec![format!("{c} packing packets were delayed or met another: the packing paths were not disjoint")]
+        }
+    }
+}
