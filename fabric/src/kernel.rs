@@ -300,8 +300,10 @@ impl Fabric {
             self.activate(n as usize);
         }
         let mut list = std::mem::take(&mut self.active);
-        if let Some(rng) = self.shuffle.as_mut() {
-            list.shuffle(rng);
+        match self.shuffle.as_mut() {
+            Some(rng) => list.shuffle(rng),
+            // In id order: the routers' state is laid out by id, so this walks memory forwards.
+            None => list.sort_unstable(),
         }
         for &r in &list {
             self.eval_router(NodeId(r), t);

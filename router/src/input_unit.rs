@@ -65,8 +65,10 @@ pub struct InputUnits {
     pub depth: u16,
     pub ctl: Vec<VcCtl>,
     buf: Vec<BufEntry>,
+    /// Per VC and occupancy level: the cycles spent there, kept as Σ(leave) − Σ(enter)
+    /// (wrapping), so that a change touches only this VC's row; the current level's
+    /// open interval is added when read.
     hist: Vec<u64>,
-    since: Vec<u64>,
     /// High-water mark of each VC's occupancy.
     pub max_len: Vec<u16>,
     pub stall_credit: Vec<u64>,
@@ -80,7 +82,6 @@ impl InputUnits {
             ctl: vec![VcCtl::default(); n_vcs],
             buf: vec![BufEntry::default(); n_vcs * depth as usize],
             hist: vec![0; n_vcs * (depth as usize + 1)],
-            since: vec![0; n_vcs],
             max_len: vec![0; n_vcs],
             stall_credit: vec![0; n_vcs],
             stall_arb: vec![0; n_vcs],
@@ -89,23 +90,25 @@ impl InputUnits {
 
     /// Bytes of state per input VC (for memory estimates before building).
     pub fn bytes_per_vc(depth: u16) -> usize {
-        std::mem::size_of::<VcCtl>() + depth as usize * std::mem::size_of::<BufEntry>() + (depth as usize + 1) * 8 + 3 * 8 + 2
+        std::mem::size_of::<VcCtl>() + depth as usize * std::mem::size_of::<BufEntry>() + (depth as usize + 1) * 8 + 2 * 8 + 2
     }
 
     /// The occupancy of `iv` changes from cycle `at` on: close the current level's interval.
     #[inline(always)]
-    fn account(&mut self, iv: usize, at: u64) {
+    fn account(&mut self, iv: usize, at: u64, new_level: u16) {
         let level = self.ctl[iv].len as usize;
         let d = self.depth as usize + 1;
-        self.hist[iv * d + level] += at - self.since[iv];
-        self.since[iv] = at;
+        let row = &mut self.hist[iv * d..(iv + 1) * d];
+        row[level] = row[level].wrapping_add(at);
+        row[new_level as usize] = row[new_level as usize].wrapping_sub(at);
     }
 
     /// Cycles VC `iv` has spent at each occupancy 0..=depth, up to cycle `now`.
     pub fn occupancy_histogram(&self, iv: usize, now: u64) -> Vec<u64> {
         let d = self.depth as usize + 1;
         let mut h = self.hist[iv * d..(iv + 1) * d].to_vec();
-        h[self.ctl[iv].len as usize] += now.saturating_sub(self.since[iv]);
+        let level = self.ctl[iv].len as usize;
+        h[level] = h[level].wrapping_add(now);
         h
     }
 
@@ -123,7 +126,7 @@ impl InputUnits {
     /// FIFO is a hardware bug (credit overrun).
     #[inline]
     pub fn push(&mut self, iv: usize, flit: Flit, ready: u64, at: u64) {
-        self.account(iv, at);
+        self.account(iv, at, (self.ctl[iv].len + 1).min(self.depth));
         let depth = self.depth as usize;
         let c = &mut self.ctl[iv];
         assert!((c.len as usize) < depth, "input VC {iv} overrun: FIFO of {depth} flits is full (credit protocol violated)");
@@ -158,7 +161,7 @@ impl InputUnits {
     /// Remove the front flit; the new occupancy holds from cycle `at`.
     #[inline]
     pub fn pop(&mut self, iv: usize, at: u64) -> BufEntry {
-        self.account(iv, at);
+        self.account(iv, at, self.ctl[iv].len.saturating_sub(1));
         let depth = self.depth as usize;
         let c = &mut self.ctl[iv];
         assert!(c.len > 0, "input VC {iv} underrun: pop from an empty FIFO");
