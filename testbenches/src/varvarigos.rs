@@ -96,13 +96,14 @@ pub fn reproduce(out: &Path, d: u32) -> Result<i32, ConfigError> {
                 ok &= good;
                 (if good { format!("{}", r.slots) } else { format!("**{}**", r.slots) }, format!("{:.1}", r.wall_seconds))
             }
-            Ok(None) => (
-                format!(
-                    "not run ({deliveries:.1e} deliveries; `flitwave run --dims {d} --algorithm {} --active-count {m} --tp {tp}`)",
-                    row.algorithm
-                ),
-                "—".into(),
-            ),
+            Ok(None) => {
+                let cmd = if row.algorithm == "mnb" {
+                    format!("flitwave run --dims {d} --algorithm mnb")
+                } else {
+                    format!("flitwave run --dims {d} --algorithm {} --active-count {m} --tp {tp}", row.algorithm)
+                };
+                (format!("not run here ({deliveries:.1e} deliveries; `{cmd}`)"), "—".into())
+            }
         };
         writeln!(md, "| {} | {tp_label} | {printed} | {} | {sim} | {wall} |", row.label, fmt2(formula)).unwrap();
         let simv = results[i].as_ref().ok().and_then(|r| r.as_ref()).map_or(String::new(), |r| r.slots.to_string());
@@ -219,7 +220,7 @@ pub fn reproduce(out: &Path, d: u32) -> Result<i32, ConfigError> {
 }
 
 fn fmt2(x: f64) -> String {
-    if x.fract() == 0.0 { format!("{x}") } else { format!("{x:.2}") }
+    if x.fract() == 0.0 { format!("{x}") } else { format!("{x:.3}") }
 }
 
 /// The stability limit in eq. 17's load: λ(NX + V) < 1 with λ = ρd/(N − 1).
