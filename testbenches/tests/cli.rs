@@ -578,6 +578,8 @@ fn pmnb_and_dynamic_reject_what_they_do_not_define() {
     bad(&["run", "--dims", "6", "--algorithm", "dynamic", "--active-count", "3"], &["active-count: 3", "pmnb-1"]);
     bad(&["run", "--dims", "6", "--algorithm", "snb", "--cycles", "10"], &["cycles: 10", "--traffic", "dynamic"]);
     bad(&["run", "--topology", "mesh", "--algorithm", "dynamic"], &["algorithm: dynamic", "mesh", "hypercube"]);
+    bad(&["run", "--dims", "5", "--algorithm", "pmnb-3", "--router", "realistic"], &["router: realistic", "synchronous", "--router ideal"]);
+    bad(&["run", "--dims", "5", "--algorithm", "dynamic", "--router", "realistic"], &["router: realistic", "--router ideal"]);
 }
 
 #[test]

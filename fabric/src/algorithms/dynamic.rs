@@ -265,7 +265,7 @@ impl Dynamic {
         let u = cx.node.0 as usize;
         let pieces = self.spec.variant.pieces(self.spec.d);
         let m = self.engine.m[u] as u32;
-        let expect = pieces * (m - self.engine.active[u] as u32);
+        let expect = pieces * m.saturating_sub(self.engine.active[u] as u32);
         if self.engine.got[u] != expect && self.failures.len() < 10 {
             self.failures.push(format!(
                 "cycle {}: node {u} had {} of the {expect} pieces of its period when the period ended",
