@@ -27,7 +27,7 @@ fn run(v: Variant, d: u32, active: &[u32], flits: u16, tp_flits: u16) -> (f64, u
     spec.ports = PortModel::All;
     spec.packet_flits = flits;
     spec.buffer_flits = 2 * flits;
-    let p = Pmnb::new(v, d, active, flits, tp_flits);
+    let p = Pmnb::new(v, d, active, flits, tp_flits, (0, flits as u64 / v.pieces(d) as u64));
     let mut f = Fabric::new(&spec, Box::new(p));
     assert_eq!(f.run(), Ending::Quiescent);
     let ctx = format!("{v:?} d={d} M={} tp_flits={tp_flits}", active.len());
@@ -86,7 +86,8 @@ fn dynamic(variant: Variant, d: u32, load: f64, slots: u64, tp: u16) -> serde_js
     spec.packet_flits = flits;
     spec.buffer_flits = 2 * flits;
     let window = slots * flits as u64;
-    let ds = DynamicSpec { variant, d, load, window, warmup: window / 10, flits, tp_flits: tp * flits, seed: 9 };
+    let hop = (0, flits as u64 / variant.pieces(d) as u64);
+    let ds = DynamicSpec { variant, d, load, window, warmup: window / 10, flits, tp_flits: tp * flits, seed: 9, hop };
     let mut f = Fabric::new(&spec, Box::new(Dynamic::new(ds)));
     assert_eq!(f.run(), Ending::Quiescent);
     assert!(f.scoreboard.ok(), "{:?} {:?}", f.scoreboard.counts(), f.scoreboard.problems);

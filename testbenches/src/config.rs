@@ -687,13 +687,6 @@ impl Config {
                     format!("{name} assumes every node sends and receives on all links at once: --ports all"),
                 ));
             }
-            if (is_pmnb || name == "dynamic") && spec.pipeline != Pipeline::IDEAL {
-                return Err(err(
-                    "router",
-                    &router,
-                    format!("{name} runs the paper's synchronous schedule, one hop per (mini-)slot: --router ideal"),
-                ));
-            }
             // Which algorithms take which of these flags.
             let takes: [(&str, &[&str]); 7] = [
                 ("variant", &["kbcast"]),

@@ -94,7 +94,7 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                 "pmnb-1" | "pmnb-2" | "pmnb-3" => {
                     use fabric::algorithms::pmnb;
                     let p = pmnb.as_ref().expect("pmnb settings resolved");
-                    let prog = pmnb::Pmnb::new(p.variant, d, &p.active, l, p.tp_flits);
+                    let prog = pmnb::Pmnb::new(p.variant, d, &p.active, l, p.tp_flits, hop_timing(cfg, l / p.variant.pieces(d) as u16));
                     (Box::new(prog), pmnb::bounds(p.variant, d, p.active.len() as u64, p.tp))
                 }
                 "dynamic" => {
@@ -109,6 +109,7 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                         flits: l,
                         tp_flits: c.tp_flits,
                         seed: cfg.seed,
+                        hop: hop_timing(cfg, l / c.pmnb.pieces(d) as u16),
                     };
                     (Box::new(Dynamic::new(spec)), Bounds::default())
                 }
@@ -134,6 +135,43 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
         }
         Workload::Traffic { .. } => (Box::new(Traffic::new(cfg.traffic_spec().unwrap(), topo.nodes())), Bounds::default()),
     }
+}
+
+/// How this configuration's router moves pieces of `piece` flits between neighbours:
+/// the cycles a lone piece takes beyond its length (0 on the ideal router) and the
+/// sustained interval between back-to-back pieces on one link (`piece` when the buffers
+/// cover the credit round trip). Measured on a two-node fabric with the same router; the
+/// synchronous algorithms stretch their steps by them.
+pub fn hop_timing(cfg: &Config, piece: u16) -> (u64, u64) {
+    /// Node 0 sends `count` pieces to node 1 at cycle 0.
+    struct Burst {
+        piece: u16,
+        count: u32,
+    }
+    impl Program for Burst {
+        fn start(&mut self, cx: &mut fabric::NodeCtx<'_>) {
+            if cx.node.0 == 0 {
+                for _ in 0..self.count {
+                    let dest = fabric::Dest::Node(NodeId(1));
+                    cx.send(fabric::Send { dest, msg: u32::MAX, aux: 0, key: 0, flits: self.piece, copy_flits: 0 });
+                }
+            }
+        }
+        fn receive(&mut self, _: &mut fabric::NodeCtx<'_>, _: &fabric::Received) {}
+    }
+    let mut spec = cfg.spec();
+    spec.kind = fabric::TopologyKind::Hypercube;
+    spec.sizes = vec![1];
+    spec.ports = PortModel::All;
+    let run = |count: u32| {
+        let mut f = Fabric::new(&spec, Box::new(Burst { piece, count }));
+        f.run();
+        f.counters.last_delivery
+    };
+    let one = run(1);
+    let burst = 16;
+    let gap = (run(burst + 1) - one).div_ceil(burst as u64);
+    (one - piece as u64, gap.max(piece as u64))
 }
 
 /// Build the fabric for a configuration.

@@ -278,6 +278,7 @@ fn plot_delay(path: &Path, d: u32, configs: &[(u32, &str, u32, u64)], pts: &[(us
             flits: if c.1 == "pmnb-2" { d as u16 } else { 1 },
             tp_flits: if c.1 == "pmnb-2" { (c.2 * d) as u16 } else { c.2 as u16 },
             seed: 0,
+            hop: (0, 1),
         };
         let curve: Vec<(f64, f64)> = (1..200)
             .map(|i| limit * i as f64 / 200.0)

@@ -27,6 +27,9 @@ pub struct DynamicSpec {
     pub flits: u16,
     pub tp_flits: u16,
     pub seed: u64,
+    /// The router's one-hop latency beyond the packet length and its sustained interval
+    /// between pieces over one link (`(0, piece length)` on the ideal router).
+    pub hop: (u64, u64),
 }
 
 impl DynamicSpec {
@@ -157,8 +160,15 @@ impl Dynamic {
     pub fn new(spec: DynamicSpec) -> Dynamic {
         let n = 1usize << spec.d;
         let pieces = spec.variant.pieces(spec.d) as u64;
-        let t =
-            Timing { d: spec.d, variant: spec.variant, tp: spec.tp_flits as u64, ms: spec.flits as u64 / pieces, slot: spec.flits as u64 };
+        let t = Timing {
+            d: spec.d,
+            variant: spec.variant,
+            tp: spec.tp_flits as u64,
+            ms: spec.flits as u64 / pieces,
+            slot: spec.flits as u64,
+            extra: spec.hop.0,
+            gap: spec.hop.1,
+        };
         let lambda = spec.lambda();
         let mean_gap = if lambda > 0.0 { spec.flits as f64 / lambda } else { f64::INFINITY };
         let rng: Vec<ChaCha8Rng> = (0..n)

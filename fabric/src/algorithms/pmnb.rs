@@ -266,6 +266,13 @@ pub struct Timing {
     pub ms: u64,
     /// Cycles per slot (a whole packet).
     pub slot: u64,
+    /// Cycles a one-hop transfer takes beyond its length in flits on this router (0 on
+    /// the ideal router: the papers' slot model). Every step is stretched by it, so the
+    /// synchronous schedule also runs on a pipelined router.
+    pub extra: u64,
+    /// Cycles between back-to-back pieces over one link at the router's sustained rate
+    /// (`ms` when the buffers cover the credit round trip, as on the ideal router).
+    pub gap: u64,
 }
 
 impl Timing {
@@ -281,24 +288,30 @@ impl Timing {
     pub fn event(&self, p: u64, e: u32, m: u64) -> Option<u64> {
         let s = self.scan_steps();
         let d = self.d;
+        let (tp, ms, slot) = (self.tp + self.extra, self.ms + self.extra, self.slot + self.extra);
         if e < s {
-            return Some(p + e as u64 * self.tp);
+            return Some(p + e as u64 * tp);
         }
-        let r = p + s as u64 * self.tp;
+        let r = p + s as u64 * tp;
         let e = e - s;
         if e < d {
-            return Some(r + e as u64 * self.ms);
+            return Some(r + e as u64 * ms);
         }
-        let k = r + d as u64 * self.ms;
+        let k = r + d as u64 * ms;
         let e = e - d;
         match self.variant {
             Variant::One => {
                 let mm = ceil_log2(m);
-                (e <= d - mm).then(|| k + e as u64 * self.slot)
+                (e <= d - mm).then(|| k + e as u64 * slot)
             }
             _ => {
+                // A subphase of T pieces: one sent every `ms` cycles, the last one a hop later.
                 let pc = self.per_class(m);
-                (e <= d).then(|| k + self.ms * (1..=e).map(|l| subphase_steps(pc, d, l)).sum::<u64>())
+                let step = |l: u32| match subphase_steps(pc, d, l) {
+                    0 => 0,
+                    t => (t - 1) * self.gap + self.ms + self.extra,
+                };
+                (e <= d).then(|| k + (1..=e).map(step).sum::<u64>())
             }
         }
     }
@@ -586,7 +599,7 @@ impl Engine {
             }
         }
         self.cursor[u] += 1;
-        self.next_send[u] = if more { cx.now + self.t.ms } else { u64::MAX };
+        self.next_send[u] = if more { cx.now + self.t.gap } else { u64::MAX };
         if !more && l == d {
             for c in 0..self.scan.classes as usize {
                 self.held[c * self.n + u] = Vec::new();
@@ -653,7 +666,7 @@ impl Engine {
                 let c = aux_class(a);
                 let origin = aux_high(a);
                 let idx = c as usize * self.n + z as usize;
-                if self.pack[idx].0 != 0 || cx.now - m.birth != self.t.ms {
+                if self.pack[idx].0 != 0 || cx.now - m.birth != self.t.ms + self.t.extra {
                     self.collisions += 1;
                 }
                 let r = aux_value(a);
@@ -704,9 +717,11 @@ pub struct Pmnb {
 impl Pmnb {
     /// `flits`: packet length (pmnb-2: a multiple of d, split into d mini-packets);
     /// `tp_flits`: prefix packet length (0: ranks known).
-    pub fn new(variant: Variant, d: u32, active: &[u32], flits: u16, tp_flits: u16) -> Pmnb {
+    /// `hop`: the router's one-hop latency beyond the packet length and its sustained
+    /// interval between pieces (`(0, piece length)` on the ideal router).
+    pub fn new(variant: Variant, d: u32, active: &[u32], flits: u16, tp_flits: u16, hop: (u64, u64)) -> Pmnb {
         let pieces = variant.pieces(d) as u64;
-        let t = Timing { d, variant, tp: tp_flits as u64, ms: flits as u64 / pieces, slot: flits as u64 };
+        let t = Timing { d, variant, tp: tp_flits as u64, ms: flits as u64 / pieces, slot: flits as u64, extra: hop.0, gap: hop.1 };
         let mut engine = Engine::new(t, flits, tp_flits);
         for &x in active {
             engine.active[x as usize] = true;
