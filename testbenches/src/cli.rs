@@ -158,6 +158,24 @@ pub struct RunArgs {
     /// kbcast: a parallel-prefix step in slots (0: ranks known, no prefix phase).
     #[arg(long, allow_hyphen_values = true)]
     pub tp: Option<String>,
+    /// Seidel broadcasts: the cost model, delta (Table II: a = 0.08 us/byte, b = 75 us, rho = 0.01 us/byte).
+    #[arg(long, allow_hyphen_values = true)]
+    pub cost_model: Option<String>,
+    /// Seidel broadcasts: node-to-network cost a, us per byte (links are 2^nu times faster).
+    #[arg(long, allow_hyphen_values = true)]
+    pub a: Option<String>,
+    /// Seidel broadcasts: start-up cost b per message, us.
+    #[arg(long, allow_hyphen_values = true)]
+    pub b: Option<String>,
+    /// Seidel broadcasts: permutation cost rho inside a node, us per byte.
+    #[arg(long, allow_hyphen_values = true)]
+    pub rho: Option<String>,
+    /// Seidel broadcasts: message length m in bytes (default 1024).
+    #[arg(long, allow_hyphen_values = true)]
+    pub message_bytes: Option<String>,
+    /// Seidel broadcasts on sides that are not powers of two: virtual or companions (sec. 5).
+    #[arg(long, allow_hyphen_values = true)]
+    pub fill: Option<String>,
     /// Write the JSON result to PATH, or to standard output with -.
     #[arg(long, allow_hyphen_values = true)]
     pub json: Option<String>,
@@ -170,7 +188,7 @@ impl RunArgs {
     /// The flags given, as raw settings.
     pub fn raw(&self) -> Raw {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 37] = [
+        let fields: [(&str, &Option<String>); 43] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -208,6 +226,12 @@ impl RunArgs {
             ("active-count", &self.active_count),
             ("active-set", &self.active_set),
             ("tp", &self.tp),
+            ("cost-model", &self.cost_model),
+            ("a", &self.a),
+            ("b", &self.b),
+            ("rho", &self.rho),
+            ("message-bytes", &self.message_bytes),
+            ("fill", &self.fill),
         ];
         for (k, v) in fields {
             if let Some(v) = v {

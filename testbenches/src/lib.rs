@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod cost_model;
 pub mod demo;
 pub mod list;
 pub mod reproduce;
