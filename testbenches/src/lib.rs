@@ -6,4 +6,5 @@ pub mod cost_model;
 pub mod demo;
 pub mod list;
 pub mod reproduce;
+pub mod reproduce_seidel;
 pub mod run;
