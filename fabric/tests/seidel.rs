@@ -126,10 +126,14 @@ fn table1(alg: Alg, d: &[u32], nu: u32, m: f64) -> f64 {
                 + 2.0 * (d1 + d2) * B
                 + m * RHO
         }
-        // Eq. 9 (BST over the mesh as one array), ν = 0.
-        Alg::BstSimple => (d1 + d2 + 1.0) * (ma / 2.0 + B),
-        // §3.2.1 (ν = 0).
-        Alg::StSimple => (d1 + d2) * (ma + B),
+        // Eq. 9 (BST over the mesh as one array; ν > 0: eq. 8 with d = d1 + d2).
+        Alg::BstSimple => (2.0 + (d1 + d2 - nu - 3.0) / t(nu + 1.0)) * ma + (d1 + d2 + nu + 1.0) * B,
+        // §3.2.1 (ν = 0); ν > 0: §3.2.2's five phases summed, first along dimension 1
+        // (eq. 4 as printed is higher by (1 - 2^(1-ν) + 2^-2ν) ma).
+        Alg::StSimple => {
+            let (first, second) = (d[1] as f64, d[0] as f64);
+            (2.0 + (first - nu) / t(nu) + (second - nu - 2.0) / t(2.0 * nu)) * ma + (first + second + 2.0 * nu) * B
+        }
     }
 }
 
@@ -178,7 +182,10 @@ fn mesh_st_bst_match_table_1() {
         (Alg::Bst, [8, 8], 1),
         (Alg::Bst, [16, 16], 2),
         (Alg::StSimple, [8, 4], 0),
+        (Alg::StSimple, [8, 16], 1),
+        (Alg::StSimple, [16, 8], 2),
         (Alg::BstSimple, [8, 4], 0),
+        (Alg::BstSimple, [8, 8], 1),
     ];
     for &(alg, sizes, nu) in cases {
         for m in [8u64, 65536] {
@@ -226,11 +233,11 @@ fn any_source_costs_the_same_on_linear_arrays() {
 /// §4's conjecture for meshes, tried: the better ST and BST from a few other sources.
 #[test]
 fn any_source_on_meshes() {
-    for alg in [Alg::St, Alg::Bst] {
-        let base = simulate(alg, &[8, 16], 0, 8192, 0, Fill::None).us;
+    for (alg, nu) in [(Alg::St, 0u32), (Alg::Bst, 0), (Alg::St, 1), (Alg::Bst, 1), (Alg::StSimple, 0), (Alg::BstSimple, 0)] {
+        let base = simulate(alg, &[8, 16], nu, 8192, 0, Fill::None).us;
         for root in [1u32, 9, 77, 127] {
-            let r = simulate(alg, &[8, 16], 0, 8192, root, Fill::None);
-            assert!((r.us / base - 1.0).abs() < 0.01, "{alg:?} root {root}: {:.1} µs vs {base:.1} from node 0", r.us);
+            let r = simulate(alg, &[8, 16], nu, 8192, root, Fill::None);
+            assert!((r.us / base - 1.0).abs() < 0.01, "{alg:?} nu {nu} root {root}: {:.1} µs vs {base:.1} from node 0", r.us);
         }
     }
 }

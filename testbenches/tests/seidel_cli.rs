@@ -94,6 +94,7 @@ fn bad_input_is_one_line() {
         (&["--topology", "mesh", "--dims", "4x4x4", "--algorithm", "st"], "dims: 4x4x4:"),
         (&["--topology", "mesh", "--dims", "4x4", "--algorithm", "bst", "--nu", "1"], "dims: 4x4: bst with nu = 1 needs"),
         (&["--topology", "linear", "--algorithm", "st", "--message-bytes", "0"], "message-bytes: 0:"),
+        (&["--topology", "mesh", "--dims", "128x64", "--algorithm", "rh"], "dims: 128x64: rh with nu = 0 needs at most 4096 nodes"),
         (&["--topology", "linear", "--algorithm", "st", "--cost-model", "paragon"], "cost-model: paragon:"),
         (&["--topology", "linear", "--algorithm", "st", "--a", "0"], "a: 0:"),
         (&["--topology", "linear", "--algorithm", "st", "--nu", "5"], "nu: 5:"),

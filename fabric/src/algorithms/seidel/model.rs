@@ -125,7 +125,9 @@ pub fn size_limits(alg: Alg, linear: bool, e: &[u32], nu: u32) -> Option<String>
     let need = match (linear, alg) {
         (true, Alg::St) => (emin >= nu).then_some(()).ok_or(format!("2^nu <= n (nu = {nu})")),
         (true, Alg::Bst) => (emin > nu).then_some(()).ok_or(format!("2^(nu+1) <= n (nu = {nu})")),
-        (_, Alg::Rh) => Ok(()),
+        (_, Alg::Rh) => {
+            (e.iter().sum::<u32>() <= 12).then_some(()).ok_or("at most 4096 nodes (a piece per node, tracked per node)".to_string())
+        }
         (false, Alg::StSimple) => (emin >= nu).then_some(()).ok_or(format!("sides of at least 2^nu = {}", 1 << nu)),
         (false, Alg::BstSimple) => (e[0] >= nu).then_some(()).ok_or(format!("a first side of at least 2^nu = {}", 1 << nu)),
         (false, Alg::St) => (emin > nu).then_some(()).ok_or(format!("sides of at least 2^(nu+1) = {}", 2 << nu)),
