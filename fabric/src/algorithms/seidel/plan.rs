@@ -171,7 +171,7 @@ impl B {
         let init: Vec<Vec<u64>> = (0..group.len()).map(|x| sets[x % k].clone()).collect();
         let pos: HashMap<usize, usize> = group.iter().enumerate().map(|(i, &x)| (x, i)).collect();
         let g = group.to_vec();
-        self.exchange(group, init, kb, kb + d - kb, move |x, t| g[pos[&x] ^ (1 << t)]);
+        self.exchange(group, init, kb, d, move |x, t| g[pos[&x] ^ (1 << t)]);
     }
 
     /// Linear BST on `group` (§3.3.1–3.3.2): distribute over the first 2^ν nodes, a BST on
