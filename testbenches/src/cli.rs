@@ -164,6 +164,24 @@ pub struct RunArgs {
     /// dynamic: the PMNB each period runs, pmnb-2 or pmnb-3.
     #[arg(long, allow_hyphen_values = true)]
     pub pmnb: Option<String>,
+    /// Seidel broadcasts: the cost model, delta (Table II: a = 0.08 us/byte, b = 75 us, rho = 0.01 us/byte).
+    #[arg(long, allow_hyphen_values = true)]
+    pub cost_model: Option<String>,
+    /// Seidel broadcasts: node-to-network cost a, us per byte (links are 2^nu times faster).
+    #[arg(long, allow_hyphen_values = true)]
+    pub a: Option<String>,
+    /// Seidel broadcasts: start-up cost b per message, us.
+    #[arg(long, allow_hyphen_values = true)]
+    pub b: Option<String>,
+    /// Seidel broadcasts: permutation cost rho inside a node, us per byte.
+    #[arg(long, allow_hyphen_values = true)]
+    pub rho: Option<String>,
+    /// Seidel broadcasts: message length m in bytes (default 1024).
+    #[arg(long, allow_hyphen_values = true)]
+    pub message_bytes: Option<String>,
+    /// Seidel broadcasts on sides that are not powers of two: virtual or companions (sec. 5).
+    #[arg(long, allow_hyphen_values = true)]
+    pub fill: Option<String>,
     /// Write the JSON result to PATH, or to standard output with -.
     #[arg(long, allow_hyphen_values = true)]
     pub json: Option<String>,
@@ -176,7 +194,7 @@ impl RunArgs {
     /// The flags given, as raw settings.
     pub fn raw(&self) -> Raw {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 39] = [
+        let fields: [(&str, &Option<String>); 45] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -216,6 +234,12 @@ impl RunArgs {
             ("tp", &self.tp),
             ("load", &self.load),
             ("pmnb", &self.pmnb),
+            ("cost-model", &self.cost_model),
+            ("a", &self.a),
+            ("b", &self.b),
+            ("rho", &self.rho),
+            ("message-bytes", &self.message_bytes),
+            ("fill", &self.fill),
         ];
         for (k, v) in fields {
             if let Some(v) = v {

@@ -78,6 +78,12 @@ pub const FIELDS: &[&str] = &[
     "active-count",
     "active-set",
     "tp",
+    "cost-model",
+    "a",
+    "b",
+    "rho",
+    "message-bytes",
+    "fill",
 ];
 
 /// Raw settings: field name → value text, with where it came from (for messages).
@@ -131,7 +137,7 @@ impl Raw {
         self.values.extend(other.values);
     }
 
-    fn get(&self, k: &str) -> Option<&str> {
+    pub(crate) fn get(&self, k: &str) -> Option<&str> {
         self.values.get(k).map(|s| s.as_str())
     }
 }
@@ -281,6 +287,9 @@ pub struct Config {
     pub outputs: Outputs,
     #[serde(skip)]
     pub port_model: PortModel,
+    /// The Seidel 1993 cost model (st, bst, rh, st-simple, bst-simple).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost_model::CostConfig>,
 }
 
 /// Files a run writes besides its JSON result.
@@ -500,6 +509,8 @@ fn parse_dims(kind: &TopologyKind, v: &str) -> Result<Vec<u32>, ConfigError> {
 impl Config {
     /// Resolve raw settings against the defaults and check everything.
     pub fn resolve(raw: &Raw) -> Result<Config, ConfigError> {
+        let (prepared, cost) = crate::cost_model::prepare(raw)?;
+        let raw = &prepared;
         let topology = match raw.get("topology") {
             None => TopologyKind::Hypercube,
             Some(t) => TopologyKind::parse(t).ok_or_else(|| err("topology", t, format!("one of {}", TopologyKind::NAMES)))?,
@@ -754,6 +765,9 @@ impl Config {
         {
             return Err(err("trace-to", to, format!("at least --trace-from ({})", outputs.trace_from)));
         }
+        if let (Some(c), Workload::Algorithm { root, .. }) = (&cost, &workload) {
+            crate::cost_model::check(c, &topology, &dims, nu, *root)?;
+        }
         Ok(Config {
             topology,
             dims,
@@ -776,6 +790,7 @@ impl Config {
             max_cycles,
             outputs,
             port_model,
+            cost,
         })
     }
 

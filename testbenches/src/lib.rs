@@ -2,8 +2,10 @@
 
 pub mod cli;
 pub mod config;
+pub mod cost_model;
 pub mod demo;
 pub mod list;
 pub mod reproduce;
+pub mod reproduce_seidel;
 pub mod run;
 pub mod varvarigos;

@@ -20,6 +20,10 @@ pub const PAPERS: &[(&str, &str)] = &[
         "varvarigos-bertsekas",
         "Varvarigos & Bertsekas, partial multinode and dynamic broadcasting: the N = 2^16, M = 2^10 example (PMNB I, II, III, MNB) and mean delay vs load with the theorem's bound, d = 6 and 8",
     ),
+    (
+        "seidel-1993",
+        "Seidel 1993, broadcasting on linear arrays and meshes: Table I simulated vs model (nu = 0..2), Figures 16 and 18, the ST/BST/RH crossovers",
+    ),
 ];
 
 /// Runs the reproduction of `paper` into `out`; `max_d` cuts a hypercube sweep short.
@@ -35,25 +39,32 @@ pub fn reproduce(paper: &str, out: &Path, max_d: Option<u32>) -> Result<i32, Con
         "bertsekas-1991" => bertsekas(out, limit(1, DMAX as u32)? as u64),
         "stamoulis-tsitsiklis" => stamoulis(out, limit(6, 10)?),
         "varvarigos-bertsekas" => crate::varvarigos::reproduce(out, limit(6, 16)?),
+        "seidel-1993" => match max_d {
+            None => crate::reproduce_seidel::seidel(out),
+            Some(m) => Err(ConfigError(format!("max-d: {m}: seidel-1993 runs fixed sizes (16 and 2^4 x 2^5); it takes no --max-d"))),
+        },
         _ => Err(ConfigError(format!("reproduce: {paper}: one of {}", PAPERS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))),
     }
 }
 
-/// Progress on standard error: a live counter on a terminal, a line per tenth otherwise.
-pub(crate) fn progress(done: usize, total: usize) {
-    use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() {
-        eprint!("\r  {done}/{total} runs");
-        if done == total {
-            eprintln!();
-        }
-    } else if done == total || done.is_multiple_of(total.div_ceil(10)) {
-        eprintln!("  {done}/{total} runs");
+/// Progress on standard error: a progress bar (indicatif) on a terminal, a line per tenth
+/// otherwise.
+fn progress(bar: &Option<indicatif::ProgressBar>, done: usize, total: usize) {
+    match bar {
+        Some(b) => b.inc(1),
+        None if done == total || done.is_multiple_of(total.div_ceil(10)) => eprintln!("  {done}/{total} runs"),
+        None => {}
     }
 }
 
 /// Run `jobs` on two threads (largest last in the list first) with progress on stderr.
 pub(crate) fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
+    use std::io::IsTerminal;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let style = indicatif::ProgressStyle::with_template("  [{elapsed_precise}] {wide_bar} {pos}/{len} runs, eta {eta}")
+            .expect("a valid template");
+        indicatif::ProgressBar::new(jobs.len() as u64).with_style(style)
+    });
     let results: std::sync::Mutex<Vec<Option<R>>> = std::sync::Mutex::new((0..jobs.len()).map(|_| None).collect());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -69,11 +80,14 @@ pub(crate) fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync)
                     let r = f(&jobs[j]);
                     results.lock().unwrap()[j] = Some(r);
                     let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    progress(n, jobs.len());
+                    progress(&bar, n, jobs.len());
                 }
             });
         }
     });
+    if let Some(b) = bar {
+        b.finish();
+    }
     results.into_inner().unwrap().into_iter().map(|r| r.expect("every job ran")).collect()
 }
 
@@ -249,6 +263,18 @@ fn plot(path: &Path, p: &Problem, dmax: u64, at: impl Fn(u64) -> Measured) -> Re
             .label(format!("{label}: simulated"))
             .legend(move |(x, y)| Cross::new((x + 9, y), 5, color));
     }
+    legend_and_present(&mut chart, &root, &fail)
+}
+
+/// Draw a chart's legend in its upper left corner and write the file.
+pub(crate) fn legend_and_present<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    fail: &dyn Fn(String) -> ConfigError,
+) -> Result<(), ConfigError>
+where
+    DB::ErrorType: 'static,
+{
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)

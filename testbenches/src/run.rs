@@ -65,6 +65,9 @@ pub struct Report {
     pub offered_flits_per_node_cycle: Option<f64>,
     pub wall_seconds: f64,
     pub config: Config,
+    /// Seidel broadcasts: cost_us, model_us, vs_model, steps.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub seidel: Option<crate::cost_model::CostReport>,
 }
 
 impl Report {
@@ -130,6 +133,11 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                 "gather" => (Box::new(scatter::Gather::new(d, root, one_port, l)), scatter::bounds(d, one_port)),
                 "total-exchange" => (Box::new(total_exchange::TotalExchange::new(d, one_port, l)), total_exchange::bounds(d, one_port)),
                 "mnb-sbt" => (Box::new(MnbSbt::new(l)), MnbSbt::bounds(&topo, one_port)),
+                "st" | "bst" | "rh" | "st-simple" | "bst-simple" => {
+                    let c = cfg.cost.as_ref().expect("the cost model is resolved for the Seidel broadcasts");
+                    let setup = c.setup(cfg.topology.clone(), &cfg.dims, cfg.nu, root.0);
+                    (Box::new(fabric::algorithms::seidel::Seidel::new(&setup)), Bounds::default())
+                }
                 other => unreachable!("algorithm {other} passed validation"),
             }
         }
@@ -296,7 +304,18 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         offered_flits_per_node_cycle: offered,
         wall_seconds,
         config: cfg.clone(),
+        seidel: cost_report(cfg, completion),
     }
+}
+
+/// The simulated and the model's cost of a Seidel broadcast.
+fn cost_report(cfg: &Config, completion: u64) -> Option<crate::cost_model::CostReport> {
+    let c = cfg.cost.as_ref()?;
+    let Workload::Algorithm { root, .. } = &cfg.workload else { return None };
+    let cost_us = completion as f64 * c.cycle_us;
+    let model_us = c.model_us(&cfg.topology, &cfg.dims, cfg.nu);
+    let steps = fabric::algorithms::seidel::plan::build(&c.setup(cfg.topology.clone(), &cfg.dims, cfg.nu, *root)).steps;
+    Some(crate::cost_model::CostReport { cost_us, model_us, vs_model: cost_us / model_us, steps })
 }
 
 /// A few human-readable lines.
@@ -328,6 +347,18 @@ pub fn summary(r: &Report) -> String {
         Ending::Quiescent => {}
     }
     let bound = |b: Option<u64>| b.map_or("-".to_string(), |x| x.to_string());
+    if let Some(c) = &r.seidel {
+        s += &format!(
+            "  cost {:.1} us simulated, {:.1} us by the model ({:.3}x); {} steps; {} B message in {}-byte flits, cycle {} us\n",
+            c.cost_us,
+            c.model_us,
+            c.vs_model,
+            c.steps,
+            cfg.cost.as_ref().map_or(0, |k| k.message_bytes),
+            cfg.cost.as_ref().map_or(0, |k| k.flit_bytes),
+            cfg.cost.as_ref().map_or(0.0, |k| k.cycle_us)
+        );
+    }
     if matches!(cfg.workload, Workload::Algorithm { .. }) {
         s += &format!(
             "  completed in {} cycles = {} slots (paper {}, lower bound {}{})\n",

@@ -9,6 +9,7 @@ pub mod mnb_sbt;
 pub mod pmnb;
 pub mod prefix;
 pub mod scatter;
+pub mod seidel;
 pub mod snb;
 pub mod total_exchange;
 pub mod traffic;
@@ -52,6 +53,7 @@ pub struct AlgorithmInfo {
 }
 
 const HYPERCUBE: &[TopologyKind] = &[TopologyKind::Hypercube];
+const LINEAR_MESH: &[TopologyKind] = &[TopologyKind::Linear, TopologyKind::Mesh];
 
 pub const ALGORITHMS: &[AlgorithmInfo] = &[
     AlgorithmInfo {
@@ -178,6 +180,51 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         summary: "multinode broadcast by superposed spanning binomial trees; not optimal (links of one type collide), the baseline the optimal MNB improves on",
         all_or_one_port: false,
         rooted: false,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "st",
+        topologies: LINEAR_MESH,
+        reference: "Seidel 1993, sec. 3.1 (linear: eq. 1, interleaved subarrays eq. 2), sec. 3.2 (mesh: the better four-interleaved-submesh version, eq. 6); sec. 4 any source",
+        summary: "spanning-tree broadcast of --message-bytes on a one-port wormhole mesh/array under the Delta cost model (--cost-model, --a, --b, --rho, --nu)",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "bst",
+        topologies: LINEAR_MESH,
+        reference: "Seidel 1993, sec. 3.3 (linear: eqs. 7-8), sec. 3.4 (mesh: the better version, eq. 10, sec. 3.4.2)",
+        summary: "bidirectional spanning-tree broadcast: two trees in opposite directions, then neighbour exchanges",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "rh",
+        topologies: LINEAR_MESH,
+        reference: "Seidel 1993, sec. 3.5 (linear), sec. 3.6 (mesh): distribute, then recursive-halving exchanges; permutation m*rho",
+        summary: "recursive halving broadcast; link contention in the exchanges (the model is optimistic here)",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "st-simple",
+        topologies: &[TopologyKind::Mesh],
+        reference: "Seidel 1993, sec. 3.2.1 (column then rows), sec. 3.2.2 five phases (eq. 4)",
+        summary: "mesh ST along the first column, then along every row",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "bst-simple",
+        topologies: &[TopologyKind::Mesh],
+        reference: "Seidel 1993, sec. 3.4.1 (the mesh as one linear array, eq. 9)",
+        summary: "mesh BST over the row-major order of the nodes",
+        all_or_one_port: false,
+        rooted: true,
         router_forwarding: false,
     },
 ];

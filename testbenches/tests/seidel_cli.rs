@@ -1,0 +1,117 @@
+//! `flitwave run` with the Seidel 1993 broadcasts and their cost model: the JSON's cost_us
+//! and model_us against Table I written out here, and one-line errors (exit 2) for
+//! everything the model cannot take.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_flitwave");
+
+fn flitwave(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("flitwave runs")
+}
+
+fn json(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--json", "-", "--quiet"]);
+    let o = flitwave(&a);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn close(got: f64, want: f64, tol: f64, what: &str) {
+    assert!((got / want - 1.0).abs() < tol, "{what}: {got} vs {want}");
+}
+
+/// Linear BST (eq. 7) and ST (eq. 2) with the Delta constants and with custom ones.
+#[test]
+fn cost_and_model_in_the_json() {
+    let (a, b) = (0.08, 75.0);
+    let m = 65536.0;
+    let v = json(&["run", "--topology", "linear", "--dims", "16", "--algorithm", "bst", "--message-bytes", "65536"]);
+    let eq7 = 5.0 * (m * a / 2.0 + b);
+    close(v["model_us"].as_f64().unwrap(), eq7, 1e-9, "model_us, eq. 7");
+    close(v["cost_us"].as_f64().unwrap(), eq7, 0.02, "cost_us vs eq. 7");
+    assert_eq!(v["config"]["cost"]["model"], "delta");
+    assert_eq!(v["steps"], 5);
+    // Custom constants, nu = 1, 8 nodes: eq. 2 = (2 + (d-nu-2)/2^nu) ma + (d+nu) b.
+    let (a, b, m) = (0.02, 10.0, 8192.0);
+    let v = json(&[
+        "run",
+        "--topology",
+        "linear",
+        "--dims",
+        "8",
+        "--algorithm",
+        "st",
+        "--a",
+        "0.02",
+        "--b",
+        "10",
+        "--nu",
+        "1",
+        "--message-bytes",
+        "8192",
+    ]);
+    let eq2 = (2.0 + 0.0 / 2.0) * m * a + 4.0 * b;
+    close(v["model_us"].as_f64().unwrap(), eq2, 1e-9, "model_us, eq. 2");
+    close(v["cost_us"].as_f64().unwrap(), eq2, 0.02, "cost_us vs eq. 2");
+    assert_eq!(v["config"]["cost"]["model"], "custom");
+    assert_eq!(v["config"]["vcs"], 2);
+    // A mesh from another source, with companions: 6x12 -> 4x8 plus the 2 x 2 step.
+    let v = json(&[
+        "run",
+        "--topology",
+        "mesh",
+        "--dims",
+        "6x12",
+        "--algorithm",
+        "st",
+        "--fill",
+        "companions",
+        "--root",
+        "2,4",
+        "--message-bytes",
+        "512",
+    ]);
+    let (a, b, m) = (0.08f64, 75.0f64, 512.0f64);
+    let eq6 = (2.0 + (3.0 - 2.0) / 2.0) * m * a + 8.0 * b;
+    let extra = (2.0 * (m * a + b)).min(3.0 * (m * a / 2.0 + b));
+    close(v["model_us"].as_f64().unwrap(), eq6 + extra, 1e-9, "model_us, eq. 6 + companions");
+    close(v["cost_us"].as_f64().unwrap(), eq6 + extra, 0.02, "cost_us vs eq. 6 + companions");
+}
+
+/// Every bad input is one line on stderr and exit code 2.
+#[test]
+fn bad_input_is_one_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--topology", "linear", "--algorithm", "st", "--switching", "sf"], "switching: sf: set by the cost model"),
+        (&["--topology", "linear", "--algorithm", "st", "--startup-cycles", "5"], "startup-cycles: 5: set by the cost model"),
+        (&["--topology", "linear", "--dims", "11", "--algorithm", "rh", "--fill", "virtual"], "fill: virtual: sec. 5.1"),
+        (&["--topology", "linear", "--dims", "16", "--algorithm", "st", "--fill", "companions"], "fill: companions: every side"),
+        (&["--topology", "mesh", "--dims", "12x10", "--algorithm", "bst"], "dims: 12x10: sides must be powers of two"),
+        (&["--topology", "mesh", "--dims", "12x10", "--algorithm", "bst", "--fill", "companions", "--root", "1"], "root: 1:"),
+        (&["--topology", "mesh", "--dims", "4x4x4", "--algorithm", "st"], "dims: 4x4x4:"),
+        (&["--topology", "mesh", "--dims", "4x4", "--algorithm", "bst", "--nu", "1"], "dims: 4x4: bst with nu = 1 needs"),
+        (&["--topology", "linear", "--algorithm", "st", "--message-bytes", "0"], "message-bytes: 0:"),
+        (&["--topology", "mesh", "--dims", "128x64", "--algorithm", "rh"], "dims: 128x64: rh with nu = 0 needs at most 4096 nodes"),
+        (&["--topology", "linear", "--algorithm", "st", "--cost-model", "paragon"], "cost-model: paragon:"),
+        (&["--topology", "linear", "--algorithm", "st", "--a", "0"], "a: 0:"),
+        (&["--topology", "linear", "--algorithm", "st", "--nu", "5"], "nu: 5:"),
+        (&["--topology", "hypercube", "--algorithm", "st"], "algorithm: st: not defined on a hypercube"),
+        (&["--algorithm", "snb", "--b", "3"], "b: 3: only applies to the Seidel"),
+        (&["--traffic", "uniform", "--fill", "virtual"], "fill: virtual: only applies"),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["run"];
+        a.extend_from_slice(args);
+        let o = flitwave(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{a:?}: {err}");
+        assert!(err.starts_with("flitwave: error: ") && err.contains(want), "{a:?}: {err}");
+    }
+    let o = flitwave(&["reproduce", "seidel-1993", "--out", "/nonexistent-never", "--max-d", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("max-d: 3:"));
+}
