@@ -115,3 +115,33 @@ fn bad_input_is_one_line() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("max-d: 3:"));
 }
+
+/// The whole reproduction, as CI runs it: Table I's ST and BST within 2% of the model, the
+/// figures and the crossovers written, the ST -> BST crossover of the 16-node array near
+/// the model's 2^(nu+1) b / (a (d - nu - 1)) = 625 B.
+#[test]
+fn reproduce_seidel_1993_agrees_with_table_one() {
+    let out = std::env::temp_dir().join(format!("flitwave-seidel-repro-{}", std::process::id()));
+    let o = flitwave(&["reproduce", "seidel-1993", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("table1.csv")).unwrap();
+    let mut checked = 0;
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[0] == "st" || f[0] == "bst" {
+            let ratio: f64 = f[6].parse().unwrap();
+            assert!((ratio - 1.0).abs() < 0.02, "{line}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 24, "{checked} ST/BST rows");
+    for f in ["fig16.svg", "fig18.svg", "crossovers.md"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let cross = std::fs::read_to_string(out.join("crossovers.md")).unwrap();
+    let model = 2.0 * 75.0 / (0.08 * 3.0);
+    let row = cross.lines().find(|l| l.contains("linear array of 16")).unwrap();
+    let lo: f64 = row.split("between ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((lo - model).abs() / model < 0.05, "{row}");
+    std::fs::remove_dir_all(&out).ok();
+}
