@@ -32,6 +32,26 @@ pub const SCENARIOS: &[DemoScenario] = &[
         &[("topology", "mesh"), ("dims", "8x8"), ("root", "3,4"), ("ports", "one")],
     ),
     DemoScenario(
+        "mnb-hypercube6",
+        "optimal multinode broadcast (Bertsekas et al.): ceil(63/6) = 11 slots",
+        &[("topology", "hypercube"), ("dims", "6"), ("algorithm", "mnb")],
+    ),
+    DemoScenario(
+        "kbcast-hypercube6",
+        "12 simultaneous broadcasts, prefix ranking and d edge-disjoint trees (Stamoulis & Tsitsiklis)",
+        &[("topology", "hypercube"), ("dims", "6"), ("algorithm", "kbcast"), ("active-count", "12")],
+    ),
+    DemoScenario(
+        "pmnb3-hypercube6",
+        "partial multinode broadcast of 20 packets, no splitting (Varvarigos & Bertsekas IV-C)",
+        &[("topology", "hypercube"), ("dims", "6"), ("algorithm", "pmnb-3"), ("active-count", "20")],
+    ),
+    DemoScenario(
+        "bst-linear16",
+        "Seidel's binomial spanning tree, 16-node array, 4 KB, Intel Delta costs (cost_us vs model_us)",
+        &[("topology", "linear"), ("dims", "16"), ("algorithm", "bst"), ("message-bytes", "4096")],
+    ),
+    DemoScenario(
         "uniform-mesh8x8",
         "uniform traffic, 0.1 flits/node/cycle, wormhole, realistic router",
         &[("topology", "mesh"), ("dims", "8x8"), ("traffic", "uniform"), ("rate", "0.025"), ("cycles", "5000")],
@@ -63,8 +83,14 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
         };
         let traffic = r.accepted_flits_per_node_cycle.is_some();
         // Slots measure broadcasts; a traffic run reports latency instead.
-        let slots = if traffic { "-".to_string() } else { r.slots.to_string() };
-        if traffic {
+        let slots = if traffic || r.seidel.is_some() { "-".to_string() } else { r.slots.to_string() };
+        if let Some(c) = &r.seidel {
+            // A cost-model run: time in µs against the paper's formula.
+            println!(
+                "  {:<26} {:>6} cycles = {:.1} µs (Table I model {:.1} µs, {:.3}x)  {:>6} transmissions  {}/{} delivered",
+                stem, r.completion_cycles, c.cost_us, c.model_us, c.vs_model, r.link_transmissions, r.deliveries, r.expected_deliveries
+            );
+        } else if traffic {
             println!(
                 "  {:<26} drained at cycle {:>6}  {:>6} transmissions  {}/{} delivered  latency avg/p99 {lat} cycles",
                 stem, r.simulated_cycles, r.link_transmissions, r.deliveries, r.expected_deliveries
