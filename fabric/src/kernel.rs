@@ -159,6 +159,11 @@ pub struct Fabric {
     /// Downstream input port of each output port, upstream output port of each input port.
     down: Vec<u32>,
     up: Vec<u32>,
+    /// The same links as (router, local index) pairs, so the commit phase needs no division:
+    /// per output port the downstream router and the local VC index of its VC 0; per input
+    /// port the upstream router and output port.
+    down_at: Vec<(u32, u32)>,
+    up_at: Vec<(u32, u32)>,
     class_mask: [u16; 2],
     active: Vec<u32>,
     in_active: Vec<bool>,
@@ -199,6 +204,12 @@ impl Fabric {
                 }
             }
         }
+        let split = |g: u32, per: usize, scale: usize| {
+            if g == NONE { (NONE, NONE) } else { ((g as usize / per) as u32, ((g as usize % per) * scale) as u32) }
+        };
+        let v = spec.vcs as usize;
+        let down_at = down.iter().map(|&ip| split(ip, p, v)).collect();
+        let up_at = up.iter().map(|&op| split(op, p, 1)).collect();
         let all = ((1u32 << spec.vcs) - 1) as u16;
         let class_mask = if topo.dateline {
             let half = spec.vcs / 2;
@@ -220,6 +231,8 @@ impl Fabric {
             probes: Vec::new(),
             down,
             up,
+            down_at,
+            up_at,
             class_mask,
             active: (0..n as u32).collect(),
             in_active: vec![true; n],
@@ -479,24 +492,21 @@ impl Fabric {
     fn commit(&mut self, t: u64) {
         let lat = self.spec.pipeline.link_latency as u64;
         let credit_ready = t + 1 + self.spec.pipeline.credit_delay as u64;
-        let v = self.routers.vcs();
-        let p = self.routers.ports();
         for i in 0..self.outbox.departures.len() {
             let d = self.outbox.departures[i];
-            let ip = self.down[d.out_port as usize] as usize;
-            debug_assert!(ip != NONE as usize, "departure on unconnected port {}", d.out_port);
-            self.routers.arrive(ip * v + d.vc as usize, d.flit, t, t + lat);
+            let (r, l0) = self.down_at[d.out_port as usize];
+            debug_assert!(r != NONE, "departure on unconnected port {}", d.out_port);
+            self.routers.arrive_at(r as usize, l0 as usize + d.vc as usize, d.flit, t, t + lat);
             self.counters.flit_hops += 1;
             self.port_flits[d.out_port as usize] += 1;
             if d.flit.is_tail() {
                 self.counters.link_transmissions += 1;
             }
-            self.activate(ip / p);
+            self.activate(r as usize);
         }
-        for iv in self.outbox.freed.drain(..) {
-            let ip = iv as usize / v;
-            let op = self.up[ip] as usize;
-            self.routers.return_credit(op, (iv as usize % v) as u8, credit_ready);
+        for f in self.outbox.freed.drain(..) {
+            let (r, o) = self.up_at[f.in_port as usize];
+            self.routers.return_credit_at(r as usize, o as usize, f.vc, credit_ready);
         }
     }
 

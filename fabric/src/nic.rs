@@ -166,24 +166,32 @@ impl Nics {
     /// Does node `n`'s NIC have something to do in cycle `t`? If not, the earliest cycle it will.
     pub fn work(&self, n: NodeId, t: u64) -> (bool, Option<u64>) {
         let i = n.idx();
-        if self.streaming[i] == 0 {
+        let streaming = self.streaming[i];
+        if streaming == 0 {
             return (self.queued[i] > 0, None);
         }
         let mut next: Option<u64> = None;
-        let mut idle = false;
-        for (ch, c) in self.inj[i * self.k..(i + 1) * self.k].iter().enumerate() {
-            if self.streaming[i] & (1 << ch) == 0 {
-                idle = true;
-            } else if c.start_at <= t {
+        let mut s = streaming;
+        while s != 0 {
+            let ch = s.trailing_zeros() as usize;
+            s &= s - 1;
+            let at = self.inj[i * self.k + ch].start_at;
+            if at <= t {
                 return (true, None);
-            } else {
-                next = Some(next.map_or(c.start_at, |x| x.min(c.start_at)));
             }
+            next = Some(next.map_or(at, |x| x.min(at)));
         }
+        let idle = streaming != self.all_channels();
         if idle && self.queued[i] > 0 && self.nonempty[i] & !self.claimed[i] != 0 {
             return (true, None);
         }
         (false, next)
+    }
+
+    /// The set of all channel bits.
+    #[inline(always)]
+    fn all_channels(&self) -> u64 {
+        if self.k >= 64 { !0 } else { (1u64 << self.k) - 1 }
     }
 
     /// Is any channel of node `n` busy or any packet queued?
@@ -199,7 +207,15 @@ impl Nics {
             return;
         }
         let base = i * self.k;
-        for ch in 0..self.k {
+        // The channels that may act: those streaming, and idle ones that may start a packet
+        // (all-port: channel i feeds only port i), in channel order.
+        let mut chans = self.streaming[i];
+        if self.queued[i] > 0 {
+            chans |= if self.k == self.net { self.nonempty[i] & !self.claimed[i] } else { self.all_channels() };
+        }
+        while chans != 0 {
+            let ch = chans.trailing_zeros() as usize;
+            chans &= chans - 1;
             if self.streaming[i] & (1 << ch) == 0 {
                 if self.queued[i] == 0 {
                     continue;

@@ -49,7 +49,8 @@ impl Arbiter {
     /// Record that `winner` used its grant: round-robin priority passes to the next VC.
     #[inline]
     pub fn grant_accepted(&mut self, n: usize, winner: usize) {
-        self.ptr = ((winner + 1) % n) as u8;
+        let next = winner + 1;
+        self.ptr = if next >= n { 0 } else { next as u8 };
     }
 }
 

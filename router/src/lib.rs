@@ -27,4 +27,4 @@ pub use ids::{Cycle, NONE, NodeId, PacketId, PortId, VcId};
 pub use params::{ArbiterPolicy, Pipeline, RouterParams, Switching};
 pub use port_set::PortSet;
 pub use route_compute::{PacketMeta, RouteDecision, RouterEnv};
-pub use router::{Departure, Ejection, MAX_ROUTER_VCS, Outbox, Routers, VcActivity};
+pub use router::{Departure, Ejection, Freed, MAX_ROUTER_VCS, Outbox, Routers, VcActivity};

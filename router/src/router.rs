@@ -65,12 +65,20 @@ pub struct Ejection {
     pub flit: Flit,
 }
 
+/// A buffer slot freed in a network input VC: the credit to send upstream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Freed {
+    /// Global input port index (`router * ports + port`).
+    pub in_port: u32,
+    pub vc: u8,
+}
+
 /// What routers produce in a cycle, committed by the fabric after all are evaluated.
 #[derive(Clone, Debug, Default)]
 pub struct Outbox {
     pub departures: Vec<Departure>,
-    /// Global input VC index of every flit popped from a network input buffer (a credit to return).
-    pub freed: Vec<u32>,
+    /// Every flit popped from a network input buffer (a credit to return).
+    pub freed: Vec<Freed>,
 }
 
 /// Per-evaluation scratch state of the router being evaluated (reset at `stage_eject`).
@@ -85,6 +93,9 @@ pub(crate) struct Scratch {
     /// Crossbar reads per input port this cycle, and which ports have read.
     pub port_reads: [u8; 64],
     pub ports_read: u64,
+    /// The cycle `sa_first` was computed for, and the output that picks first in it.
+    pub sa_cycle: u64,
+    pub sa_first: u32,
     /// Per output port: the VCs requesting it (valid for the outputs a stage marked).
     pub req: [VcSet; 64],
 }
@@ -111,15 +122,38 @@ pub struct Routers {
     ej_owned: Vec<u64>,
     /// The latest cycle at which a returned credit becomes visible.
     credit_horizon: u64,
-    /// The VCs of port 0 (shifted by `port * vcs` for other ports); the injection VCs.
-    port_vcs: VcSet,
+    /// The input VCs of the injection ports.
     injection_vcs: VcSet,
+    /// The input VCs of the network ports (not the injection ports).
+    pub(crate) net_vcs: VcSet,
+    /// Cached shape: VCs per port, ports, input VCs per router, network ports, NIC channels.
+    pub(crate) nv: usize,
+    pub(crate) np: usize,
+    pub(crate) npv: usize,
+    pub(crate) nnet: usize,
+    pub(crate) nk: usize,
+    /// The input port of each local VC index `l = port * vcs + vc` (no division on the hot path).
+    pub(crate) port_of: [u8; MAX_ROUTER_VCS],
+    pub(crate) vc_of: [u8; MAX_ROUTER_VCS],
+    /// The VCs of each port.
+    port_mask: [VcSet; 64],
     pub(crate) scratch: Scratch,
 }
 
+/// `1 << l` for every local VC index: a table load is cheaper than a variable 128-bit shift.
+static BIT: [VcSet; MAX_ROUTER_VCS] = {
+    let mut t = [0; MAX_ROUTER_VCS];
+    let mut l = 0;
+    while l < MAX_ROUTER_VCS {
+        t[l] = 1 << l;
+        l += 1;
+    }
+    t
+};
+
 #[inline(always)]
 pub(crate) fn bit(l: usize) -> VcSet {
-    1u128 << l
+    BIT[l & (MAX_ROUTER_VCS - 1)]
 }
 
 /// Iterate the members of a [`VcSet`] in ascending order.
@@ -146,6 +180,17 @@ impl Routers {
         let port_vcs = (1u128 << v) - 1;
         let net = params.net_ports as usize;
         let injection_vcs = (0..params.nic_channels as usize).fold(0, |m, k| m | port_vcs << ((net + k) * v));
+        let net_vcs = (0..net).fold(0, |m, o| m | port_vcs << (o * v));
+        let mut port_of = [0u8; MAX_ROUTER_VCS];
+        let mut vc_of = [0u8; MAX_ROUTER_VCS];
+        for l in 0..local_vcs {
+            port_of[l] = (l / v) as u8;
+            vc_of[l] = (l % v) as u8;
+        }
+        let mut port_mask = [0; 64];
+        for (o, m) in port_mask.iter_mut().enumerate().take(p) {
+            *m = port_vcs << (o * v);
+        }
         Routers {
             params,
             n,
@@ -160,9 +205,27 @@ impl Routers {
             credit_ports: vec![0; n],
             ej_owned: vec![0; n],
             credit_horizon: 0,
-            port_vcs,
+
             injection_vcs,
-            scratch: Scratch { read: 0, popped: 0, port_full: 0, port_reads: [0; 64], ports_read: 0, req: [0; 64] },
+            net_vcs,
+            nv: v,
+            np: p,
+            npv: local_vcs,
+            nnet: net,
+            nk: params.nic_channels as usize,
+            port_of,
+            vc_of,
+            port_mask,
+            scratch: Scratch {
+                read: 0,
+                popped: 0,
+                port_full: 0,
+                port_reads: [0; 64],
+                ports_read: 0,
+                sa_cycle: u64::MAX,
+                sa_first: 0,
+                req: [0; 64],
+            },
         }
     }
 
@@ -180,11 +243,21 @@ impl Routers {
 
     #[inline(always)]
     pub fn ports(&self) -> usize {
-        self.params.ports()
+        self.np
     }
     #[inline(always)]
     pub fn vcs(&self) -> usize {
-        self.params.vcs as usize
+        self.nv
+    }
+    /// Network ports per router.
+    #[inline(always)]
+    pub fn net_ports(&self) -> usize {
+        self.nnet
+    }
+    /// NIC channels per router.
+    #[inline(always)]
+    pub fn nic_channels(&self) -> usize {
+        self.nk
     }
     /// Global input (or output) port index.
     #[inline(always)]
@@ -206,41 +279,53 @@ impl Routers {
     /// The NIC writes a flit into injection channel `ch`'s buffer (VC 0 of input port
     /// `net_ports + ch`), readable from `t + inject_latency`. Returns false when full.
     pub fn inject(&mut self, r: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
-        let iv = self.ivc_index(r, self.params.net_ports as usize + ch, 0);
+        let l = (self.nnet + ch) * self.nv;
+        let iv = r.idx() * self.npv + l;
         if self.inputs.is_full(iv) {
             return false;
         }
         self.inputs.push(iv, flit, t + self.params.pipeline.inject_latency as u64, t + 1);
         self.occupancy[r.idx()] += 1;
         self.buffered += 1;
-        self.nonempty[r.idx()] |= bit(iv % (self.ports() * self.vcs()));
+        self.nonempty[r.idx()] |= bit(l);
         true
     }
 
     /// Can injection channel `ch` of router `r` take a flit now?
     #[inline]
     pub fn injection_has_room(&self, r: NodeId, ch: usize) -> bool {
-        !self.inputs.is_full(self.ivc_index(r, self.params.net_ports as usize + ch, 0))
+        !self.inputs.is_full(r.idx() * self.npv + (self.nnet + ch) * self.nv)
     }
 
     /// Write a flit that crossed a link in cycle `t` into input VC `iv` (the fabric's
     /// commit phase), readable from cycle `ready`.
     #[inline]
     pub fn arrive(&mut self, iv: usize, flit: Flit, t: u64, ready: u64) {
-        self.inputs.push(iv, flit, ready, t + 1);
-        let pv = self.ports() * self.vcs();
-        let r = iv / pv;
+        let r = iv / self.npv;
+        self.arrive_at(r, iv - r * self.npv, flit, t, ready);
+    }
+
+    /// [`Routers::arrive`] with the router `r` and its local VC index `l` known.
+    #[inline]
+    pub fn arrive_at(&mut self, r: usize, l: usize, flit: Flit, t: u64, ready: u64) {
+        self.inputs.push(r * self.npv + l, flit, ready, t + 1);
         self.occupancy[r] += 1;
         self.buffered += 1;
-        self.nonempty[r] |= bit(iv % pv);
+        self.nonempty[r] |= bit(l);
     }
 
     /// A credit for `vc` of output port `op` (global index), usable from cycle `ready`.
     #[inline]
     pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
-        self.outputs.return_credit(op, vc, ready);
-        let p = self.ports();
-        self.credit_ports[op / p] |= 1u64 << (op % p);
+        let r = op / self.np;
+        self.return_credit_at(r, op - r * self.np, vc, ready);
+    }
+
+    /// [`Routers::return_credit`] for output port `o` of router `r`.
+    #[inline]
+    pub fn return_credit_at(&mut self, r: usize, o: usize, vc: u8, ready: u64) {
+        self.outputs.return_credit(r * self.np + o, vc, ready);
+        self.credit_ports[r] |= 1u64 << o;
         self.credit_horizon = self.credit_horizon.max(ready);
     }
 
@@ -331,10 +416,7 @@ impl Routers {
             self.allocate_ejection(r, t);
         }
         if self.ej_owned[ri] != 0 {
-            self.eject(r, t, ejected);
-        }
-        if self.scratch.read != 0 {
-            self.pop_finished(r, t, out);
+            self.eject(r, t, ejected, out);
         }
     }
 
@@ -369,41 +451,32 @@ impl Routers {
         if self.routed[ri] & self.nonempty[ri] & !self.scratch.popped != 0 {
             self.allocate_switch(r, t, out);
         }
-        if self.scratch.read & !self.scratch.popped != 0 {
-            self.pop_finished(r, t, out);
-        }
     }
 
-    /// Pop the front flit of every VC read this cycle (and not yet popped) whose branches
-    /// have all taken it.
-    fn pop_finished(&mut self, r: NodeId, t: u64, out: &mut Outbox) {
-        let (v, net) = (self.vcs(), self.params.net_ports as usize);
-        let ri = r.idx();
-        let base = ri * self.ports() * v;
-        for l in members(self.scratch.read & !self.scratch.popped) {
-            let iv = base + l;
-            if !self.inputs.ctl[iv].pending.is_empty() {
-                continue;
-            }
-            self.scratch.popped |= bit(l);
-            let e = self.inputs.pop(iv, t + 1);
-            self.occupancy[ri] -= 1;
-            self.buffered -= 1;
-            if l / v < net {
-                out.freed.push(iv as u32);
-            }
-            let c = &mut self.inputs.ctl[iv];
-            if c.len == 0 {
-                self.nonempty[ri] &= !bit(l);
-            }
-            if e.flit.is_tail() {
-                debug_assert!(c.granted.is_empty(), "router {r} VC {l}: tail left with branches still granted: {c:?}");
-                c.stage = VcStage::Idle;
-                c.route = PortSet::empty();
-                self.routed[ri] &= !bit(l);
-            } else {
-                c.pending = c.route;
-            }
+    /// Every branch of local VC `l` (global `iv`) has taken its front flit: pop it, free its
+    /// buffer slot (a credit upstream for a network port), and get the VC ready for the next
+    /// flit (or, after a tail, the next packet).
+    #[inline]
+    pub(crate) fn pop_front(&mut self, ri: usize, l: usize, t: u64, out: &mut Outbox) {
+        let iv = ri * self.npv + l;
+        self.scratch.popped |= bit(l);
+        let e = self.inputs.pop(iv, t + 1);
+        self.occupancy[ri] -= 1;
+        self.buffered -= 1;
+        if self.net_vcs & bit(l) != 0 {
+            out.freed.push(Freed { in_port: (ri * self.np + self.port_of[l] as usize) as u32, vc: self.vc_of[l] });
+        }
+        let c = &mut self.inputs.ctl[iv];
+        if c.len == 0 {
+            self.nonempty[ri] &= !bit(l);
+        }
+        if e.flit.is_tail() {
+            debug_assert!(c.granted.is_empty(), "router {ri} VC {l}: tail left with branches still granted: {c:?}");
+            c.stage = VcStage::Idle;
+            c.route = PortSet::empty();
+            self.routed[ri] &= !bit(l);
+        } else {
+            c.pending = c.route;
         }
     }
 
@@ -421,15 +494,25 @@ impl Routers {
         if s.port_full & bit(l) != 0 {
             return false;
         }
-        let v = self.params.vcs as usize;
-        let port = l / v;
+        let port = self.port_of[l] as usize;
         s.read |= bit(l);
         s.ports_read |= 1u64 << port;
         s.port_reads[port] += 1;
         if s.port_reads[port] >= self.params.link_width {
-            s.port_full |= self.port_vcs << (port * v);
+            s.port_full |= self.port_mask[port];
         }
         true
+    }
+
+    /// The network output that picks first in switch allocation in cycle `t` (`t mod
+    /// net_ports`, computed once per cycle).
+    #[inline]
+    pub(crate) fn sa_start(&mut self, t: u64) -> u32 {
+        if self.scratch.sa_cycle != t {
+            self.scratch.sa_cycle = t;
+            self.scratch.sa_first = (t % self.nnet as u64) as u32;
+        }
+        self.scratch.sa_first
     }
 
     /// The VCs that could be read through the crossbar now.

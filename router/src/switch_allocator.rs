@@ -13,6 +13,7 @@
 //!           readable downstream at t + link_latency; credit back upstream at t + 1 + credit_delay
 //! ```
 
+use crate::arbiter::VcSet;
 use crate::ids::{NONE, NodeId};
 use crate::params::Switching;
 use crate::port_set::PortSet;
@@ -20,53 +21,59 @@ use crate::router::{Departure, Ejection, Outbox, Routers, bit, members};
 
 impl Routers {
     /// Each ejection channel takes the front flit of the packet holding it.
-    pub(crate) fn eject(&mut self, r: NodeId, t: u64, ejected: &mut Vec<Ejection>) {
-        let (v, net, k) = (self.vcs(), self.params.net_ports as usize, self.params.nic_channels as usize);
-        let base = r.idx() * (net + k) * v;
-        let mut owned = self.ej_owned(r.idx());
+    pub(crate) fn eject(&mut self, r: NodeId, t: u64, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
+        let ri = r.idx();
+        let (v, net) = (self.vcs(), self.net_ports());
+        let base = ri * self.npv;
+        let mut owned = self.ej_owned(ri);
         while owned != 0 {
             let ch = owned.trailing_zeros() as usize;
             owned &= owned - 1;
-            let ov = (r.idx() * (net + k) + net + ch) * v;
+            let ov = (ri * self.np + net + ch) * v;
             let iv = self.outputs.owner[ov] as usize;
+            let l = iv - base;
             let c = &self.inputs.ctl[iv];
             if !c.pending.contains(PortSet::LOCAL) || c.sa_ready > t || c.len == 0 {
                 continue;
             }
             let e = *self.inputs.entry(iv, 0);
-            if e.ready > t || !self.take_read(iv - base) {
+            if e.ready > t || !self.take_read(l) {
                 continue;
             }
             ejected.push(Ejection { channel: ch as u8, flit: e.flit });
             let c = &mut self.inputs.ctl[iv];
             c.pending.remove(PortSet::LOCAL);
+            let done = c.pending.is_empty();
             if e.flit.is_tail() {
                 c.granted.remove(PortSet::LOCAL);
                 self.outputs.owner[ov] = NONE;
-                self.ej_released(r.idx(), ch);
+                self.ej_released(ri, ch);
+            }
+            if done {
+                self.pop_front(ri, l, t, out);
             }
         }
     }
 
     /// Switch allocation on the network ports of router `r`, and crossbar traversal of the winners.
     pub(crate) fn allocate_switch(&mut self, r: NodeId, t: u64, out: &mut Outbox) {
-        let (v, net) = (self.vcs(), self.params.net_ports as usize);
-        let p = self.ports();
-        let base = r.idx() * p * v;
+        let ri = r.idx();
+        let v = self.vcs();
+        let base = ri * self.npv;
+        let pbase = ri * self.np;
         let switching = self.params.switching;
         let width = self.params.link_width;
         let policy = self.params.arbiter;
-        let readable = self.readable();
         let mut outs = 0u64;
-        let mut requested = 0;
-        for l in members(self.switch_candidates(r.idx()) & readable) {
+        let mut requested: VcSet = 0;
+        for l in members(self.switch_candidates(ri) & self.readable()) {
             let iv = base + l;
             let c = &self.inputs.ctl[iv];
             if c.sa_ready > t {
                 continue;
             }
-            let branches = c.pending.intersection(c.granted).network();
-            if branches.is_empty() {
+            let branches = c.pending.intersection(c.granted).network().bits();
+            if branches == 0 {
                 continue;
             }
             let e = self.inputs.entry(iv, 0);
@@ -74,36 +81,40 @@ impl Routers {
                 continue;
             }
             let head = e.flit.is_head();
-            // Store-and-forward: the head waits for its tail, except at an injection port,
-            // where the NIC already holds the whole packet.
-            if switching == Switching::StoreAndForward && head && l / v < net && !self.inputs.whole_packet_ready(iv, t) {
-                continue;
-            }
             let need = match switching {
                 Switching::Wormhole => 1,
+                // Store-and-forward: the head waits for its tail, except at an injection
+                // port, where the NIC already holds the whole packet.
+                Switching::StoreAndForward if head && self.net_vcs & bit(l) != 0 && !self.inputs.whole_packet_ready(iv, t) => {
+                    continue;
+                }
                 _ if head => c.pkt_len,
                 _ => 1,
             };
-            let unicast = c.route.network().bits().is_power_of_two();
             let mut starved = false;
-            for o in branches.net_ports() {
-                let op = r.idx() * p + o;
-                let ovc = if unicast {
-                    c.ovc as usize
-                } else {
-                    self.outputs.vc_owned_by(op, iv as u32).expect("granted branch without an output VC")
-                };
-                debug_assert_eq!(self.outputs.owner[op * v + ovc], iv as u32);
-                if self.outputs.credits[op * v + ovc] < need {
+            if c.route.network().bits().is_power_of_two() {
+                // Unicast: one branch, its output VC cached.
+                let o = branches.trailing_zeros() as usize;
+                if self.outputs.credits[(pbase + o) * v + c.ovc as usize] < need {
                     starved = true;
-                    continue;
+                } else {
+                    self.request(&mut outs, o, l);
+                    requested |= bit(l);
                 }
-                if outs & (1 << o) == 0 {
-                    outs |= 1 << o;
-                    self.scratch.req[o] = 0;
+            } else {
+                let mut b = branches;
+                while b != 0 {
+                    let o = b.trailing_zeros() as usize;
+                    b &= b - 1;
+                    let op = pbase + o;
+                    let ovc = self.outputs.vc_owned_by(op, iv as u32).expect("granted branch without an output VC");
+                    if self.outputs.credits[op * v + ovc] < need {
+                        starved = true;
+                        continue;
+                    }
+                    self.request(&mut outs, o, l);
+                    requested |= bit(l);
                 }
-                self.scratch.req[o] |= bit(l);
-                requested |= bit(l);
             }
             if starved {
                 self.inputs.stall_credit[iv] += 1;
@@ -112,18 +123,29 @@ impl Routers {
         if outs == 0 {
             return;
         }
-        let start = (t % net as u64) as u32;
+        // Outputs take turns, by cycle, at picking first.
+        let start = self.sa_start(t);
         let mut rest = outs.rotate_right(start);
         while rest != 0 {
-            let o = (rest.trailing_zeros() + start) as usize % 64;
+            let o = (rest.trailing_zeros() + start) as usize & 63;
             rest &= rest - 1;
-            let op = r.idx() * p + o;
+            let op = pbase + o;
             for _ in 0..width {
                 let want = self.scratch.req[o] & self.readable();
-                let inputs = &self.inputs;
-                let Some(l) = self.outputs.sa_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
-                else {
+                if want == 0 {
                     break;
+                }
+                let l = if want & (want - 1) == 0 {
+                    // A single requester wins under every policy.
+                    want.trailing_zeros() as usize
+                } else {
+                    let inputs = &self.inputs;
+                    let Some(l) =
+                        self.outputs.sa_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
+                    else {
+                        break;
+                    };
+                    l
                 };
                 self.scratch.req[o] &= !bit(l);
                 let taken = self.take_read(l);
@@ -140,16 +162,30 @@ impl Routers {
                 self.outputs.credits[op * v + ovc] -= 1;
                 let c = &mut self.inputs.ctl[iv];
                 c.pending.remove(PortSet::port(o));
+                let done = c.pending.is_empty();
                 if flit.is_tail() {
                     c.granted.remove(PortSet::port(o));
                     self.outputs.owner[op * v + ovc] = NONE;
                 }
-                self.outputs.sa_arb[op].grant_accepted(p * v, l);
+                self.outputs.sa_arb[op].grant_accepted(self.npv, l);
+                if done {
+                    self.pop_front(ri, l, t, out);
+                }
             }
         }
         // Requesters that got no output this cycle lost arbitration (or crossbar bandwidth).
         for l in members(requested & !self.scratch.read) {
             self.inputs.stall_arb[base + l] += 1;
         }
+    }
+
+    /// Local VC `l` requests output `o` this cycle.
+    #[inline(always)]
+    fn request(&mut self, outs: &mut u64, o: usize, l: usize) {
+        if *outs & (1 << o) == 0 {
+            *outs |= 1 << o;
+            self.scratch.req[o] = 0;
+        }
+        self.scratch.req[o] |= bit(l);
     }
 }

@@ -24,14 +24,15 @@ impl Routers {
                 want |= bit(l);
             }
         }
-        for ch in 0..k {
+        let mut free = !self.ej_owned(r.idx()) & if k >= 64 { !0 } else { (1u64 << k) - 1 };
+        while free != 0 {
+            let ch = free.trailing_zeros() as usize;
+            free &= free - 1;
             if want == 0 {
                 break;
             }
             let op = r.idx() * (net + k) + net + ch;
-            if self.outputs.owner[op * v] != NONE {
-                continue;
-            }
+            debug_assert!(self.outputs.owner[op * v] == NONE, "ejection channel {ch} of router {r} held but not marked owned");
             let inputs = &self.inputs;
             let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
             else {
