@@ -370,7 +370,7 @@ impl Fabric {
         let Fabric { active, in_active, routers, nics, timers, fired, .. } = self;
         active.retain(|&r| {
             let n = NodeId(r);
-            if routers.occupancy[r as usize] > 0 || fired[r as usize] {
+            if routers.occupancy(r as usize) > 0 || fired[r as usize] {
                 return true;
             }
             let (now, later) = nics.work(n, t + 1);

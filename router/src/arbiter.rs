@@ -5,9 +5,8 @@
 //! [`Arbiter::grant_accepted`] moves the round-robin pointer once a grant is used.
 
 use crate::params::ArbiterPolicy;
-
-/// A set of a router's input VCs, bit `port * vcs + vc` (at most 128 per router).
-pub type VcSet = u128;
+use crate::vc_set::VcBits;
+pub use crate::vc_set::VcSet;
 
 /// The state of one arbiter: a round-robin pointer over the router's input VCs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -20,21 +19,21 @@ impl Arbiter {
     /// (priority key, creation cycle) for the key and age policies; ties go to the first
     /// requester at or after the round-robin pointer.
     #[inline]
-    pub fn arbitrate(&self, policy: ArbiterPolicy, requests: VcSet, mut rank: impl FnMut(usize) -> (u32, u64)) -> Option<usize> {
-        if requests == 0 {
+    pub fn arbitrate<S: VcBits>(&self, policy: ArbiterPolicy, requests: S, mut rank: impl FnMut(usize) -> (u32, u64)) -> Option<usize> {
+        if requests.is_empty() {
             return None;
         }
         let rotated = requests.rotate_right(self.ptr as u32);
-        let first = |m: VcSet| (m.trailing_zeros() as usize + self.ptr as usize) % 128;
+        let first = |m: S| (m.first() + self.ptr as usize) % S::WIDTH;
         match policy {
-            ArbiterPolicy::Fixed => Some(requests.trailing_zeros() as usize),
+            ArbiterPolicy::Fixed => Some(requests.first()),
             ArbiterPolicy::RoundRobin => Some(first(rotated)),
             ArbiterPolicy::Oldest | ArbiterPolicy::Key => {
                 let mut best: Option<(usize, (u32, u64))> = None;
                 let mut m = rotated;
-                while m != 0 {
+                while !m.is_empty() {
                     let who = first(m);
-                    m &= m - 1;
+                    m = m.without_first();
                     let (key, birth) = rank(who);
                     let r = if policy == ArbiterPolicy::Key { (key, birth) } else { (0, birth) };
                     if best.is_none_or(|(_, b)| r < b) {
@@ -90,7 +89,8 @@ mod tests {
     #[test]
     fn no_request_no_grant() {
         for p in [ArbiterPolicy::RoundRobin, ArbiterPolicy::Fixed, ArbiterPolicy::Oldest, ArbiterPolicy::Key] {
-            assert_eq!(Arbiter::default().arbitrate(p, 0, rank), None);
+            assert_eq!(Arbiter::default().arbitrate(p, 0u128, rank), None);
+            assert_eq!(Arbiter::default().arbitrate(p, 0u64, rank), None);
         }
     }
 
@@ -104,6 +104,15 @@ mod tests {
                 Some(w) => prop_assert!(reqs & (1 << w) != 0),
                 None => prop_assert_eq!(reqs, 0),
             }
+        }
+
+        /// Computing in 64 bits picks the same winner as in 128 (routers of up to 64 VCs).
+        #[test]
+        fn widths_pick_the_same_winner(reqs in any::<u64>(), ptr in 0u8..64, pol in 0usize..4) {
+            let policy = [ArbiterPolicy::RoundRobin, ArbiterPolicy::Fixed, ArbiterPolicy::Oldest, ArbiterPolicy::Key][pol];
+            let a = Arbiter { ptr };
+            let rank = |w: usize| ((w as u32 * 7) % 5, (w as u64 * 3) % 4);
+            prop_assert_eq!(a.arbitrate(policy, reqs, rank), a.arbitrate(policy, reqs as u128, rank));
         }
 
         /// Round-robin serves every persistent requester within n grants.

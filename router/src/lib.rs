@@ -20,6 +20,7 @@ pub mod route_compute;
 pub mod router;
 pub mod switch_allocator;
 pub mod vc_allocator;
+pub mod vc_set;
 
 pub use arbiter::{Arbiter, VcSet};
 pub use flit::{Flit, FlitFlags, Header, RouteKind};
@@ -27,4 +28,5 @@ pub use ids::{Cycle, NONE, NodeId, PacketId, PortId, VcId};
 pub use params::{ArbiterPolicy, Pipeline, RouterParams, Switching};
 pub use port_set::PortSet;
 pub use route_compute::{PacketMeta, RouteDecision, RouterEnv};
-pub use router::{Departure, Ejection, Freed, MAX_ROUTER_VCS, Outbox, Routers, VcActivity};
+pub use router::{Departure, Ejection, Freed, Outbox, Routers, VcActivity};
+pub use vc_set::{MAX_ROUTER_VCS, VcBits};

@@ -18,7 +18,6 @@
 //! routed, waiting for an output VC, waiting for an ejection channel — so that a cycle
 //! touches only VCs with work, and idle routers cost nothing.
 
-use crate::arbiter::VcSet;
 use crate::flit::Flit;
 use crate::ids::{NONE, NodeId, PortId};
 use crate::input_unit::{InputUnits, VcStage};
@@ -26,6 +25,7 @@ use crate::output_unit::OutputUnits;
 use crate::params::RouterParams;
 use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
+use crate::vc_set::{MAX_ROUTER_VCS, VcBits, VcSet, bit, members};
 
 /// What an input VC is doing, as a waveform shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,9 +44,6 @@ pub enum VcActivity {
 impl VcActivity {
     pub const NAMES: [&'static str; 4] = ["IDLE", "RC", "VA", "ACTIVE"];
 }
-
-/// The most input VCs (ports × VCs) one router may have: the width of a [`VcSet`].
-pub const MAX_ROUTER_VCS: usize = 128;
 
 /// A flit leaving on a network output port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +97,22 @@ pub(crate) struct Scratch {
     pub req: [VcSet; 64],
 }
 
+/// Per router, what its pipeline looks at first every cycle, in two cache lines: the sets of
+/// its input VCs that hold flits, hold a routed packet, have a network branch lacking an
+/// output VC, and wait for an ejection channel; the network output ports with credits in
+/// flight; the ejection channels held; the flits buffered.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
+struct RouterRegs {
+    nonempty: VcSet,
+    routed: VcSet,
+    need_va: VcSet,
+    need_ej: VcSet,
+    credit_ports: u64,
+    ej_owned: u64,
+    occupancy: u32,
+}
+
 /// The routers of a fabric, all with the same parameters, state in flat vectors.
 #[derive(Clone, Debug)]
 pub struct Routers {
@@ -107,19 +120,10 @@ pub struct Routers {
     pub n: usize,
     pub inputs: InputUnits,
     pub outputs: OutputUnits,
-    /// Flits buffered in each router (all input VCs).
-    pub occupancy: Vec<u32>,
+    /// The registers the pipeline consults every cycle, one entry per router.
+    regs: Vec<RouterRegs>,
     /// Flits buffered in the whole fabric.
     pub buffered: u64,
-    /// Per router: input VCs holding flits; with a routed packet; with a network branch
-    /// lacking an output VC; waiting for an ejection channel.
-    nonempty: Vec<VcSet>,
-    routed: Vec<VcSet>,
-    need_va: Vec<VcSet>,
-    need_ej: Vec<VcSet>,
-    /// Per router: network output ports with credits in flight; ejection channels held.
-    credit_ports: Vec<u64>,
-    ej_owned: Vec<u64>,
     /// The latest cycle at which a returned credit becomes visible.
     credit_horizon: u64,
     /// The input VCs of the injection ports.
@@ -138,36 +142,6 @@ pub struct Routers {
     /// The VCs of each port.
     port_mask: [VcSet; 64],
     pub(crate) scratch: Scratch,
-}
-
-/// `1 << l` for every local VC index: a table load is cheaper than a variable 128-bit shift.
-static BIT: [VcSet; MAX_ROUTER_VCS] = {
-    let mut t = [0; MAX_ROUTER_VCS];
-    let mut l = 0;
-    while l < MAX_ROUTER_VCS {
-        t[l] = 1 << l;
-        l += 1;
-    }
-    t
-};
-
-#[inline(always)]
-pub(crate) fn bit(l: usize) -> VcSet {
-    BIT[l & (MAX_ROUTER_VCS - 1)]
-}
-
-/// Iterate the members of a [`VcSet`] in ascending order.
-#[inline(always)]
-pub(crate) fn members(mut s: VcSet) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if s == 0 {
-            None
-        } else {
-            let l = s.trailing_zeros() as usize;
-            s &= s - 1;
-            Some(l)
-        }
-    })
 }
 
 impl Routers {
@@ -196,14 +170,8 @@ impl Routers {
             n,
             inputs: InputUnits::new(n * local_vcs, params.buffer_flits),
             outputs: OutputUnits::new(n * p, v, params.buffer_flits),
-            occupancy: vec![0; n],
+            regs: vec![RouterRegs::default(); n],
             buffered: 0,
-            nonempty: vec![0; n],
-            routed: vec![0; n],
-            need_va: vec![0; n],
-            need_ej: vec![0; n],
-            credit_ports: vec![0; n],
-            ej_owned: vec![0; n],
             credit_horizon: 0,
 
             injection_vcs,
@@ -235,9 +203,7 @@ impl Routers {
         let v = params.vcs as u128;
         let per_router = p * v * InputUnits::bytes_per_vc(params.buffer_flits) as u128
             + p * OutputUnits::bytes_per_port(params.vcs as usize, params.buffer_flits) as u128
-            + 4 * 16
-            + 2 * 8
-            + 4;
+            + std::mem::size_of::<RouterRegs>() as u128;
         per_router * n as u128
     }
 
@@ -285,9 +251,10 @@ impl Routers {
             return false;
         }
         self.inputs.push(iv, flit, t + self.params.pipeline.inject_latency as u64, t + 1);
-        self.occupancy[r.idx()] += 1;
+        let g = &mut self.regs[r.idx()];
+        g.occupancy += 1;
+        g.nonempty |= bit(l);
         self.buffered += 1;
-        self.nonempty[r.idx()] |= bit(l);
         true
     }
 
@@ -309,9 +276,10 @@ impl Routers {
     #[inline]
     pub fn arrive_at(&mut self, r: usize, l: usize, flit: Flit, t: u64, ready: u64) {
         self.inputs.push(r * self.npv + l, flit, ready, t + 1);
-        self.occupancy[r] += 1;
+        let g = &mut self.regs[r];
+        g.occupancy += 1;
+        g.nonempty |= bit(l);
         self.buffered += 1;
-        self.nonempty[r] |= bit(l);
     }
 
     /// A credit for `vc` of output port `op` (global index), usable from cycle `ready`.
@@ -325,7 +293,7 @@ impl Routers {
     #[inline]
     pub fn return_credit_at(&mut self, r: usize, o: usize, vc: u8, ready: u64) {
         self.outputs.return_credit(r * self.np + o, vc, ready);
-        self.credit_ports[r] |= 1u64 << o;
+        self.regs[r].credit_ports |= 1u64 << o;
         self.credit_horizon = self.credit_horizon.max(ready);
     }
 
@@ -337,7 +305,20 @@ impl Routers {
     /// Could router `r`'s registers differ from the last cycle it was idle in: does it hold
     /// flits, or credits on its return lines?
     pub fn may_change(&self, r: NodeId) -> bool {
-        self.occupancy[r.idx()] > 0 || self.credit_ports[r.idx()] != 0
+        let g = &self.regs[r.idx()];
+        g.occupancy > 0 || g.credit_ports != 0
+    }
+
+    /// Flits buffered in router `r` (all its input VCs).
+    #[inline(always)]
+    pub fn occupancy(&self, r: usize) -> u32 {
+        self.regs[r].occupancy
+    }
+
+    /// Does the fabric compute VC sets in 64 bits (every router has at most 64 input VCs)?
+    #[inline(always)]
+    pub fn narrow(&self) -> bool {
+        self.npv <= 64
     }
 
     /// What input VC `iv` (global index) is doing.
@@ -357,9 +338,9 @@ impl Routers {
     }
 
     /// Route computation for the VCs in `which` whose front head is readable.
-    fn route_fronts<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, which: VcSet) {
-        let v = self.vcs();
-        let base = r.idx() * self.ports() * v;
+    fn route_fronts<S: VcBits, E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, which: S) {
+        let ri = r.idx();
+        let base = ri * self.npv;
         let rc = self.params.pipeline.rc_delay as u64;
         for l in members(which) {
             let iv = base + l;
@@ -368,7 +349,7 @@ impl Routers {
                 continue;
             }
             assert!(e.flit.is_head(), "router {r} input VC {l}: body flit {:?} at the front of an idle VC", e.flit);
-            let (rd, meta) = env.route(r, PortId((l / v) as u8), e.flit.packet);
+            let (rd, meta) = env.route(r, PortId(self.port_of[l]), e.flit.packet);
             debug_assert!(!rd.ports.is_empty(), "route computation returned no output for {:?}", e.flit);
             let c = &mut self.inputs.ctl[iv];
             c.stage = VcStage::Routed;
@@ -381,12 +362,13 @@ impl Routers {
             c.birth = meta.birth;
             c.va_ready = t + rc;
             c.sa_ready = t + rc;
-            self.routed[r.idx()] |= bit(l);
+            let g = &mut self.regs[ri];
+            g.routed |= bit(l);
             if !rd.ports.network().is_empty() {
-                self.need_va[r.idx()] |= bit(l);
+                g.need_va |= bit(l);
             }
             if rd.ports.contains(PortSet::LOCAL) {
-                self.need_ej[r.idx()] |= bit(l);
+                g.need_ej |= bit(l);
             }
         }
     }
@@ -394,6 +376,15 @@ impl Routers {
     /// Stage 1 of a cycle: route computation, ejection-channel allocation and ejection.
     /// Ejected flits are appended to `ejected`; freed buffer slots to `out.freed`.
     pub fn stage_eject<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
+        if self.narrow() {
+            self.stage_eject_in::<u64, E>(r, t, env, ejected, out)
+        } else {
+            self.stage_eject_in::<u128, E>(r, t, env, ejected, out)
+        }
+    }
+
+    /// [`Routers::stage_eject`] computing VC sets in width `S`.
+    pub fn stage_eject_in<S: VcBits, E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
         let s = &mut self.scratch;
         let mut pr = s.ports_read;
         while pr != 0 {
@@ -405,17 +396,18 @@ impl Routers {
         s.popped = 0;
         s.port_full = 0;
         let ri = r.idx();
-        if self.occupancy[ri] == 0 {
+        let g = self.regs[ri];
+        if g.occupancy == 0 {
             return;
         }
-        let unrouted = self.nonempty[ri] & !self.routed[ri];
-        if unrouted != 0 {
+        let unrouted = S::load(g.nonempty & !g.routed);
+        if !unrouted.is_empty() {
             self.route_fronts(r, t, env, unrouted);
         }
-        if self.need_ej[ri] != 0 {
-            self.allocate_ejection(r, t);
+        if self.regs[ri].need_ej != 0 {
+            self.allocate_ejection::<S>(r, t);
         }
-        if self.ej_owned[ri] != 0 {
+        if self.regs[ri].ej_owned != 0 {
             self.eject(r, t, ejected, out);
         }
     }
@@ -424,57 +416,64 @@ impl Routers {
     /// switch allocation and crossbar traversal on the network ports. Must follow
     /// [`Routers::stage_eject`] for the same router and cycle.
     pub fn stage_network<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, out: &mut Outbox) {
+        if self.narrow() { self.stage_network_in::<u64, E>(r, t, env, out) } else { self.stage_network_in::<u128, E>(r, t, env, out) }
+    }
+
+    /// [`Routers::stage_network`] computing VC sets in width `S`.
+    pub fn stage_network_in<S: VcBits, E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, out: &mut Outbox) {
         let ri = r.idx();
-        let mut ports = self.credit_ports[ri];
+        let mut ports = self.regs[ri].credit_ports;
         if ports != 0 {
             let depth = self.params.buffer_flits;
             while ports != 0 {
                 let o = ports.trailing_zeros() as usize;
                 ports &= ports - 1;
-                let op = self.port_index(r, o);
+                let op = ri * self.np + o;
                 self.outputs.absorb_credits(op, t, depth);
                 if self.outputs.credits_in_flight(op) == 0 {
-                    self.credit_ports[ri] &= !(1u64 << o);
+                    self.regs[ri].credit_ports &= !(1u64 << o);
                 }
             }
         }
-        if self.occupancy[ri] == 0 {
+        let g = self.regs[ri];
+        if g.occupancy == 0 {
             return;
         }
-        let new_heads = self.nonempty[ri] & !self.routed[ri] & self.injection_vcs;
-        if new_heads != 0 {
+        let new_heads = S::load(g.nonempty & !g.routed & self.injection_vcs);
+        if !new_heads.is_empty() {
             self.route_fronts(r, t, env, new_heads);
         }
-        if self.need_va[ri] != 0 {
-            self.allocate_network_vcs(r, t);
+        if self.regs[ri].need_va != 0 {
+            self.allocate_network_vcs::<S>(r, t);
         }
-        if self.routed[ri] & self.nonempty[ri] & !self.scratch.popped != 0 {
-            self.allocate_switch(r, t, out);
+        if !self.switch_candidates::<S>(ri).is_empty() {
+            self.allocate_switch::<S>(r, t, out);
         }
     }
 
-    /// Every branch of local VC `l` (global `iv`) has taken its front flit: pop it, free its
-    /// buffer slot (a credit upstream for a network port), and get the VC ready for the next
-    /// flit (or, after a tail, the next packet).
+    /// Every branch of local VC `l` has taken its front flit: pop it, free its buffer slot
+    /// (a credit upstream for a network port), and get the VC ready for the next flit (or,
+    /// after a tail, the next packet).
     #[inline]
     pub(crate) fn pop_front(&mut self, ri: usize, l: usize, t: u64, out: &mut Outbox) {
         let iv = ri * self.npv + l;
         self.scratch.popped |= bit(l);
         let e = self.inputs.pop(iv, t + 1);
-        self.occupancy[ri] -= 1;
         self.buffered -= 1;
         if self.net_vcs & bit(l) != 0 {
             out.freed.push(Freed { in_port: (ri * self.np + self.port_of[l] as usize) as u32, vc: self.vc_of[l] });
         }
         let c = &mut self.inputs.ctl[iv];
+        let g = &mut self.regs[ri];
+        g.occupancy -= 1;
         if c.len == 0 {
-            self.nonempty[ri] &= !bit(l);
+            g.nonempty &= !bit(l);
         }
         if e.flit.is_tail() {
             debug_assert!(c.granted.is_empty(), "router {ri} VC {l}: tail left with branches still granted: {c:?}");
             c.stage = VcStage::Idle;
             c.route = PortSet::empty();
-            self.routed[ri] &= !bit(l);
+            g.routed &= !bit(l);
         } else {
             c.pending = c.route;
         }
@@ -484,18 +483,19 @@ impl Routers {
     /// counts against its input port's `link_width` reads). False if that is not possible.
     #[inline]
     pub(crate) fn take_read(&mut self, l: usize) -> bool {
+        let b = bit(l);
         let s = &mut self.scratch;
-        if s.popped & bit(l) != 0 {
+        if s.popped & b != 0 {
             return false;
         }
-        if s.read & bit(l) != 0 {
+        if s.read & b != 0 {
             return true;
         }
-        if s.port_full & bit(l) != 0 {
+        if s.port_full & b != 0 {
             return false;
         }
         let port = self.port_of[l] as usize;
-        s.read |= bit(l);
+        s.read |= b;
         s.ports_read |= 1u64 << port;
         s.port_reads[port] += 1;
         if s.port_reads[port] >= self.params.link_width {
@@ -516,39 +516,41 @@ impl Routers {
     }
 
     /// The VCs that could be read through the crossbar now.
-    #[inline]
-    pub(crate) fn readable(&self) -> VcSet {
+    #[inline(always)]
+    pub(crate) fn readable<S: VcBits>(&self) -> S {
         let s = &self.scratch;
-        !s.popped & (s.read | !s.port_full)
+        S::load(!s.popped & (s.read | !s.port_full))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn clear_need_va(&mut self, r: usize, l: usize) {
-        self.need_va[r] &= !bit(l);
+        self.regs[r].need_va &= !bit(l);
     }
-    #[inline]
-    pub(crate) fn need_va_set(&self, r: usize) -> VcSet {
-        self.need_va[r]
+    #[inline(always)]
+    pub(crate) fn need_va_set<S: VcBits>(&self, r: usize) -> S {
+        S::load(self.regs[r].need_va)
     }
-    #[inline]
-    pub(crate) fn need_ej_set(&self, r: usize) -> VcSet {
-        self.need_ej[r]
+    #[inline(always)]
+    pub(crate) fn need_ej_set<S: VcBits>(&self, r: usize) -> S {
+        S::load(self.regs[r].need_ej)
     }
-    #[inline]
+    #[inline(always)]
     pub(crate) fn ej_granted(&mut self, r: usize, l: usize, ch: usize) {
-        self.need_ej[r] &= !bit(l);
-        self.ej_owned[r] |= 1u64 << ch;
+        let g = &mut self.regs[r];
+        g.need_ej &= !bit(l);
+        g.ej_owned |= 1u64 << ch;
     }
-    #[inline]
+    #[inline(always)]
     pub(crate) fn ej_released(&mut self, r: usize, ch: usize) {
-        self.ej_owned[r] &= !(1u64 << ch);
+        self.regs[r].ej_owned &= !(1u64 << ch);
     }
-    #[inline]
+    #[inline(always)]
     pub(crate) fn ej_owned(&self, r: usize) -> u64 {
-        self.ej_owned[r]
+        self.regs[r].ej_owned
     }
-    #[inline]
-    pub(crate) fn switch_candidates(&self, r: usize) -> VcSet {
-        self.routed[r] & self.nonempty[r] & !self.scratch.popped
+    #[inline(always)]
+    pub(crate) fn switch_candidates<S: VcBits>(&self, r: usize) -> S {
+        let g = &self.regs[r];
+        S::load(g.routed & g.nonempty & !self.scratch.popped)
     }
 }

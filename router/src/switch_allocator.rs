@@ -13,11 +13,11 @@
 //!           readable downstream at t + link_latency; credit back upstream at t + 1 + credit_delay
 //! ```
 
-use crate::arbiter::VcSet;
 use crate::ids::{NONE, NodeId};
 use crate::params::Switching;
 use crate::port_set::PortSet;
-use crate::router::{Departure, Ejection, Outbox, Routers, bit, members};
+use crate::router::{Departure, Ejection, Outbox, Routers};
+use crate::vc_set::{VcBits, bit, members};
 
 impl Routers {
     /// Each ejection channel takes the front flit of the packet holding it.
@@ -56,7 +56,7 @@ impl Routers {
     }
 
     /// Switch allocation on the network ports of router `r`, and crossbar traversal of the winners.
-    pub(crate) fn allocate_switch(&mut self, r: NodeId, t: u64, out: &mut Outbox) {
+    pub(crate) fn allocate_switch<S: VcBits>(&mut self, r: NodeId, t: u64, out: &mut Outbox) {
         let ri = r.idx();
         let v = self.vcs();
         let base = ri * self.npv;
@@ -65,8 +65,8 @@ impl Routers {
         let width = self.params.link_width;
         let policy = self.params.arbiter;
         let mut outs = 0u64;
-        let mut requested: VcSet = 0;
-        for l in members(self.switch_candidates(ri) & self.readable()) {
+        let mut requested = S::ZERO;
+        for l in members(self.switch_candidates::<S>(ri) & self.readable::<S>()) {
             let iv = base + l;
             let c = &self.inputs.ctl[iv];
             if c.sa_ready > t {
@@ -99,7 +99,7 @@ impl Routers {
                     starved = true;
                 } else {
                     self.request(&mut outs, o, l);
-                    requested |= bit(l);
+                    requested |= S::bit(l);
                 }
             } else {
                 let mut b = branches;
@@ -113,7 +113,7 @@ impl Routers {
                         continue;
                     }
                     self.request(&mut outs, o, l);
-                    requested |= bit(l);
+                    requested |= S::bit(l);
                 }
             }
             if starved {
@@ -131,13 +131,14 @@ impl Routers {
             rest &= rest - 1;
             let op = pbase + o;
             for _ in 0..width {
-                let want = self.scratch.req[o] & self.readable();
-                if want == 0 {
+                let req = S::load(self.scratch.req[o]);
+                let want = req & self.readable::<S>();
+                if want.is_empty() {
                     break;
                 }
-                let l = if want & (want - 1) == 0 {
+                let l = if want.is_single() {
                     // A single requester wins under every policy.
-                    want.trailing_zeros() as usize
+                    want.first()
                 } else {
                     let inputs = &self.inputs;
                     let Some(l) =
@@ -147,7 +148,7 @@ impl Routers {
                     };
                     l
                 };
-                self.scratch.req[o] &= !bit(l);
+                self.scratch.req[o] = (req & !S::bit(l)).store();
                 let taken = self.take_read(l);
                 debug_assert!(taken);
                 let iv = base + l;
@@ -174,7 +175,7 @@ impl Routers {
             }
         }
         // Requesters that got no output this cycle lost arbitration (or crossbar bandwidth).
-        for l in members(requested & !self.scratch.read) {
+        for l in members(requested & !S::load(self.scratch.read)) {
             self.inputs.stall_arb[base + l] += 1;
         }
     }

@@ -8,57 +8,60 @@
 
 use crate::ids::{NONE, NodeId};
 use crate::port_set::PortSet;
-use crate::router::{Routers, bit, members};
+use crate::router::Routers;
+use crate::vc_set::{VcBits, members};
 
 impl Routers {
     /// Give each free ejection channel of router `r` to one packet waiting to eject.
-    pub(crate) fn allocate_ejection(&mut self, r: NodeId, t: u64) {
-        let (v, net, k) = (self.vcs(), self.params.net_ports as usize, self.params.nic_channels as usize);
-        let pv = self.ports() * v;
-        let base = r.idx() * pv;
+    pub(crate) fn allocate_ejection<S: VcBits>(&mut self, r: NodeId, t: u64) {
+        let (v, net, k) = (self.vcs(), self.net_ports(), self.nic_channels());
+        let ri = r.idx();
+        let base = ri * self.npv;
         let va_delay = self.params.pipeline.va_delay as u64;
         let policy = self.params.arbiter;
-        let mut want = 0;
-        for l in members(self.need_ej_set(r.idx())) {
+        let mut want = S::ZERO;
+        for l in members(self.need_ej_set::<S>(ri)) {
             if self.inputs.ctl[base + l].va_ready <= t {
-                want |= bit(l);
+                want |= S::bit(l);
             }
         }
-        let mut free = !self.ej_owned(r.idx()) & if k >= 64 { !0 } else { (1u64 << k) - 1 };
-        while free != 0 {
+        let mut free = !self.ej_owned(ri) & if k >= 64 { !0 } else { (1u64 << k) - 1 };
+        while free != 0 && !want.is_empty() {
             let ch = free.trailing_zeros() as usize;
             free &= free - 1;
-            if want == 0 {
-                break;
-            }
-            let op = r.idx() * (net + k) + net + ch;
+            let op = ri * self.np + net + ch;
             debug_assert!(self.outputs.owner[op * v] == NONE, "ejection channel {ch} of router {r} held but not marked owned");
-            let inputs = &self.inputs;
-            let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
-            else {
-                break;
+            let l = if want.is_single() {
+                // A single requester wins under every policy.
+                want.first()
+            } else {
+                let inputs = &self.inputs;
+                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
+                else {
+                    break;
+                };
+                l
             };
-            want &= !bit(l);
+            want &= !S::bit(l);
             let c = &mut self.inputs.ctl[base + l];
             self.outputs.owner[op * v] = (base + l) as u32;
             c.granted |= PortSet::LOCAL;
             c.eject_ch = ch as u8;
             c.sa_ready = c.sa_ready.max(t + va_delay);
-            self.outputs.va_arb[op].grant_accepted(pv, l);
-            self.ej_granted(r.idx(), l, ch);
+            self.outputs.va_arb[op].grant_accepted(self.npv, l);
+            self.ej_granted(ri, l, ch);
         }
     }
 
     /// Give each free output VC of router `r`'s network ports to one packet routed there
     /// whose `vc_mask` allows it.
-    pub(crate) fn allocate_network_vcs(&mut self, r: NodeId, t: u64) {
+    pub(crate) fn allocate_network_vcs<S: VcBits>(&mut self, r: NodeId, t: u64) {
         let v = self.vcs();
-        let p = self.ports();
-        let pv = p * v;
-        let base = r.idx() * pv;
+        let ri = r.idx();
+        let base = ri * self.npv;
         let va_delay = self.params.pipeline.va_delay as u64;
         let policy = self.params.arbiter;
-        let waiting = self.need_va_set(r.idx());
+        let waiting = self.need_va_set::<S>(ri);
         let mut outs = 0u64;
         for l in members(waiting) {
             let c = &self.inputs.ctl[base + l];
@@ -67,48 +70,64 @@ impl Routers {
             }
             // Branches still owed the front flit and holding no VC (a branch that has sent
             // its tail is no longer pending, so it is never allocated again).
-            for o in c.pending.network().difference(c.granted).net_ports() {
+            let mut b = c.pending.network().difference(c.granted).bits();
+            while b != 0 {
+                let o = b.trailing_zeros() as usize;
+                b &= b - 1;
                 if outs & (1 << o) == 0 {
                     outs |= 1 << o;
                     self.scratch.req[o] = 0;
                 }
-                self.scratch.req[o] |= bit(l);
+                self.scratch.req[o] |= S::bit(l).store();
             }
         }
         let mut rest = outs;
         while rest != 0 {
             let o = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            let op = r.idx() * p + o;
+            let op = ri * self.np + o;
             for vc in 0..v {
                 let ov = op * v + vc;
                 if self.outputs.owner[ov] != NONE {
                     continue;
                 }
-                let mut want = 0;
-                for l in members(self.scratch.req[o]) {
+                let req = S::load(self.scratch.req[o]);
+                if req.is_empty() {
+                    break;
+                }
+                let mut want = S::ZERO;
+                for l in members(req) {
                     if self.inputs.ctl[base + l].vc_mask & (1 << vc) != 0 {
-                        want |= bit(l);
+                        want |= S::bit(l);
                     }
                 }
-                let inputs = &self.inputs;
-                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
-                else {
+                if want.is_empty() {
                     continue;
+                }
+                let l = if want.is_single() {
+                    want.first()
+                } else {
+                    let inputs = &self.inputs;
+                    let Some(l) =
+                        self.outputs.va_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
+                    else {
+                        continue;
+                    };
+                    l
                 };
-                self.scratch.req[o] &= !bit(l);
+                self.scratch.req[o] = (req & !S::bit(l)).store();
                 let c = &mut self.inputs.ctl[base + l];
                 self.outputs.owner[ov] = (base + l) as u32;
                 c.granted |= PortSet::port(o);
                 c.ovc = vc as u8;
                 c.sa_ready = c.sa_ready.max(t + va_delay);
-                self.outputs.va_arb[op].grant_accepted(pv, l);
+                self.outputs.va_arb[op].grant_accepted(self.npv, l);
             }
         }
         for l in members(waiting) {
             let c = &self.inputs.ctl[base + l];
             if c.pending.network().difference(c.granted).is_empty() {
-                self.clear_need_va(r.idx(), l);
+                self.clear_need_va(ri, l);
             }
         }
     }

@@ -79,7 +79,7 @@ fn ideal_router_forwards_in_the_cycle_a_flit_becomes_readable() {
         assert_eq!(b.cycle().0, vec![]);
     }
     assert_eq!(b.cycle().0, vec![(2, 0, 1, 0)]);
-    assert_eq!(b.r.occupancy[0], 0);
+    assert_eq!(b.r.occupancy(0), 0);
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn multicast_replicates_one_read_to_every_branch_and_ejects_a_copy() {
     let (d1, e1) = b.cycle();
     assert_eq!(d1.tap_sort(), vec![(0, 0, 9, 1), (2, 0, 9, 1), (3, 0, 9, 1)]);
     assert_eq!(e1, vec![(0, 9, 1)]);
-    assert_eq!(b.r.occupancy[0], 0);
+    assert_eq!(b.r.occupancy(0), 0);
     // Every output VC and the ejection channel are free again.
     assert!((0..6).all(|p| b.r.output_vc_free(p)));
 }
@@ -135,12 +135,12 @@ fn a_branch_without_credit_holds_the_flit_until_its_credit_returns() {
     b.packet(5, PortSet::port(1) | PortSet::port(2), 1, 0);
     b.arrive(0, 0, 5, 0, 1, 0);
     assert_eq!(b.cycle().0, vec![(1, 0, 5, 0)]);
-    assert_eq!(b.r.occupancy[0], 1, "the flit stays until every branch has it");
+    assert_eq!(b.r.occupancy(0), 1, "the flit stays until every branch has it");
     assert_eq!(b.cycle().0, vec![]);
     b.r.return_credit(2, 0, 3);
     assert_eq!(b.cycle().0, vec![]);
     assert_eq!(b.cycle().0, vec![(2, 0, 5, 0)]);
-    assert_eq!(b.r.occupancy[0], 0);
+    assert_eq!(b.r.occupancy(0), 0);
 }
 
 #[test]
@@ -258,6 +258,6 @@ fn ejected_tail_is_not_ejected_again_while_a_branch_lags() {
         more.extend(b.cycle().1);
     }
     assert!(more.is_empty());
-    assert_eq!(b.r.occupancy[0], 0);
+    assert_eq!(b.r.occupancy(0), 0);
     assert!((0..6).all(|p| b.r.output_vc_free(p)));
 }
