@@ -26,7 +26,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use router::{
     Ejection, Flit, Header, NONE, NodeId, Outbox, PacketId, PacketMeta, PortId, PortSet, RouteDecision, RouteKind, RouterEnv, Routers,
-    Switching,
+    Switching, VcBits,
 };
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -174,7 +174,6 @@ pub struct Fabric {
     node_out: NodeOut,
     eject_log: Vec<(NodeId, Ejection, u32)>,
     inject_log: Vec<(NodeId, u8, Flit)>,
-    inj_scratch: Vec<(u8, Flit)>,
     shuffle: Option<rand_chacha::ChaCha8Rng>,
     /// The next cycle to simulate.
     pub now: u64,
@@ -243,7 +242,6 @@ impl Fabric {
             node_out: NodeOut::default(),
             eject_log: Vec::new(),
             inject_log: Vec::new(),
-            inj_scratch: Vec::new(),
             shuffle: spec.shuffle_seed.map(rand_chacha::ChaCha8Rng::seed_from_u64),
             now: 0,
             last_move: 0,
@@ -320,8 +318,14 @@ impl Fabric {
             None if list.len() > 512 => list.sort_unstable(),
             None => {}
         }
-        for &r in &list {
-            self.eval_router(NodeId(r), t);
+        if self.routers.narrow() {
+            for &r in &list {
+                self.eval_router::<u64>(NodeId(r), t);
+            }
+        } else {
+            for &r in &list {
+                self.eval_router::<u128>(NodeId(r), t);
+            }
         }
         self.active = list;
         self.commit(t);
@@ -385,14 +389,16 @@ impl Fabric {
         });
     }
 
-    fn eval_router(&mut self, r: NodeId, t: u64) {
-        let mut ejected = std::mem::take(&mut self.ejected);
-        ejected.clear();
+    /// Phase A for router `r` (its pipeline computing VC sets in width `S`), its NIC and its
+    /// node's program.
+    fn eval_router<S: VcBits>(&mut self, r: NodeId, t: u64) {
+        self.ejected.clear();
         {
             let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
-            self.routers.stage_eject(r, t, &env, &mut ejected, &mut self.outbox);
+            self.routers.stage_eject_in::<S, _>(r, t, &env, &mut self.ejected, &mut self.outbox);
         }
-        for &ej in &ejected {
+        for i in 0..self.ejected.len() {
+            let ej = self.ejected[i];
             self.counters.flits_ejected += 1;
             let msg = self.packets.get(ej.flit.packet).msg;
             self.eject_log.push((r, ej, msg));
@@ -400,7 +406,6 @@ impl Fabric {
                 self.deliver(r, pid, t);
             }
         }
-        self.ejected = ejected;
         if std::mem::take(&mut self.fired[r.idx()]) {
             let mut cx = NodeCtx { node: r, now: t, topo: &self.topo, out: &mut self.node_out, scoreboard: &mut self.scoreboard };
             self.program.timer(&mut cx);
@@ -411,14 +416,13 @@ impl Fabric {
             self.program.start(&mut cx);
             self.flush_node_out(r, t);
         }
-        self.inj_scratch.clear();
-        self.nics.inject(r, t, &mut self.routers, &mut self.packets, &mut self.inj_scratch);
-        for &(ch, f) in &self.inj_scratch {
-            self.counters.flits_injected += 1;
-            self.inject_log.push((r, ch, f));
+        if self.nics.busy(r) {
+            let before = self.inject_log.len();
+            self.nics.inject(r, t, &mut self.routers, &mut self.packets, &mut self.inject_log);
+            self.counters.flits_injected += (self.inject_log.len() - before) as u64;
         }
         let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
-        self.routers.stage_network(r, t, &env, &mut self.outbox);
+        self.routers.stage_network_in::<S, _>(r, t, &env, &mut self.outbox);
     }
 
     /// The tail of packet `pid` was ejected at node `r`: check it belongs here, then hand it

@@ -195,13 +195,14 @@ impl Nics {
     }
 
     /// Is any channel of node `n` busy or any packet queued?
+    #[inline(always)]
     pub fn busy(&self, n: NodeId) -> bool {
         self.queued[n.idx()] > 0 || self.streaming[n.idx()] != 0
     }
 
     /// Start packets on idle channels and stream one flit per channel into the router.
-    /// The flits injected (channel, flit) are appended to `log`.
-    pub fn inject(&mut self, n: NodeId, t: u64, routers: &mut Routers, packets: &mut PacketTable, log: &mut Vec<(u8, Flit)>) {
+    /// The flits injected (node, channel, flit) are appended to `log`.
+    pub fn inject(&mut self, n: NodeId, t: u64, routers: &mut Routers, packets: &mut PacketTable, log: &mut Vec<(NodeId, u8, Flit)>) {
         let i = n.idx();
         if self.streaming[i] == 0 && self.queued[i] == 0 {
             return;
@@ -232,7 +233,7 @@ impl Nics {
             let flit = Flit::of(PacketId(c.packet), c.seq, c.len);
             let ok = routers.inject(n, ch, flit, t);
             debug_assert!(ok);
-            log.push((ch as u8, flit));
+            log.push((n, ch as u8, flit));
             c.seq += 1;
             if c.seq == c.len {
                 self.claimed[i] &= !(1 << c.port);
