@@ -8,11 +8,25 @@
 use crate::arbiter::Arbiter;
 use crate::ids::NONE;
 
-/// A credit on its way back upstream.
+/// A credit on its way back upstream, packed in one word: the cycle it becomes usable
+/// (above bit 8; cycles stay below 2^48) and the output VC it is for (the low 8 bits).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CreditReturn {
-    pub ready: u64,
-    pub vc: u8,
+pub struct CreditReturn(u64);
+
+impl CreditReturn {
+    #[inline(always)]
+    fn new(ready: u64, vc: u8) -> CreditReturn {
+        debug_assert!(ready < 1 << 56, "credit ready at cycle {ready}: beyond the packed range");
+        CreditReturn(ready << 8 | vc as u64)
+    }
+    #[inline(always)]
+    pub fn ready(self) -> u64 {
+        self.0 >> 8
+    }
+    #[inline(always)]
+    pub fn vc(self) -> u8 {
+        self.0 as u8
+    }
 }
 
 /// All output ports and output VCs of the fabric. Output VC `ov = op * vcs + vc`.
@@ -63,7 +77,7 @@ impl OutputUnits {
         if slot >= self.ring_cap {
             slot -= self.ring_cap;
         }
-        self.ring[op * self.ring_cap + slot] = CreditReturn { ready, vc };
+        self.ring[op * self.ring_cap + slot] = CreditReturn::new(ready, vc);
         self.ring_len[op] += 1;
     }
 
@@ -73,10 +87,10 @@ impl OutputUnits {
         while self.ring_len[op] > 0 {
             let h = self.ring_head[op] as usize;
             let c = self.ring[op * self.ring_cap + h];
-            if c.ready > t {
+            if c.ready() > t {
                 break;
             }
-            let ov = op * self.vcs + c.vc as usize;
+            let ov = op * self.vcs + c.vc() as usize;
             self.credits[ov] += 1;
             assert!(self.credits[ov] <= depth, "output VC {ov} has more credits than the downstream buffer holds");
             self.ring_head[op] = if h + 1 == self.ring_cap { 0 } else { (h + 1) as u16 };
@@ -95,10 +109,10 @@ impl OutputUnits {
                 slot -= self.ring_cap;
             }
             let r = self.ring[op * self.ring_cap + slot];
-            if r.ready > t {
+            if r.ready() > t {
                 break;
             }
-            if r.vc as usize == vc {
+            if r.vc() as usize == vc {
                 c += 1;
             }
         }
