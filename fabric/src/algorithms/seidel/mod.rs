@@ -24,7 +24,10 @@
 //! | `rh` | mesh | §3.6 (column then row distribute; alternating exchanges) |
 //!
 //! Any source node (§4) by XOR-ing the logical numbering with the root; arbitrary sizes
-//! (§5) by virtual nodes or companions ([`Fill`]).
+//! (§5) by virtual nodes or companions ([`Fill`]). §4's "no cost penalty" holds in the
+//! simulation for the linear ST and BST, but for the linear RH only while at most one of
+//! its exchange steps has more worms on a link than the link has lanes (ν >= d − 2): with
+//! more, the cost depends on the source (see `plan`'s `linear_rh`).
 
 pub mod model;
 pub mod plan;

@@ -195,6 +195,25 @@ impl B {
     }
 
     /// Linear RH (§3.5): distribute one piece per node, then exchange farthest first.
+    ///
+    /// From source k (§4.4) the distribute runs on node 0's tree XOR-ed with k, contention-
+    /// free and as long as from node 0; the exchange pairs {x, x ⊕ 2^j} XOR-ed with k are
+    /// the same physical pairs, so the exchange sends the same worms over the same links
+    /// from every source (less the d worms into the source, which holds everything). In the
+    /// paper's model, with no hop latency and lock-step steps, the cost is therefore the
+    /// same from every source. In the simulation it is not, whenever two or more exchange
+    /// steps put more worms on a link than it has lanes (2^j > 2^ν for two j: ν <= d − 3).
+    /// Logical node x enters the exchange a few cycles after logical node 0 — the hop
+    /// latency its piece picked up along the tree, up to 11 cycles on 16 nodes — and sits
+    /// at physical x ⊕ k, so the source decides which worm reaches a contended link first.
+    /// Contending worms do not share the link, as max(a, 2^j ā) prices them, but cross it
+    /// one after another (one lane each); the pairs served first start their next, longer
+    /// exchange early, into partners still receiving, where the worm stops and keeps its
+    /// circuit. On 16 nodes with ν = 0 the sources cost 0.924 … 1.093 of Table I at 8 KB
+    /// and 0.952 … 1.175 at 64 KB (README). With ν >= d − 2 only the first exchange step
+    /// contends: the broadcast ends d − 1 contention-free steps after its busiest link has
+    /// carried its worms, in whatever order, and every source costs Table I. Both are
+    /// derived and checked in `fabric/tests/seidel.rs` (`rh_linear_cycles`).
     fn linear_rh(&mut self, group: &[usize]) {
         let d = log2(group.len());
         let sets: Vec<Vec<u64>> = (0..group.len() as u32).map(|j| self.set([j])).collect();
