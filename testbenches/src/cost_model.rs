@@ -77,13 +77,57 @@ fn err(field: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Displ
     ConfigError(format!("{field}: {value}: {allowed}"))
 }
 
-fn number(raw: &Raw, field: &str, default: f64, what: &str) -> Result<f64, ConfigError> {
-    match raw.get(field) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<f64>() {
-            Ok(x) if (0.0..=1e6).contains(&x) => Ok(x),
-            _ => Err(err(field, v, what)),
-        },
+/// The constants' ranges: a from 1e-6 µs/byte (1 TB/s) to 1000 µs/byte (1 KB/s), b up to
+/// a second, ρ up to 1000 µs/byte.
+const A_RANGE: (f64, f64) = (1e-6, 1e3);
+const B_RANGE: (f64, f64) = (0.0, 1e6);
+const RHO_RANGE: (f64, f64) = (0.0, 1e3);
+
+/// The most cycles a start-up or RH's permutation may take (b / cycle, mρ / cycle): runs
+/// stay well inside the watchdog's and the cycle limit's 2^40.
+const MAX_COST_CYCLES: u64 = 1 << 32;
+
+/// A constant given on the command line (or its default), within `range`.
+fn number(raw: &Raw, field: &str, default: f64, range: (f64, f64), what: &str) -> Result<f64, ConfigError> {
+    let Some(v) = raw.get(field) else { return Ok(default) };
+    match v.trim().parse::<f64>() {
+        Ok(x) if (range.0..=range.1).contains(&x) => Ok(x),
+        _ => Err(err(field, v, format!("{what}, a number from {} to {}", short(range.0), short(range.1)))),
+    }
+}
+
+/// What a constant costs in cycles: `value` (µs, or µs per byte times `per` bytes) over a
+/// cycle of a × flit µs. Above [`MAX_COST_CYCLES`] the error names the field given, `field`
+/// or else a, and how far `field` may go with this a.
+fn cycles_of(raw: &Raw, field: &str, value: f64, per: f64, a: f64, flit: u64, what: &str) -> Result<u64, ConfigError> {
+    let cycle = a * flit as f64;
+    let c = (value * per / cycle).round();
+    if c <= MAX_COST_CYCLES as f64 {
+        return Ok(c as u64);
+    }
+    let most = MAX_COST_CYCLES as f64 * cycle / per;
+    let blame = if raw.get(field).is_some() { field } else { "a" };
+    Err(err(
+        blame,
+        raw.get(blame).unwrap_or_default(),
+        format!(
+            "{what} would take {} cycles of a x flit = {} us/byte x {flit} bytes, at most {MAX_COST_CYCLES} are simulated: {field} up to {} with this a",
+            short(c),
+            short(a),
+            short(most)
+        ),
+    ))
+}
+
+/// A number in four significant digits, in exponent form when very large or small.
+fn short(x: f64) -> String {
+    let trim = |s: &str| s.trim_end_matches('0').trim_end_matches('.').to_string();
+    if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
+        trim(&format!("{x:.4}"))
+    } else {
+        let s = format!("{x:.3e}");
+        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+        format!("{}e{exp}", trim(mantissa))
     }
 }
 
@@ -99,6 +143,27 @@ pub fn prepare(raw: &Raw) -> Result<(Raw, Option<CostConfig>), ConfigError> {
         }
         return Ok((raw.clone(), None));
     };
+    // The paper's algorithms are defined on linear arrays and meshes: say so before the
+    // defaults of another topology (a torus's dateline VCs) ask for flags the model sets.
+    let info = fabric::algorithms::find(alg.name()).expect("every Seidel algorithm is listed");
+    let allowed = info.topologies.iter().map(|t| t.name()).collect::<Vec<_>>().join(" or ");
+    let plural = |t: &TopologyKind| match t {
+        TopologyKind::Linear => "linear arrays",
+        TopologyKind::Mesh => "meshes",
+        _ => t.name(),
+    };
+    let defined = info.topologies.iter().map(plural).collect::<Vec<_>>().join(" and ");
+    let fits = |t: &str| TopologyKind::parse(t).is_some_and(|k| info.topologies.contains(&k));
+    match raw.get("topology") {
+        Some(t) if fits(t) => {}
+        given => {
+            return Err(err(
+                "topology",
+                given.unwrap_or("hypercube (the default)"),
+                format!("{} (Seidel 1993) is defined on {defined} only: --topology {allowed}", alg.name()),
+            ));
+        }
+    }
     for f in SET_BY_MODEL {
         if let Some(v) = raw.get(f) {
             return Err(err(
@@ -116,12 +181,9 @@ pub fn prepare(raw: &Raw) -> Result<(Raw, Option<CostConfig>), ConfigError> {
         Some(v) => return Err(err("cost-model", v, "delta (Table II: a = 0.08 us/byte, b = 75 us, rho = 0.01 us/byte, nu = 0)")),
     };
     let d = model::DELTA;
-    let a = number(raw, "a", d.a, "the node-to-network cost in us per byte, a number > 0 and <= 1e6")?;
-    if a <= 0.0 {
-        return Err(err("a", a, "the node-to-network cost in us per byte, a number > 0 and <= 1e6"));
-    }
-    let b = number(raw, "b", d.b, "the start-up in us, a number from 0 to 1e6")?;
-    let rho = number(raw, "rho", d.rho, "the permutation cost in us per byte, a number from 0 to 1e6")?;
+    let a = number(raw, "a", d.a, A_RANGE, "the node-to-network cost in us per byte")?;
+    let b = number(raw, "b", d.b, B_RANGE, "the start-up in us")?;
+    let rho = number(raw, "rho", d.rho, RHO_RANGE, "the permutation cost in us per byte")?;
     let custom = ["a", "b", "rho"].iter().any(|f| raw.get(f).is_some());
     let m = match raw.get("message-bytes") {
         None => 1024,
@@ -143,11 +205,8 @@ pub fn prepare(raw: &Raw) -> Result<(Raw, Option<CostConfig>), ConfigError> {
     };
     let flit = model::flit_bytes(m);
     let cycle = a * flit as f64;
-    let startup = (b / cycle).round() as u64;
-    if startup > 1 << 40 {
-        return Err(err("b", b, format!("at most 2^40 cycles of {cycle} us")));
-    }
-    let permute = if alg == Alg::Rh { (m as f64 * rho / cycle).round() as u64 } else { 0 };
+    let startup = cycles_of(raw, "b", b, 1.0, a, flit, "the start-up b")?;
+    let permute = if alg == Alg::Rh { cycles_of(raw, "rho", rho, m as f64, a, flit, "the permutation m rho")? } else { 0 };
     let mflits = (m as f64 / flit as f64).ceil() as u64;
     let mut out = raw.clone();
     for (k, v) in [

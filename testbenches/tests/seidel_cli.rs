@@ -98,7 +98,38 @@ fn bad_input_is_one_line() {
         (&["--topology", "linear", "--algorithm", "st", "--cost-model", "paragon"], "cost-model: paragon:"),
         (&["--topology", "linear", "--algorithm", "st", "--a", "0"], "a: 0:"),
         (&["--topology", "linear", "--algorithm", "st", "--nu", "5"], "nu: 5:"),
-        (&["--topology", "hypercube", "--algorithm", "st"], "algorithm: st: not defined on a hypercube"),
+        // The Seidel algorithms are defined on linear arrays and meshes: any other topology
+        // is refused as such, before a torus's dateline VCs ask for --vcs 2.
+        (
+            &["--topology", "torus", "--algorithm", "st"],
+            "topology: torus: st (Seidel 1993) is defined on linear arrays and meshes only: --topology linear or mesh",
+        ),
+        (&["--topology", "torus", "--dims", "4x4", "--algorithm", "rh", "--vcs", "2"], "topology: torus: rh (Seidel 1993)"),
+        (&["--topology", "hypercube", "--algorithm", "st"], "topology: hypercube: st (Seidel 1993) is defined on linear arrays and meshes"),
+        (&["--algorithm", "bst"], "topology: hypercube (the default): bst (Seidel 1993)"),
+        (
+            &["--topology", "linear", "--algorithm", "st-simple"],
+            "topology: linear: st-simple (Seidel 1993) is defined on meshes only: --topology mesh",
+        ),
+        // The constants, each on its own field and range.
+        (
+            &["--topology", "linear", "--algorithm", "st", "--a", "1e-300"],
+            "a: 1e-300: the node-to-network cost in us per byte, a number from 1e-6 to 1000",
+        ),
+        (&["--topology", "linear", "--algorithm", "st", "--a", "nan"], "a: nan: "),
+        (&["--topology", "linear", "--algorithm", "st", "--a", "2000"], "a: 2000: "),
+        (&["--topology", "linear", "--algorithm", "st", "--b", "-1"], "b: -1: the start-up in us, a number from 0 to 1e6"),
+        (&["--topology", "linear", "--algorithm", "st", "--b", "inf"], "b: inf: "),
+        (
+            &["--topology", "linear", "--algorithm", "rh", "--rho", "1e9"],
+            "rho: 1e9: the permutation cost in us per byte, a number from 0 to 1000",
+        ),
+        // In range, but too many cycles together with a: the field given is named.
+        (&["--topology", "linear", "--algorithm", "st", "--a", "1e-6", "--b", "1e6"], "b: 1e6: the start-up b would take 1e12 cycles"),
+        (
+            &["--topology", "linear", "--algorithm", "rh", "--a", "1e-6", "--rho", "1000", "--message-bytes", "65536"],
+            "rho: 1000: the permutation m rho would take 4.096e12 cycles",
+        ),
         (&["--algorithm", "snb", "--b", "3"], "b: 3: only applies to the Seidel"),
         (&["--traffic", "uniform", "--fill", "virtual"], "fill: virtual: only applies"),
     ];
@@ -109,7 +140,20 @@ fn bad_input_is_one_line() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{a:?}: {err}");
-        assert!(err.starts_with("flitwave: error: ") && err.contains(want), "{a:?}: {err}");
+        assert!(err.starts_with(&format!("flitwave: error: {want}")), "{a:?}: {err}");
+        assert!(err.len() < 300, "{a:?}: {err}");
+    }
+    // The smallest a and the largest b simulate (each with the other at its default).
+    for (f, v) in [("--a", "1e-6"), ("--b", "1e6")] {
+        let o = flitwave(&["run", "--topology", "linear", "--dims", "4", "--algorithm", "st", f, v, "--quiet"]);
+        assert_eq!(o.status.code(), Some(0), "{f} {v}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    // Help names every paper there is a reproduction of.
+    let o = flitwave(&["reproduce", "--help"]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    let known = ["bertsekas-1991", "stamoulis-tsitsiklis", "varvarigos-bertsekas", "seidel-1993"];
+    for paper in known.iter().chain(testbenches::reproduce::PAPERS.iter().map(|(p, _)| p)) {
+        assert!(help.contains(paper), "reproduce --help does not name {paper}: {help}");
     }
     let o = flitwave(&["reproduce", "seidel-1993", "--out", "/nonexistent-never", "--max-d", "3"]);
     assert_eq!(o.status.code(), Some(2));
