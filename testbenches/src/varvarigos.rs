@@ -276,7 +276,7 @@ fn plot_delay(path: &Path, d: u32, configs: &[(u32, &str, u32, u64)], pts: &[(us
             window: 1,
             warmup: 0,
             flits: if c.1 == "pmnb-2" { d as u16 } else { 1 },
-            tp_flits: if c.1 == "pmnb-2" { (c.2 * d) as u16 } else { c.2 as u16 },
+            tp_cycles: if c.1 == "pmnb-2" { (c.2 * d) as u64 } else { c.2 as u64 },
             seed: 0,
             hop: (0, 1),
         };

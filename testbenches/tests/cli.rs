@@ -459,12 +459,73 @@ fn kbcast_variants_report_their_bounds() {
         }
     }
     // K = d broadcasters with known ranks and rotated dimension orders never collide: d
-    // slots; computing the ranks first adds the prefix's 2d + 1 steps.
+    // slots; computing the ranks first adds the prefix's 2d steps (§3.3.2: "3d slots").
     let v = run_ok(&["--dims", "6", "--algorithm", "kbcast", "--variant", "rank-rotated", "--active", "3,17,40,41,50,63", "--tp", "0"]);
     assert_eq!(f64_of(&v, "slots"), 6.0);
     let v = run_ok(&["--dims", "6", "--algorithm", "kbcast", "--variant", "rank-rotated", "--active", "3,17,40,41,50,63"]);
-    assert_eq!(f64_of(&v, "slots"), 6.0 + 13.0);
+    assert_eq!(f64_of(&v, "slots"), 3.0 * 6.0);
     assert_eq!(v["config"]["workload"]["kbcast"]["active"], serde_json::json!([3, 17, 40, 41, 50, 63]));
+}
+
+/// `--tp X` with X ≥ 2 once deadlocked (a prefix packet X flits long cannot enter the
+/// default 2-flit buffer under store-and-forward) or lost deliveries (X-flit packets in
+/// X-flit buffers cannot follow each other on a link within a step, so the synchronous
+/// scans read stale counts). Every t_p from 0 to 3 slots, the default buffers, d = 6,
+/// K = M = 12 (6 for rank-rotated): everything delivered, no schedule failure, within the
+/// papers' bounds written out (t_p in slots):
+/// kbcast prefix (2d + 1)t_p + 2⌈K/d⌉ + 2d − 1; rank-rotated 2d t_p + d;
+/// PMNB I ⌈(2^m − 1)/m⌉ + 2d + 2d t_p − m, m = ⌈log2 M⌉; II (N − 1)M/(Nd) + 2d t_p + 2;
+/// III ⌈M/d⌉ + 2d + 4d t_p − 1.
+#[test]
+fn prefix_steps_of_0_to_3_slots_work_with_the_default_buffers() {
+    let (d, k, n) = (6.0f64, 12.0f64, 64.0f64);
+    let m = k.log2().ceil();
+    for tp in 0..=3u32 {
+        let t = tp as f64;
+        let ts = tp.to_string();
+        let cases: [(&[&str], f64); 5] = [
+            (&["--algorithm", "kbcast", "--active-count", "12"], (2.0 * d + 1.0) * t + 2.0 * (k / d).ceil() + 2.0 * d - 1.0),
+            (&["--algorithm", "kbcast", "--variant", "rank-rotated", "--active-count", "6"], 2.0 * d * t + d),
+            (&["--algorithm", "pmnb-1", "--active-count", "12"], ((2f64.powf(m) - 1.0) / m).ceil() + 2.0 * d + 2.0 * d * t - m),
+            (&["--algorithm", "pmnb-2", "--active-count", "12"], (n - 1.0) / n * k / d + 2.0 * d * t + 2.0),
+            (&["--algorithm", "pmnb-3", "--active-count", "12", "--seed", "3"], (k / d).ceil() + 2.0 * d + 4.0 * d * t - 1.0),
+        ];
+        for (extra, bound) in cases {
+            let mut args = vec!["--dims", "6", "--tp", ts.as_str()];
+            args.extend_from_slice(extra);
+            let v = run_ok(&args);
+            let ctx = format!("{} --tp {tp}", extra.join(" "));
+            assert_eq!(u64_of(&v, "missing_deliveries") + u64_of(&v, "duplicate_deliveries"), 0, "{ctx}");
+            assert!(v["deadlock"].is_null(), "{ctx}");
+            assert_eq!(v["algorithm_failures"], serde_json::json!([]), "{ctx}");
+            assert!(f64_of(&v, "slots") <= bound + 1e-9, "{ctx}: {} > {bound}", f64_of(&v, "slots"));
+            // The defaults: buffers of 2 × packet-flits.
+            assert_eq!(u64_of(&v["config"], "buffer_flits"), 2 * u64_of(&v["config"], "packet_flits"), "{ctx}");
+        }
+        for pmnb in ["pmnb-2", "pmnb-3"] {
+            let v = run_ok(&["--dims", "5", "--algorithm", "dynamic", "--pmnb", pmnb, "--load", "0.05", "--cycles", "20000", "--tp", &ts]);
+            assert_eq!(v["algorithm_failures"], serde_json::json!([]), "dynamic {pmnb} --tp {tp}");
+            assert_eq!(v["stable"], true, "dynamic {pmnb} --tp {tp}");
+        }
+    }
+}
+
+/// With every node active the ranks are the node ids: no prefix, whatever t_p (here the
+/// default 1). kbcast is the multinode broadcast of §3.2, 2⌈2^d/d⌉ + 2d − 1 slots (33 at
+/// d = 6); pmnb-3 the paper's new MNB, ⌈N/d⌉ + 2d − 1 (47 at d = 8).
+#[test]
+fn every_node_active_skips_the_prefix() {
+    let v = run_ok(&["--dims", "6", "--algorithm", "kbcast", "--active", "all"]);
+    assert!(f64_of(&v, "slots") <= 33.0, "{}", f64_of(&v, "slots"));
+    assert_eq!(u64_of(&v, "paper_bound_slots"), 33);
+    assert_eq!(u64_of(&v, "prefix_steps"), 0);
+    let v = run_ok(&["--dims", "8", "--algorithm", "pmnb-3", "--active", "all"]);
+    assert!(f64_of(&v, "slots") <= 47.0, "{}", f64_of(&v, "slots"));
+    assert_eq!(u64_of(&v, "paper_bound_slots"), 47);
+    assert_eq!(u64_of(&v, "prefix_steps"), 0);
+    // One node short of all: the prefix runs (2 × 2d steps for pmnb-3).
+    let v = run_ok(&["--dims", "6", "--algorithm", "pmnb-3", "--active", "0-62"]);
+    assert_eq!(u64_of(&v, "prefix_steps"), 24);
 }
 
 #[test]

@@ -25,7 +25,8 @@ pub struct DynamicSpec {
     /// Delays are measured for arrivals from this cycle on.
     pub warmup: u64,
     pub flits: u16,
-    pub tp_flits: u16,
+    /// A prefix step in cycles (0: ranks known).
+    pub tp_cycles: u64,
     pub seed: u64,
     /// The router's one-hop latency beyond the packet length and its sustained interval
     /// between pieces over one link (`(0, piece length)` on the ideal router).
@@ -41,7 +42,7 @@ impl DynamicSpec {
     /// V = 2d t_p + 2; pmnb-3 X = 1/d, V = 2d + 4d t_p.
     pub fn x_v(&self) -> (f64, f64) {
         let (d, n) = (self.d as f64, (1u64 << self.d) as f64);
-        let tp = self.tp_flits as f64 / self.flits as f64;
+        let tp = self.tp_cycles as f64 / self.flits as f64;
         match self.variant {
             Variant::Two => ((n - 1.0) / (d * n), 2.0 * d * tp + 2.0),
             _ => (1.0 / d, 2.0 * d + 4.0 * d * tp),
@@ -163,7 +164,7 @@ impl Dynamic {
         let t = Timing {
             d: spec.d,
             variant: spec.variant,
-            tp: spec.tp_flits as u64,
+            tp: spec.tp_cycles,
             ms: spec.flits as u64 / pieces,
             slot: spec.flits as u64,
             extra: spec.hop.0,
@@ -180,7 +181,7 @@ impl Dynamic {
             .collect();
         let mut d = Dynamic {
             spec,
-            engine: Engine::new(t, spec.flits, spec.tp_flits),
+            engine: Engine::new(t, spec.flits),
             n,
             mean_gap,
             rng,
@@ -367,9 +368,7 @@ impl Program for Dynamic {
     }
     fn failures(&self) -> Vec<String> {
         let mut f = self.failures.clone();
-        if self.engine.collisions > 0 {
-            f.push(format!("{} packing packets were delayed: the packing paths were not disjoint", self.engine.collisions));
-        }
+        f.extend(self.engine.failures());
         f
     }
 }
