@@ -108,26 +108,60 @@ fn dynamic(variant: Variant, d: u32, load: f64, slots: u64, tp: u64) -> serde_js
     f.program().report().unwrap()
 }
 
+/// X and V of §V, written out: X = (N − 1)/(dN) (the broadcast interval (M/d)(N − 1)/N);
+/// V = 2dt_p + 2 for PMNB II, 2d + 4dt_p for PMNB III ("V should be replaced by 2d + 4dt_p
+/// throughout this section").
+fn x_v(v: Variant, d: u32, tp: u64) -> (f64, f64) {
+    let (d, n, tp) = (d as f64, (1u64 << d) as f64, tp as f64);
+    let x = (n - 1.0) / (d * n);
+    if v == Variant::Two { (x, 2.0 * d * tp + 2.0) } else { (x, 2.0 * d + 4.0 * d * tp) }
+}
+
+/// Stable iff ρ < 1 − λV with ρ = λ(N − 1)/d (eq. 17): ρ < 1/(1 + Vd/(N − 1)).
+fn stability_limit(v: Variant, d: u32, tp: u64) -> f64 {
+    let (_, vv) = x_v(v, d, tp);
+    1.0 / (1.0 + vv * d as f64 / ((1u64 << d) as f64 - 1.0))
+}
+
+/// The theorem's bound at eq.-17 load ρ, written out from §II and eqs. 17–19:
+/// T = W + X + aNX ≤ W + X + min((N − 1)X/2, ρW), with
+/// W = ρX/(2s) + (1 − ρ)V/(2s) + (1 − ρa − λV)V/s, s = 1 − ρ − λV, λ = ρd/(N − 1),
+/// and a anywhere in [(M̄ + (M̂ − 1)(2M̄ − M̂))/(2NM̄) − 1/(2N), 1/2 − 1/(2N)], M̄ = λNV/(1 − ρ)
+/// (eq. 9), M̂ the smallest integer above M̄. a is unknown within its range, so the bound is
+/// the largest value over it (a sweep of the range, not an argument about which end).
+fn theorem_bound(v: Variant, d: u32, tp: u64, rho: f64) -> f64 {
+    let n = (1u64 << d) as f64;
+    let (x, vv) = x_v(v, d, tp);
+    let lambda = rho * d as f64 / (n - 1.0);
+    let s = 1.0 - rho - lambda * vv;
+    assert!(s > 0.0, "outside the stability region");
+    let m_bar = lambda * n * vv / (1.0 - rho);
+    let m_hat = m_bar.floor() + 1.0;
+    let a_hi = 0.5 - 0.5 / n;
+    let a_lo = ((m_bar + (m_hat - 1.0) * (2.0 * m_bar - m_hat)) / (2.0 * n * m_bar) - 0.5 / n).max(0.0);
+    (0..=1000)
+        .map(|i| a_lo + (a_hi - a_lo) * i as f64 / 1000.0)
+        .map(|a| {
+            let w = rho * x / (2.0 * s) + (1.0 - rho) * vv / (2.0 * s) + (1.0 - rho * a - lambda * vv) * vv / s;
+            w + x + ((n - 1.0) * x / 2.0).min(rho * w)
+        })
+        .fold(f64::MIN, f64::max)
+}
+
 /// Inside the stability region the simulated mean delay sits below the theorem's bound
 /// (eqs. 18–19), and the backlog stays bounded; above 1/(1 + V/(NX)) it grows.
 #[test]
 fn dynamic_scheme_below_the_bound_and_unstable_above_the_limit() {
     for (v, d, tp) in [(Variant::Two, 5, 1u64), (Variant::Two, 6, 0), (Variant::Three, 6, 0)] {
-        let n = (1u64 << d) as f64;
-        // X and V of §V, written out: pmnb-2 X = (N-1)/(dN), V = 2d tp + 2; pmnb-3 X = 1/d, V = 2d + 4d tp.
-        let (x, vv) = if v == Variant::Two {
-            ((n - 1.0) / (d as f64 * n), 2.0 * d as f64 * tp as f64 + 2.0)
-        } else {
-            (1.0 / d as f64, 2.0 * d as f64 + 4.0 * d as f64 * tp as f64)
-        };
-        // Stable iff λ(NX + V) < 1, with λ = ρd/(N − 1).
-        let limit = (n - 1.0) / d as f64 / (n * x + vv);
+        let limit = stability_limit(v, d, tp);
         for frac in [0.2, 0.6, 0.85] {
-            let r = dynamic(v, d, limit * frac, 6000, tp);
-            let ctx = format!("{v:?} d={d} tp={tp} load={}", limit * frac);
+            let load = limit * frac;
+            let r = dynamic(v, d, load, 6000, tp);
+            let ctx = format!("{v:?} d={d} tp={tp} load={load}");
             let th = &r["theorem"];
             assert!((th["stability_limit_load"].as_f64().unwrap() - limit).abs() < 1e-9, "{ctx}: {th}");
-            let bound = th["delay_bound_slots"].as_f64().unwrap();
+            let bound = theorem_bound(v, d, tp, load);
+            assert!((th["delay_bound_slots"].as_f64().unwrap() - bound).abs() < 1e-9, "{ctx}: {th} against {bound}");
             let avg = r["avg_delay_slots"].as_f64().unwrap();
             assert!(avg < bound, "{ctx}: mean delay {avg} above the bound {bound}");
             assert!(r["stable"].as_bool().unwrap(), "{ctx}: {r}");
@@ -141,26 +175,36 @@ fn dynamic_scheme_below_the_bound_and_unstable_above_the_limit() {
     }
 }
 
-/// Stable iff ρ < 1 − λV with ρ = λ(N − 1)/d (eq. 17) and V = 2dt_p + 2 (PMNB II) or
-/// 2d + 4dt_p (PMNB III): ρ < 1/(1 + Vd/(N − 1)).
-fn stability_limit(v: Variant, d: u32, tp: u64) -> f64 {
-    let (df, tp) = (d as f64, tp as f64);
-    let vv = if v == Variant::Two { 2.0 * df * tp + 2.0 } else { 2.0 * df + 4.0 * df * tp };
-    1.0 / (1.0 + vv * df / ((1u64 << d) as f64 - 1.0))
-}
-
 /// Every t_p from 0 to 3 slots with the default buffers: everything delivered, no schedule
-/// failure, stable at half the stability limit.
+/// failure, the mean delay below the theorem's bound at half the stability limit.
 #[test]
 fn dynamic_scheme_with_prefix_steps_of_0_to_3_slots() {
     for v in [Variant::Two, Variant::Three] {
         for tp in 0..=3u64 {
             let d = 5;
-            let r = dynamic(v, d, 0.5 * stability_limit(v, d, tp), 4000, tp);
-            assert!(r["stable"].as_bool().unwrap(), "{v:?} tp={tp}: {r}");
+            let load = 0.5 * stability_limit(v, d, tp);
+            let r = dynamic(v, d, load, 4000, tp);
+            let bound = theorem_bound(v, d, tp, load);
+            let avg = r["avg_delay_slots"].as_f64().unwrap();
+            assert!(avg < bound, "{v:?} tp={tp}: mean delay {avg} above the bound {bound}");
             assert_eq!(r["unserved"], 0, "{v:?} tp={tp}");
         }
     }
+}
+
+/// At light load the bound is the paper's 1.5V + X ("T ≤ 1.5V + X, ρ ≈ 0"; §V: 3dt_p + 3 +
+/// 1/d with X rounded up to 1/d), and the simulated delay below it: at d = 8, t_p = 0,
+/// PMNB II, ρ = 0.094 the bound is about 3.65 slots.
+#[test]
+fn dynamic_bound_at_light_load() {
+    let (d, tp) = (8, 0);
+    let (x, vv) = x_v(Variant::Two, d, tp);
+    assert!((theorem_bound(Variant::Two, d, tp, 1e-9) - (1.5 * vv + x)).abs() < 1e-6);
+    let r = dynamic(Variant::Two, d, 0.094, 1500, tp);
+    let bound = r["theorem"]["delay_bound_slots"].as_f64().unwrap();
+    assert!((bound - theorem_bound(Variant::Two, d, tp, 0.094)).abs() < 1e-9);
+    assert!((bound - 3.65).abs() < 0.01, "{bound}");
+    assert!(r["avg_delay_slots"].as_f64().unwrap() < bound, "{r}");
 }
 
 /// The synchronized prefix of §IV-A: 2d steps of t_p, after which every node knows its rank

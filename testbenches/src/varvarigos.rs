@@ -145,8 +145,9 @@ pub fn reproduce(out: &Path, d: u32) -> Result<i32, ConfigError> {
         "d,pmnb,tp,load,stability_limit,avg_delay_slots,ci_low,ci_high,p99,delay_bound_slots,throughput,offered,mean_backlog,stable\n",
     );
     md += "\n# Dynamic broadcasting (§V)\n\nPoisson arrivals at every node, load rho = lambda (N-1)/d (eq. 17); \
-           delay in slots from arrival to the end of the period that served the packet; bound: eqs. 18-19 (max over the theorem's range of a); \
-           limit: 1/(1 + V/(NX)) in eq. 17's units.\n\n\
+           delay in slots from arrival to the end of the period that served the packet; bound: eq. 18, W + X + min((N-1)X/2, rho W), \
+           with W of eq. 19 at the low end of the theorem's range of a (the largest W it allows), X = (N-1)/(dN), \
+           V = 2d t_p + 2 (PMNB II) or 2d + 4d t_p (PMNB III); limit: 1/(1 + V/(NX)) in eq. 17's units.\n\n\
            | d | PMNB | t_p | load | mean delay (95% CI) | p99 | bound | stable |\n|---|---|---|---|---|---|---|---|\n";
     for (i, &(ci, _, _)) in djobs.iter().enumerate() {
         let (dd, pmnb, tp, _) = configs[ci];
@@ -225,10 +226,23 @@ fn fmt2(x: f64) -> String {
 
 /// The stability limit in eq. 17's load: λ(NX + V) < 1 with λ = ρd/(N − 1).
 fn stability_limit(d: u32, pmnb: &str, tp: u32) -> f64 {
-    let (df, n) = (d as f64, (1u64 << d) as f64);
-    let (x, v) =
-        if pmnb == "pmnb-2" { ((n - 1.0) / (df * n), 2.0 * df * tp as f64 + 2.0) } else { (1.0 / df, 2.0 * df + 4.0 * df * tp as f64) };
-    (n - 1.0) / df / (n * x + v)
+    fabric::algorithms::dynamic::theorem(&dynamic_spec(d, pmnb, tp, 0.0)).stability_limit_load
+}
+
+/// The dynamic scheme's parameters on the ideal router (for the theorem's numbers).
+fn dynamic_spec(d: u32, pmnb: &str, tp: u32, load: f64) -> fabric::algorithms::dynamic::DynamicSpec {
+    let flits = if pmnb == "pmnb-2" { d as u16 } else { 1 };
+    fabric::algorithms::dynamic::DynamicSpec {
+        variant: fabric::algorithms::pmnb::Variant::parse(pmnb).expect("pmnb-2 or pmnb-3"),
+        d,
+        load,
+        window: 1,
+        warmup: 0,
+        flits,
+        tp_cycles: tp as u64 * flits as u64,
+        seed: 0,
+        hop: (0, flits as u64 / if pmnb == "pmnb-2" { d as u64 } else { 1 }),
+    }
 }
 
 trait LoadOf {
@@ -269,17 +283,7 @@ fn plot_delay(path: &Path, d: u32, configs: &[(u32, &str, u32, u64)], pts: &[(us
         let color = colors[ci % colors.len()];
         let label = format!("{} t_p={}", c.1, c.2);
         let limit = stability_limit(d, c.1, c.2);
-        let spec = fabric::algorithms::dynamic::DynamicSpec {
-            variant: fabric::algorithms::pmnb::Variant::parse(c.1).unwrap(),
-            d,
-            load: 0.0,
-            window: 1,
-            warmup: 0,
-            flits: if c.1 == "pmnb-2" { d as u16 } else { 1 },
-            tp_cycles: if c.1 == "pmnb-2" { (c.2 * d) as u64 } else { c.2 as u64 },
-            seed: 0,
-            hop: (0, 1),
-        };
+        let spec = dynamic_spec(d, c.1, c.2, 0.0);
         let curve: Vec<(f64, f64)> = (1..200)
             .map(|i| limit * i as f64 / 200.0)
             .filter_map(|l| {

@@ -613,7 +613,26 @@ fn dynamic_reports_delay_bound_and_stability() {
     let v = run_ok(&["--dims", "5", "--algorithm", "dynamic", "--load", "0.2", "--cycles", "10000", "--tp", "0"]);
     let th = &v["theorem"];
     let avg = f64_of(&v, "avg_delay_slots");
-    assert!(avg < th["delay_bound_slots"].as_f64().unwrap(), "{v}");
+    // The theorem (§II, eqs. 17-19) for pmnb-2, d = 5, t_p = 0, rho = 0.2, written out:
+    // X = (N-1)/(dN), V = 2d t_p + 2, lambda = rho d/(N-1), s = 1 - rho - lambda V,
+    // W(a) = rho X/(2s) + (1-rho)V/(2s) + (1 - rho a - lambda V)V/s,
+    // T <= W + X + min((N-1)X/2, rho W) for the worst a in
+    // [(M + (K-1)(2M - K))/(2NM) - 1/(2N), 1/2 - 1/(2N)], M = lambda N V/(1-rho), K = floor(M) + 1.
+    let (n, d, rho) = (32.0f64, 5.0f64, 0.2f64);
+    let (x, vv, lambda) = ((n - 1.0) / (d * n), 2.0, rho * d / (n - 1.0));
+    let s = 1.0 - rho - lambda * vv;
+    let m = lambda * n * vv / (1.0 - rho);
+    let kk = m.floor() + 1.0;
+    let (a_lo, a_hi) = ((m + (kk - 1.0) * (2.0 * m - kk)) / (2.0 * n * m) - 1.0 / (2.0 * n), 0.5 - 0.5 / n);
+    let bound = (0..=100)
+        .map(|i| a_lo + (a_hi - a_lo) * i as f64 / 100.0)
+        .map(|a| {
+            let w = rho * x / (2.0 * s) + (1.0 - rho) * vv / (2.0 * s) + (1.0 - rho * a - lambda * vv) * vv / s;
+            w + x + ((n - 1.0) * x / 2.0).min(rho * w)
+        })
+        .fold(f64::MIN, f64::max);
+    assert!((th["delay_bound_slots"].as_f64().unwrap() - bound).abs() < 1e-9, "{th} against {bound}");
+    assert!(avg < bound, "{v}");
     assert_eq!(v["stable"], true);
     let ci = v["avg_delay_ci95"].as_array().unwrap();
     assert!(ci[0].as_f64().unwrap() <= avg && avg <= ci[1].as_f64().unwrap());
