@@ -667,6 +667,22 @@ fn reproduce_varvarigos_bertsekas_checks_the_paper() {
     assert_eq!(o.status.code(), Some(0), "{}", describe(&["reproduce", "varvarigos-bertsekas"], &o));
     let md = std::fs::read_to_string(out.0.join("pmnb-example.md")).unwrap();
     assert!(md.contains("PMNB III"), "{md}");
+    // Each row's lower bound is the one for its algorithm (§IV): at d = 6 the example's
+    // M is 2^round(6 * 10/16) = 16; split packets (PMNB II) ceil((M-1)/d) = 3 (eq. 13),
+    // unsplit max{d, ceil((M-1)/d)} = 6, the full MNB max{d, ceil((N-1)/d)} = 11.
+    let csv = std::fs::read_to_string(out.0.join("pmnb-example.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let lb = header.iter().position(|h| *h == "lower_bound").expect("a lower_bound column");
+    for r in csv.lines().skip(1) {
+        let f: Vec<&str> = r.split(',').collect();
+        let expect = match f[0] {
+            "mnb" => 11,
+            "pmnb-2" => 3,
+            _ => 6,
+        };
+        assert_eq!(f[lb].parse::<u64>().unwrap(), expect, "{r}");
+    }
+    assert!(!md.contains("Lower bound max{d, ceil((M-1)/d)} ="), "{md}");
     let csv = std::fs::read_to_string(out.0.join("dynamic.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert!(rows.len() >= 8);
