@@ -227,8 +227,8 @@ pub struct KbcastConfig {
     pub active_set: String,
     /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
     pub tp: f64,
-    /// Flits of a prefix packet (t_p slots).
-    pub tp_flits: u16,
+    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
+    pub tp_cycles: u32,
 }
 
 /// The settings of `pmnb-1`, `pmnb-2`, `pmnb-3`.
@@ -240,7 +240,8 @@ pub struct PmnbConfig {
     pub active_set: String,
     /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
     pub tp: f64,
-    pub tp_flits: u16,
+    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
+    pub tp_cycles: u32,
 }
 
 /// The settings of `dynamic`.
@@ -258,7 +259,8 @@ pub struct DynamicConfig {
     /// Delays are averaged over arrivals from this cycle on (a tenth of the window).
     pub warmup_cycles: u64,
     pub tp: f64,
-    pub tp_flits: u16,
+    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
+    pub tp_cycles: u32,
 }
 
 /// The whole resolved configuration of a run (it is echoed in the JSON result).
@@ -324,11 +326,11 @@ fn kbcast_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u16, seed: u6
     if variant == Variant::RankRotated && active.len() as u32 > d {
         return Err(err("active", active.len(), format!("rank-rotated is for at most d = {d} broadcasters")));
     }
-    let (tp, tp_flits) = prefix_step(raw, packet_flits)?;
+    let (tp, tp_cycles) = prefix_step(raw, packet_flits)?;
     if raw.get("tp").is_some() && !variant.ranked() {
         return Err(err("tp", tp, format!("the {} variant has no prefix phase", serde_json::to_value(variant).unwrap().as_str().unwrap())));
     }
-    Ok(KbcastConfig { variant, active, active_set, tp, tp_flits })
+    Ok(KbcastConfig { variant, active, active_set, tp, tp_cycles })
 }
 
 /// pmnb-2 splits each packet into d mini-packets of equal length.
@@ -350,8 +352,8 @@ fn pmnb_config(name: &str, raw: &Raw, topo: &fabric::Topology, packet_flits: u16
         check_split(name, packet_flits, topo.ndims() as u32)?;
     }
     let (active, active_set) = active_set(raw, topo, seed)?;
-    let (tp, tp_flits) = prefix_step(raw, packet_flits)?;
-    Ok(PmnbConfig { variant, active, active_set, tp, tp_flits })
+    let (tp, tp_cycles) = prefix_step(raw, packet_flits)?;
+    Ok(PmnbConfig { variant, active, active_set, tp, tp_cycles })
 }
 
 /// Resolve the dynamic scheme's settings.
@@ -380,9 +382,9 @@ fn dynamic_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u16) -> Resu
         Some(v) => uint("cycles", v, 1, 1 << 40)?,
         None => 20_000 * packet_flits as u64,
     };
-    let (tp, tp_flits) = prefix_step(raw, packet_flits)?;
+    let (tp, tp_cycles) = prefix_step(raw, packet_flits)?;
     let lambda = load * d as f64 / (topo.nodes() as f64 - 1.0);
-    Ok(DynamicConfig { pmnb, load, lambda, cycles, warmup_cycles: cycles / 10, tp, tp_flits })
+    Ok(DynamicConfig { pmnb, load, lambda, cycles, warmup_cycles: cycles / 10, tp, tp_cycles })
 }
 
 /// The active nodes: `--active LIST`, or `--active-count K` (default d) chosen by
@@ -413,8 +415,8 @@ fn active_set(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(Vec<u32>
     })
 }
 
-/// `--tp`: a parallel-prefix step in slots (default 1), and in flits.
-fn prefix_step(raw: &Raw, packet_flits: u16) -> Result<(f64, u16), ConfigError> {
+/// `--tp`: a parallel-prefix step in slots (default 1), and in cycles.
+fn prefix_step(raw: &Raw, packet_flits: u16) -> Result<(f64, u32), ConfigError> {
     let tp = match raw.get("tp") {
         Some(v) => float("tp", v, 0.0..=1000.0, "a prefix step in slots, a number from 0 to 1000")?,
         None => 1.0,
@@ -425,12 +427,12 @@ fn prefix_step(raw: &Raw, packet_flits: u16) -> Result<(f64, u16), ConfigError> 
             "tp",
             tp,
             format!(
-                "a prefix step is a whole number of flits: with {packet_flits}-flit packets, a multiple of {}",
+                "a prefix step is a whole number of cycles: with {packet_flits}-flit packets, a multiple of {}",
                 1.0 / packet_flits as f64
             ),
         ));
     }
-    Ok((tp, flits as u16))
+    Ok((tp, flits as u32))
 }
 
 /// A node list: `all`, or ids and ranges like `0-3,7,12`.

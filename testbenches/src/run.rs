@@ -97,7 +97,8 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                 "pmnb-1" | "pmnb-2" | "pmnb-3" => {
                     use fabric::algorithms::pmnb;
                     let p = pmnb.as_ref().expect("pmnb settings resolved");
-                    let prog = pmnb::Pmnb::new(p.variant, d, &p.active, l, p.tp_flits, hop_timing(cfg, l / p.variant.pieces(d) as u16));
+                    let prog =
+                        pmnb::Pmnb::new(p.variant, d, &p.active, l, p.tp_cycles as u64, hop_timing(cfg, l / p.variant.pieces(d) as u16));
                     (Box::new(prog), pmnb::bounds(p.variant, d, p.active.len() as u64, p.tp))
                 }
                 "dynamic" => {
@@ -110,7 +111,7 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                         window: c.cycles,
                         warmup: c.warmup_cycles,
                         flits: l,
-                        tp_flits: c.tp_flits,
+                        tp_cycles: c.tp_cycles as u64,
                         seed: cfg.seed,
                         hop: hop_timing(cfg, l / c.pmnb.pieces(d) as u16),
                     };
@@ -118,7 +119,7 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                 }
                 "kbcast" => {
                     let k = kbcast.as_ref().expect("kbcast settings resolved");
-                    let kb = fabric::algorithms::kbcast::KBcast::new(k.variant, d, &k.active, l, k.tp_flits, cfg.seed);
+                    let kb = fabric::algorithms::kbcast::KBcast::new(k.variant, d, &k.active, l, k.tp_cycles as u64, cfg.seed);
                     (Box::new(kb), fabric::algorithms::kbcast::bounds(k.variant, d, k.active.len() as u32, k.tp))
                 }
                 "snb" => {

@@ -69,15 +69,20 @@ pub fn reproduce(out: &Path, d: u32) -> Result<i32, ConfigError> {
         }
         run_flags(&flags).map(Some)
     });
+    // The paper states two lower bounds (§IV): with packets split, eq. (13), (M − 1)/d
+    // (whole slots: ceil((M − 1)/d)); without splitting max{d, ceil((M − 1)/d)}, the
+    // diameter included. The full MNB is the case M = N without splitting.
+    let (split_lb, whole_lb, mnb_lb) =
+        ((m - 1).div_ceil(d as u64), (d as u64).max((m - 1).div_ceil(d as u64)), (d as u64).max((n - 1).div_ceil(d as u64)));
     let mut md = format!(
         "# Varvarigos & Bertsekas: partial multinode broadcast on the {d}-cube (N = {n}, M = {m})\n\n\
          Ideal router, all-port, store-and-forward, one slot per packet (PMNB II: d mini-packets of 1/d slot). \
          Random active set (seed 16). Formula: the paper's bound (§IV); printed: the number the paper's example gives (d = 16). \
-         Lower bound max{{d, ceil((M-1)/d)}} = {}.\n\n\
-         | algorithm | t_p | printed | formula | simulated | wall s |\n|---|---|---|---|---|---|\n",
-        d.max((m - 1).div_ceil(d as u64) as u32)
+         Lower bound (§IV): without splitting max{{d, ceil((M-1)/d)}} = {whole_lb} (PMNB I and III; the full MNB, M = N: {mnb_lb}); \
+         with packets split (PMNB II), eq. (13), (M-1)/d, in whole slots ceil((M-1)/d) = {split_lb}.\n\n\
+         | algorithm | t_p | printed | formula | simulated | lower bound | wall s |\n|---|---|---|---|---|---|---|\n"
     );
-    let mut csv = String::from("algorithm,tp,printed,formula,simulated,wall_seconds\n");
+    let mut csv = String::from("algorithm,tp,printed,formula,simulated,lower_bound,wall_seconds\n");
     for (i, &(ri, ti, tp, _, deliveries)) in jobs.iter().enumerate() {
         let row = &EXAMPLE[ri];
         let formula = match row.algorithm {
@@ -88,11 +93,17 @@ pub fn reproduce(out: &Path, d: u32) -> Result<i32, ConfigError> {
             }
         };
         let printed = if d == 16 { row.printed[ti].map_or("—".into(), |p| p.to_string()) } else { "—".into() };
+        let (lower, lower_label) = match row.algorithm {
+            "mnb" => (mnb_lb, "max{d, ceil((N-1)/d)}"),
+            "pmnb-2" => (split_lb, "ceil((M-1)/d), split"),
+            _ => (whole_lb, "max{d, ceil((M-1)/d)}"),
+        };
         let tp_label = if row.algorithm == "mnb" { "—".to_string() } else { tp.to_string() };
         let (sim, wall) = match &results[i] {
             Err(e) => return Err(e.clone()),
             Ok(Some(r)) => {
-                let good = r.exit_code() == 0 && r.slots <= formula + 1e-9;
+                // Within the formula, above the lower bound, and the JSON gives the same one.
+                let good = r.exit_code() == 0 && r.slots <= formula + 1e-9 && r.slots >= lower as f64 && r.lower_bound_slots == Some(lower);
                 ok &= good;
                 (if good { format!("{}", r.slots) } else { format!("**{}**", r.slots) }, format!("{:.1}", r.wall_seconds))
             }
@@ -105,9 +116,9 @@ pub fn reproduce(out: &Path, d: u32) -> Result<i32, ConfigError> {
                 (format!("not run here ({deliveries:.1e} deliveries; `{cmd}`)"), "—".into())
             }
         };
-        writeln!(md, "| {} | {tp_label} | {printed} | {} | {sim} | {wall} |", row.label, fmt2(formula)).unwrap();
+        writeln!(md, "| {} | {tp_label} | {printed} | {} | {sim} | {lower} ({lower_label}) | {wall} |", row.label, fmt2(formula)).unwrap();
         let simv = results[i].as_ref().ok().and_then(|r| r.as_ref()).map_or(String::new(), |r| r.slots.to_string());
-        writeln!(csv, "{},{tp_label},{printed},{formula},{simv},{wall}", row.algorithm).unwrap();
+        writeln!(csv, "{},{tp_label},{printed},{formula},{simv},{lower},{wall}", row.algorithm).unwrap();
     }
     md += "\nThe paper prints 160 and 96 for PMNB III, one more than its own formula ceil(M/d) + 2d + 4d t_p - 1 gives (159, 95); \
            the simulation, which runs the algorithm as described, needs fewer still: its broadcast phase lasts sum_l ceil(ceil(M/d)/2^l) \
@@ -145,8 +156,9 @@ pub fn reproduce(out: &Path, d: u32) -> Result<i32, ConfigError> {
         "d,pmnb,tp,load,stability_limit,avg_delay_slots,ci_low,ci_high,p99,delay_bound_slots,throughput,offered,mean_backlog,stable\n",
     );
     md += "\n# Dynamic broadcasting (§V)\n\nPoisson arrivals at every node, load rho = lambda (N-1)/d (eq. 17); \
-           delay in slots from arrival to the end of the period that served the packet; bound: eqs. 18-19 (max over the theorem's range of a); \
-           limit: 1/(1 + V/(NX)) in eq. 17's units.\n\n\
+           delay in slots from arrival to the end of the period that served the packet; bound: eq. 18, W + X + min((N-1)X/2, rho W), \
+           with W of eq. 19 at the low end of the theorem's range of a (the largest W it allows), X = (N-1)/(dN), \
+           V = 2d t_p + 2 (PMNB II) or 2d + 4d t_p (PMNB III); limit: 1/(1 + V/(NX)) in eq. 17's units.\n\n\
            | d | PMNB | t_p | load | mean delay (95% CI) | p99 | bound | stable |\n|---|---|---|---|---|---|---|---|\n";
     for (i, &(ci, _, _)) in djobs.iter().enumerate() {
         let (dd, pmnb, tp, _) = configs[ci];
@@ -225,10 +237,23 @@ fn fmt2(x: f64) -> String {
 
 /// The stability limit in eq. 17's load: λ(NX + V) < 1 with λ = ρd/(N − 1).
 fn stability_limit(d: u32, pmnb: &str, tp: u32) -> f64 {
-    let (df, n) = (d as f64, (1u64 << d) as f64);
-    let (x, v) =
-        if pmnb == "pmnb-2" { ((n - 1.0) / (df * n), 2.0 * df * tp as f64 + 2.0) } else { (1.0 / df, 2.0 * df + 4.0 * df * tp as f64) };
-    (n - 1.0) / df / (n * x + v)
+    fabric::algorithms::dynamic::theorem(&dynamic_spec(d, pmnb, tp, 0.0)).stability_limit_load
+}
+
+/// The dynamic scheme's parameters on the ideal router (for the theorem's numbers).
+fn dynamic_spec(d: u32, pmnb: &str, tp: u32, load: f64) -> fabric::algorithms::dynamic::DynamicSpec {
+    let flits = if pmnb == "pmnb-2" { d as u16 } else { 1 };
+    fabric::algorithms::dynamic::DynamicSpec {
+        variant: fabric::algorithms::pmnb::Variant::parse(pmnb).expect("pmnb-2 or pmnb-3"),
+        d,
+        load,
+        window: 1,
+        warmup: 0,
+        flits,
+        tp_cycles: tp as u64 * flits as u64,
+        seed: 0,
+        hop: (0, flits as u64 / if pmnb == "pmnb-2" { d as u64 } else { 1 }),
+    }
 }
 
 trait LoadOf {
@@ -269,17 +294,7 @@ fn plot_delay(path: &Path, d: u32, configs: &[(u32, &str, u32, u64)], pts: &[(us
         let color = colors[ci % colors.len()];
         let label = format!("{} t_p={}", c.1, c.2);
         let limit = stability_limit(d, c.1, c.2);
-        let spec = fabric::algorithms::dynamic::DynamicSpec {
-            variant: fabric::algorithms::pmnb::Variant::parse(c.1).unwrap(),
-            d,
-            load: 0.0,
-            window: 1,
-            warmup: 0,
-            flits: if c.1 == "pmnb-2" { d as u16 } else { 1 },
-            tp_flits: if c.1 == "pmnb-2" { (c.2 * d) as u16 } else { c.2 as u16 },
-            seed: 0,
-            hop: (0, 1),
-        };
+        let spec = dynamic_spec(d, c.1, c.2, 0.0);
         let curve: Vec<(f64, f64)> = (1..200)
             .map(|i| limit * i as f64 / 200.0)
             .filter_map(|l| {

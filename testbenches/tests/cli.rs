@@ -459,12 +459,73 @@ fn kbcast_variants_report_their_bounds() {
         }
     }
     // K = d broadcasters with known ranks and rotated dimension orders never collide: d
-    // slots; computing the ranks first adds the prefix's 2d + 1 steps.
+    // slots; computing the ranks first adds the prefix's 2d steps (§3.3.2: "3d slots").
     let v = run_ok(&["--dims", "6", "--algorithm", "kbcast", "--variant", "rank-rotated", "--active", "3,17,40,41,50,63", "--tp", "0"]);
     assert_eq!(f64_of(&v, "slots"), 6.0);
     let v = run_ok(&["--dims", "6", "--algorithm", "kbcast", "--variant", "rank-rotated", "--active", "3,17,40,41,50,63"]);
-    assert_eq!(f64_of(&v, "slots"), 6.0 + 13.0);
+    assert_eq!(f64_of(&v, "slots"), 3.0 * 6.0);
     assert_eq!(v["config"]["workload"]["kbcast"]["active"], serde_json::json!([3, 17, 40, 41, 50, 63]));
+}
+
+/// `--tp X` with X ≥ 2 once deadlocked (a prefix packet X flits long cannot enter the
+/// default 2-flit buffer under store-and-forward) or lost deliveries (X-flit packets in
+/// X-flit buffers cannot follow each other on a link within a step, so the synchronous
+/// scans read stale counts). Every t_p from 0 to 3 slots, the default buffers, d = 6,
+/// K = M = 12 (6 for rank-rotated): everything delivered, no schedule failure, within the
+/// papers' bounds written out (t_p in slots):
+/// kbcast prefix (2d + 1)t_p + 2⌈K/d⌉ + 2d − 1; rank-rotated 2d t_p + d;
+/// PMNB I ⌈(2^m − 1)/m⌉ + 2d + 2d t_p − m, m = ⌈log2 M⌉; II (N − 1)M/(Nd) + 2d t_p + 2;
+/// III ⌈M/d⌉ + 2d + 4d t_p − 1.
+#[test]
+fn prefix_steps_of_0_to_3_slots_work_with_the_default_buffers() {
+    let (d, k, n) = (6.0f64, 12.0f64, 64.0f64);
+    let m = k.log2().ceil();
+    for tp in 0..=3u32 {
+        let t = tp as f64;
+        let ts = tp.to_string();
+        let cases: [(&[&str], f64); 5] = [
+            (&["--algorithm", "kbcast", "--active-count", "12"], (2.0 * d + 1.0) * t + 2.0 * (k / d).ceil() + 2.0 * d - 1.0),
+            (&["--algorithm", "kbcast", "--variant", "rank-rotated", "--active-count", "6"], 2.0 * d * t + d),
+            (&["--algorithm", "pmnb-1", "--active-count", "12"], ((2f64.powf(m) - 1.0) / m).ceil() + 2.0 * d + 2.0 * d * t - m),
+            (&["--algorithm", "pmnb-2", "--active-count", "12"], (n - 1.0) / n * k / d + 2.0 * d * t + 2.0),
+            (&["--algorithm", "pmnb-3", "--active-count", "12", "--seed", "3"], (k / d).ceil() + 2.0 * d + 4.0 * d * t - 1.0),
+        ];
+        for (extra, bound) in cases {
+            let mut args = vec!["--dims", "6", "--tp", ts.as_str()];
+            args.extend_from_slice(extra);
+            let v = run_ok(&args);
+            let ctx = format!("{} --tp {tp}", extra.join(" "));
+            assert_eq!(u64_of(&v, "missing_deliveries") + u64_of(&v, "duplicate_deliveries"), 0, "{ctx}");
+            assert!(v["deadlock"].is_null(), "{ctx}");
+            assert_eq!(v["algorithm_failures"], serde_json::json!([]), "{ctx}");
+            assert!(f64_of(&v, "slots") <= bound + 1e-9, "{ctx}: {} > {bound}", f64_of(&v, "slots"));
+            // The defaults: buffers of 2 × packet-flits.
+            assert_eq!(u64_of(&v["config"], "buffer_flits"), 2 * u64_of(&v["config"], "packet_flits"), "{ctx}");
+        }
+        for pmnb in ["pmnb-2", "pmnb-3"] {
+            let v = run_ok(&["--dims", "5", "--algorithm", "dynamic", "--pmnb", pmnb, "--load", "0.05", "--cycles", "20000", "--tp", &ts]);
+            assert_eq!(v["algorithm_failures"], serde_json::json!([]), "dynamic {pmnb} --tp {tp}");
+            assert_eq!(v["stable"], true, "dynamic {pmnb} --tp {tp}");
+        }
+    }
+}
+
+/// With every node active the ranks are the node ids: no prefix, whatever t_p (here the
+/// default 1). kbcast is the multinode broadcast of §3.2, 2⌈2^d/d⌉ + 2d − 1 slots (33 at
+/// d = 6); pmnb-3 the paper's new MNB, ⌈N/d⌉ + 2d − 1 (47 at d = 8).
+#[test]
+fn every_node_active_skips_the_prefix() {
+    let v = run_ok(&["--dims", "6", "--algorithm", "kbcast", "--active", "all"]);
+    assert!(f64_of(&v, "slots") <= 33.0, "{}", f64_of(&v, "slots"));
+    assert_eq!(u64_of(&v, "paper_bound_slots"), 33);
+    assert_eq!(u64_of(&v, "prefix_steps"), 0);
+    let v = run_ok(&["--dims", "8", "--algorithm", "pmnb-3", "--active", "all"]);
+    assert!(f64_of(&v, "slots") <= 47.0, "{}", f64_of(&v, "slots"));
+    assert_eq!(u64_of(&v, "paper_bound_slots"), 47);
+    assert_eq!(u64_of(&v, "prefix_steps"), 0);
+    // One node short of all: the prefix runs (2 × 2d steps for pmnb-3).
+    let v = run_ok(&["--dims", "6", "--algorithm", "pmnb-3", "--active", "0-62"]);
+    assert_eq!(u64_of(&v, "prefix_steps"), 24);
 }
 
 #[test]
@@ -552,7 +613,26 @@ fn dynamic_reports_delay_bound_and_stability() {
     let v = run_ok(&["--dims", "5", "--algorithm", "dynamic", "--load", "0.2", "--cycles", "10000", "--tp", "0"]);
     let th = &v["theorem"];
     let avg = f64_of(&v, "avg_delay_slots");
-    assert!(avg < th["delay_bound_slots"].as_f64().unwrap(), "{v}");
+    // The theorem (§II, eqs. 17-19) for pmnb-2, d = 5, t_p = 0, rho = 0.2, written out:
+    // X = (N-1)/(dN), V = 2d t_p + 2, lambda = rho d/(N-1), s = 1 - rho - lambda V,
+    // W(a) = rho X/(2s) + (1-rho)V/(2s) + (1 - rho a - lambda V)V/s,
+    // T <= W + X + min((N-1)X/2, rho W) for the worst a in
+    // [(M + (K-1)(2M - K))/(2NM) - 1/(2N), 1/2 - 1/(2N)], M = lambda N V/(1-rho), K = floor(M) + 1.
+    let (n, d, rho) = (32.0f64, 5.0f64, 0.2f64);
+    let (x, vv, lambda) = ((n - 1.0) / (d * n), 2.0, rho * d / (n - 1.0));
+    let s = 1.0 - rho - lambda * vv;
+    let m = lambda * n * vv / (1.0 - rho);
+    let kk = m.floor() + 1.0;
+    let (a_lo, a_hi) = ((m + (kk - 1.0) * (2.0 * m - kk)) / (2.0 * n * m) - 1.0 / (2.0 * n), 0.5 - 0.5 / n);
+    let bound = (0..=100)
+        .map(|i| a_lo + (a_hi - a_lo) * i as f64 / 100.0)
+        .map(|a| {
+            let w = rho * x / (2.0 * s) + (1.0 - rho) * vv / (2.0 * s) + (1.0 - rho * a - lambda * vv) * vv / s;
+            w + x + ((n - 1.0) * x / 2.0).min(rho * w)
+        })
+        .fold(f64::MIN, f64::max);
+    assert!((th["delay_bound_slots"].as_f64().unwrap() - bound).abs() < 1e-9, "{th} against {bound}");
+    assert!(avg < bound, "{v}");
     assert_eq!(v["stable"], true);
     let ci = v["avg_delay_ci95"].as_array().unwrap();
     assert!(ci[0].as_f64().unwrap() <= avg && avg <= ci[1].as_f64().unwrap());
@@ -587,6 +667,22 @@ fn reproduce_varvarigos_bertsekas_checks_the_paper() {
     assert_eq!(o.status.code(), Some(0), "{}", describe(&["reproduce", "varvarigos-bertsekas"], &o));
     let md = std::fs::read_to_string(out.0.join("pmnb-example.md")).unwrap();
     assert!(md.contains("PMNB III"), "{md}");
+    // Each row's lower bound is the one for its algorithm (§IV): at d = 6 the example's
+    // M is 2^round(6 * 10/16) = 16; split packets (PMNB II) ceil((M-1)/d) = 3 (eq. 13),
+    // unsplit max{d, ceil((M-1)/d)} = 6, the full MNB max{d, ceil((N-1)/d)} = 11.
+    let csv = std::fs::read_to_string(out.0.join("pmnb-example.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let lb = header.iter().position(|h| *h == "lower_bound").expect("a lower_bound column");
+    for r in csv.lines().skip(1) {
+        let f: Vec<&str> = r.split(',').collect();
+        let expect = match f[0] {
+            "mnb" => 11,
+            "pmnb-2" => 3,
+            _ => 6,
+        };
+        assert_eq!(f[lb].parse::<u64>().unwrap(), expect, "{r}");
+    }
+    assert!(!md.contains("Lower bound max{d, ceil((M-1)/d)} ="), "{md}");
     let csv = std::fs::read_to_string(out.0.join("dynamic.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert!(rows.len() >= 8);

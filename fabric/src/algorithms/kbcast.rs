@@ -1,8 +1,9 @@
 //! K simultaneous broadcasts on the d-cube (Stamoulis & Tsitsiklis 1993), all-port.
 //!
 //! - `prefix` (§3.2): phase 1, a parallel prefix ([`Prefix`]) ranks the broadcasters and node
-//!   0 sends K to the roots e_1..e_d (2d + 1 prefix steps of t_p slots; skipped when t_p = 0,
-//!   the ranks being known); phase 2, broadcaster x sends its packet to root e_j,
+//!   0 sends K to the roots e_1..e_d (2d + 1 prefix steps of t_p slots; skipped when t_p = 0
+//!   or K = 2^d, the ranks being known: r_x = 2^d − x when every node broadcasts); phase 2,
+//!   from the end of phase 1, broadcaster x sends its packet to root e_j,
 //!   j = (r_x − 1) mod d + 1, along the reverse of its path in T^(j), one of the d
 //!   edge-disjoint spanning binomial trees (T^(j) crosses dimensions in the order j+1, …, d,
 //!   1, …, j); phase 3, at slot P + ⌈K/d⌉ + d each root broadcasts its packets along its
@@ -14,7 +15,7 @@
 //!   same (increasing) dimension order; at most d + K − 1 slots.
 //! - `rank-rotated` (§3.3.2): K ≤ d broadcasters with known ranks; in slot m the copies of
 //!   x's packet cross dimension (r_x + m − 2) mod d + 1 only, so no two packets ever meet:
-//!   d slots (after the prefix when the ranks must be computed).
+//!   d slots, after the prefix's 2d steps when the ranks must be computed (3d with t_p = 1).
 
 use super::Bounds;
 use super::prefix::{self, Learned, Prefix, tag};
@@ -57,6 +58,15 @@ impl Variant {
     /// Does the variant compute ranks (a prefix phase unless t_p = 0)?
     pub fn ranked(self) -> bool {
         matches!(self, Variant::Prefix | Variant::RankRotated)
+    }
+    /// Prefix steps before the broadcasts when the ranks are computed: the prefix's 2d, and
+    /// for `prefix` one more in which node 0 tells the roots K (§3.2, phase 1).
+    pub fn prefix_steps(self, d: u32) -> u32 {
+        match self {
+            Variant::Prefix => 2 * d + 1,
+            Variant::RankRotated => 2 * d,
+            _ => 0,
+        }
     }
 }
 
@@ -114,12 +124,19 @@ impl ActiveSet {
     }
 }
 
+/// Are the ranks known without a prefix: t_p = 0 (known in advance), or every node
+/// broadcasts (the multinode broadcast, r_x = 2^d − x; §3.2)?
+pub fn ranks_known(d: u32, k: u32, tp_slots: f64) -> bool {
+    tp_slots == 0.0 || k as u64 == 1u64 << d
+}
+
 /// The lower bound of §3.1, max{d, (2^d − 1)K / (d 2^d)}, and each variant's bound.
 pub fn bounds(variant: Variant, d: u32, k: u32, tp_slots: f64) -> Bounds {
     let n = 1u64 << d;
     let (d64, k64) = (d as u64, k as u64);
     let lower = d64.max(((n - 1) * k64).div_ceil(d64 * n));
-    let p = if variant.ranked() { ((2 * d64 + 1) as f64 * tp_slots).ceil() as u64 } else { 0 };
+    let steps = if ranks_known(d, k, tp_slots) { 0 } else { variant.prefix_steps(d) };
+    let p = (steps as f64 * tp_slots - 1e-9).ceil().max(0.0) as u64;
     let paper = match variant {
         Variant::Prefix => Some(p + 2 * k64.div_ceil(d64) + 2 * d64 - 1),
         Variant::Random => None,
@@ -133,8 +150,6 @@ pub struct KBcast {
     variant: Variant,
     d: u32,
     flits: u16,
-    /// Prefix packet length (0: ranks known in advance).
-    tp_flits: u16,
     active: Vec<bool>,
     k: u32,
     /// r_x where known.
@@ -148,12 +163,18 @@ pub struct KBcast {
     forwarded: Vec<u32>,
     expect: Vec<Option<u32>>,
     started: Vec<bool>,
+    /// Per root (index j − 1): the cycle phase 3 starts, once K is known.
+    phase3_at: Vec<Option<u64>>,
+    /// Per node: its ranked step (phase 2, or the rotated broadcast) waits for the end of
+    /// the prefix phase.
+    waiting: Vec<bool>,
 }
 
 impl KBcast {
-    /// `active`: the broadcasting nodes; `tp_flits`: the prefix packet length (0 = ranks
-    /// known); `seed`: for the random variant's choices.
-    pub fn new(variant: Variant, d: u32, active: &[u32], flits: u16, tp_flits: u16, seed: u64) -> KBcast {
+    /// `active`: the broadcasting nodes; `tp_cycles`: a prefix step in cycles (0 = ranks
+    /// known; with every node active they are known too); `seed`: for the random variant's
+    /// choices.
+    pub fn new(variant: Variant, d: u32, active: &[u32], flits: u16, tp_cycles: u64, seed: u64) -> KBcast {
         let n = 1usize << d;
         let mut act = vec![false; n];
         for &x in active {
@@ -167,13 +188,13 @@ impl KBcast {
             acc += act[x] as u32;
             rank[x] = acc;
         }
-        let prefix = (variant.ranked() && tp_flits > 0).then(|| Prefix::new(d, act.iter().map(|&a| a as u32).collect(), tp_flits));
+        let prefix = (variant.ranked() && !ranks_known(d, k, tp_cycles as f64))
+            .then(|| Prefix::new(d, act.iter().map(|&a| a as u32).collect(), tp_cycles, prefix::packet_flits(tp_cycles, flits)));
         let known = prefix.is_none();
         KBcast {
             variant,
             d,
             flits,
-            tp_flits,
             active: act,
             k,
             rank,
@@ -184,6 +205,8 @@ impl KBcast {
             forwarded: vec![0; d as usize],
             expect: (1..=d).map(|j| known.then(|| Self::n_j(k, d, j))).collect(),
             started: vec![false; d as usize],
+            phase3_at: vec![None; d as usize],
+            waiting: vec![false; n],
         }
     }
 
@@ -209,13 +232,14 @@ impl KBcast {
         cx.send(Send { dest: Dest::Node(NodeId(to)), msg, aux, key, flits, copy_flits: 0 });
     }
 
-    /// Cycles from the start to the beginning of slot `s + 1` after a prefix of `steps` steps.
-    fn cycle_after(&self, prefix_steps: u32, slots: u32) -> u64 {
-        prefix_steps as u64 * self.tp_flits as u64 + slots as u64 * self.flits as u64
+    /// The cycle the prefix phase ends (0 without one).
+    fn prefix_end(&self) -> u64 {
+        self.prefix.as_ref().map_or(0, |p| self.variant.prefix_steps(self.d) as u64 * p.step_cycles())
     }
 
-    fn prefix_steps(&self) -> u32 {
-        if self.prefix.is_some() { 2 * self.d + 1 } else { 0 }
+    /// Cycles from the start to the beginning of slot `slots + 1` after the prefix phase.
+    fn cycle_after(&self, slots: u32) -> u64 {
+        self.prefix_end() + slots as u64 * self.flits as u64
     }
 
     /// Phase 2: send x's packet one hop towards root e_j along the reverse of T^(j).
@@ -255,32 +279,56 @@ impl KBcast {
         }
     }
 
-    /// Node x knows its rank: ranked variants take their next step.
+    /// Node x knows its rank: an active node of a ranked variant takes its next step when
+    /// the prefix phase is over (phase 2, or the rotated broadcast).
     fn ranked(&mut self, cx: &mut NodeCtx<'_>, r: u32) {
         let x = cx.node.0;
         self.rank[x as usize] = r;
-        if !self.active[x as usize] {
-            return;
+        if self.active[x as usize] {
+            self.waiting[x as usize] = true;
+            self.due(cx);
         }
-        match self.variant {
-            Variant::Prefix => {
-                let j = (r - 1) % self.d + 1;
-                if x == Self::root(j) {
-                    self.collected[j as usize - 1].push(x);
-                    self.root_progress(cx, j);
-                } else {
-                    self.phase2_hop(cx, x, j);
+    }
+
+    /// Everything due at node x by now: prefix packets whose step began, the ranked step
+    /// after the prefix phase, phase 3 at a root.
+    fn due(&mut self, cx: &mut NodeCtx<'_>) {
+        let x = cx.node.0;
+        if let Some(p) = self.prefix.as_mut() {
+            p.flush(cx);
+        }
+        if self.waiting[x as usize] {
+            let at = self.cycle_after(0);
+            if at > cx.now {
+                cx.wake_at(at);
+            } else {
+                self.waiting[x as usize] = false;
+                let r = self.rank[x as usize];
+                match self.variant {
+                    Variant::Prefix => {
+                        let j = (r - 1) % self.d + 1;
+                        if x == Self::root(j) {
+                            self.collected[j as usize - 1].push(x);
+                            self.root_progress(cx, j);
+                        } else {
+                            self.phase2_hop(cx, x, j);
+                        }
+                    }
+                    Variant::RankRotated => self.rotated_from(cx, x, r, 0),
+                    _ => unreachable!("only ranked variants wait for their rank"),
                 }
             }
-            Variant::RankRotated => {
-                let at = self.cycle_after(self.prefix_steps(), 0);
-                if at <= cx.now {
-                    self.rotated_from(cx, x, r, 0);
-                } else {
-                    cx.wake_at(at);
-                }
+        }
+        if let Some(j) = self.tree_of(x)
+            && let Some(at) = self.phase3_at[j as usize - 1]
+            && !self.started[j as usize - 1]
+        {
+            if at > cx.now {
+                cx.wake_at(at);
+            } else {
+                self.started[j as usize - 1] = true;
+                self.root_progress(cx, j);
             }
-            _ => unreachable!(),
         }
     }
 
@@ -288,7 +336,7 @@ impl KBcast {
     /// dimensions of steps m+1..d, keyed by their slots.
     fn rotated_from(&self, cx: &mut NodeCtx<'_>, origin: u32, r: u32, m: u32) {
         let z = cx.node.0;
-        let base = self.prefix_steps();
+        let base = if self.prefix.is_some() { self.variant.prefix_steps(self.d) } else { 0 };
         for step in m + 1..=self.d {
             let b = (r + step - 2) % self.d;
             let key = base + step;
@@ -298,13 +346,8 @@ impl KBcast {
 
     /// The root of tree j knows K: phase 3 starts at slot P + ⌈K/d⌉ + d.
     fn schedule_phase3(&mut self, cx: &mut NodeCtx<'_>, j: u32, k: u32) {
-        let at = self.cycle_after(self.prefix_steps(), k.div_ceil(self.d) + self.d - 1);
-        if at <= cx.now {
-            self.started[j as usize - 1] = true;
-            self.root_progress(cx, j);
-        } else {
-            cx.wake_at(at);
-        }
+        self.phase3_at[j as usize - 1] = Some(self.cycle_after(k.div_ceil(self.d) + self.d - 1));
+        self.due(cx);
     }
 }
 
@@ -362,16 +405,15 @@ impl Program for KBcast {
     }
 
     fn timer(&mut self, cx: &mut NodeCtx<'_>) {
-        let x = cx.node.0;
-        match self.variant {
-            Variant::Prefix => {
-                let j = self.tree_of(x).expect("only roots set timers");
-                self.started[j as usize - 1] = true;
-                self.root_progress(cx, j);
-            }
-            Variant::RankRotated => self.rotated_from(cx, x, self.rank[x as usize], 0),
-            _ => {}
-        }
+        self.due(cx);
+    }
+
+    fn report(&self) -> Option<serde_json::Value> {
+        // The prefix phase as run: no steps when the ranks were known (t_p = 0, or every
+        // node broadcasting).
+        let steps = if self.prefix.is_some() { self.variant.prefix_steps(self.d) } else { 0 };
+        let flits = self.prefix.as_ref().map_or(0, |p| p.packet_flits());
+        Some(serde_json::json!({ "prefix_steps": steps, "prefix_end_cycle": self.prefix_end(), "prefix_packet_flits": flits }))
     }
 
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
@@ -385,7 +427,6 @@ impl Program for KBcast {
                 self.prefix = Some(p);
                 self.learned(cx, learned);
             }
-            K_NOTICE if self.variant != Variant::Prefix => {}
             K_NOTICE => {
                 let j = self.tree_of(z).expect("K goes to the roots");
                 self.expect[j as usize - 1] = Some(Self::n_j(v, self.d, j));
@@ -442,9 +483,14 @@ impl KBcast {
             Learned::Nothing => {}
             Learned::Rank(r) => self.ranked(cx, r),
             Learned::Total(k) => {
-                // Node 0 tells the roots K (one more prefix step), then uses its own rank K.
-                for j in 1..=self.d {
-                    self.send(cx, Self::root(j), CONTROL, tag(K_NOTICE, k), 0, self.tp_flits);
+                // Node 0 tells the roots K in the step after its down-sweep began (step d + 1,
+                // when its links to them are free; the paper's one more step), then uses its
+                // own rank K.
+                if self.variant == Variant::Prefix {
+                    let p = self.prefix.as_mut().expect("the total comes from the prefix");
+                    for j in 1..=self.d {
+                        p.send_at_step(cx, self.d as u64 + 1, Self::root(j), tag(K_NOTICE, k), CONTROL);
+                    }
                 }
                 self.ranked(cx, k);
             }

@@ -19,10 +19,17 @@
 //!   = N and known ranks it is the paper's new multinode broadcast.
 //!
 //! t_p = 0 models ranks known in advance (or a free scan network): the prefix is skipped
-//! and every node reads its rank and M at the period's start.
+//! and every node reads its rank and M at the period's start. So does a static PMNB with
+//! every node active (M = N, the multinode broadcast): the ranks are the node ids.
+//!
+//! A prefix step lasts t_p slots; its packets are short ([`prefix::packet_flits`]: at most a
+//! data packet), so a step of more than one slot is a transmission and then waiting. A
+//! prefix packet that arrives after its step has ended (the schedule read a stale count) is
+//! an algorithm failure, never a silent loss.
 
 use super::Bounds;
 use super::hypercube::MnbTree;
+use super::prefix;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
 use crate::topology::Topology;
@@ -88,12 +95,13 @@ pub fn formula(variant: Variant, d: u32, m: u64, tp: f64) -> f64 {
     }
 }
 
-/// The paper's bound rounded up to whole slots, and the lower bound max{d, ⌈(M − 1)/d⌉}
-/// (⌈(M − 1)/d⌉ alone with splitting, eq. 13).
+/// The paper's bound rounded up to whole slots (with M = N the ranks are known: t_p = 0),
+/// and the lower bound max{d, ⌈(M − 1)/d⌉} (⌈(M − 1)/d⌉ alone with splitting, eq. 13).
 pub fn bounds(variant: Variant, d: u32, m: u64, tp: f64) -> Bounds {
     let d64 = d as u64;
     let lower = (m.saturating_sub(1)).div_ceil(d64);
     let lower = if variant == Variant::Two { lower.max(1) } else { lower.max(d64) };
+    let tp = if m == 1u64 << d { 0.0 } else { tp };
     let paper = formula(variant, d, m, tp);
     Bounds { lower: Some(lower), paper: Some((paper - 1e-9).ceil() as u64), transmissions: None }
 }
@@ -276,7 +284,8 @@ pub struct Timing {
 }
 
 impl Timing {
-    fn scan_steps(&self) -> u32 {
+    /// Prefix steps per period (0 without a prefix).
+    pub fn scan_steps(&self) -> u32 {
         if self.tp == 0 { 0 } else { self.variant.scans() * 2 * self.d }
     }
     /// Packets per class the broadcast subphases are sized for.
@@ -328,7 +337,8 @@ pub struct Engine {
     pub t: Timing,
     n: usize,
     flits: u16,
-    tp_flits: u16,
+    /// Length of a prefix packet.
+    prefix_flits: u16,
     scan: Scan,
     /// Scan for the class computation of pmnb-3 (one class, natural order).
     class_scan: Option<Scan>,
@@ -358,10 +368,14 @@ pub struct Engine {
     /// Packing packets that did not arrive one (mini-)slot after they were sent, or met
     /// another of their class at a node: the paths of §IV-A are disjoint, so always 0.
     pub collisions: u64,
+    /// Prefix packets that arrived after their step ended: always 0 when the schedule
+    /// holds (the step outlasts a prefix packet's hop).
+    pub late_prefix: u64,
 }
 
 impl Engine {
-    pub fn new(t: Timing, flits: u16, tp_flits: u16) -> Engine {
+    /// `t.tp` is a prefix step in cycles; packets are `flits` long.
+    pub fn new(t: Timing, flits: u16) -> Engine {
         let d = t.d;
         let n = 1usize << d;
         let classes = t.variant.classes(d);
@@ -369,7 +383,7 @@ impl Engine {
             t,
             n,
             flits,
-            tp_flits,
+            prefix_flits: prefix::packet_flits(t.tp, flits),
             scan: Scan::new(d, classes, (SCAN_UP, SCAN_DOWN)),
             class_scan: (t.variant == Variant::Three).then(|| Scan::new(d, 1, (CLASS_UP, CLASS_DOWN))),
             active: vec![false; n],
@@ -386,6 +400,7 @@ impl Engine {
             mnb: None,
             got: vec![0; n],
             collisions: 0,
+            late_prefix: 0,
         }
     }
 
@@ -480,7 +495,7 @@ impl Engine {
         if e < s {
             let k = e % (2 * d);
             match self.class_scan.as_mut() {
-                Some(cs) if e < 2 * d => cs.step(cx, k, self.tp_flits),
+                Some(cs) if e < 2 * d => cs.step(cx, k, self.prefix_flits),
                 Some(cs) if k == 0 => {
                     // pmnb-3: the class computation is done; class c counts only its packets.
                     let r = cs.rank(0, u);
@@ -488,9 +503,9 @@ impl Engine {
                     for c in 0..d {
                         self.scan.set_input(c, u, act && r % d == c);
                     }
-                    self.scan.step(cx, k, self.tp_flits);
+                    self.scan.step(cx, k, self.prefix_flits);
                 }
-                _ => self.scan.step(cx, k, self.tp_flits),
+                _ => self.scan.step(cx, k, self.prefix_flits),
             }
             return;
         }
@@ -660,8 +675,16 @@ impl Engine {
         let z = cx.node.0;
         let a = m.aux;
         match aux_kind(a) {
-            SCAN_UP | SCAN_DOWN => self.scan.receive(z, m.src.0, a),
-            CLASS_UP | CLASS_DOWN => self.class_scan.as_mut().expect("pmnb-3 only").receive(z, m.src.0, a),
+            SCAN_UP | SCAN_DOWN | CLASS_UP | CLASS_DOWN => {
+                // Sent at the start of a step, it must be in before the next one reads it.
+                if cx.now - m.birth > self.t.tp + self.t.extra {
+                    self.late_prefix += 1;
+                }
+                match aux_kind(a) {
+                    SCAN_UP | SCAN_DOWN => self.scan.receive(z, m.src.0, a),
+                    _ => self.class_scan.as_mut().expect("pmnb-3 only").receive(z, m.src.0, a),
+                }
+            }
             PACK => {
                 let c = aux_class(a);
                 let origin = aux_high(a);
@@ -700,6 +723,22 @@ impl Engine {
         }
     }
 
+    /// The schedule's broken promises, for [`Program::failures`].
+    pub fn failures(&self) -> Vec<String> {
+        let mut f = Vec::new();
+        if self.collisions > 0 {
+            f.push(format!("{} packing packets were delayed or met another: the packing paths were not disjoint", self.collisions));
+        }
+        if self.late_prefix > 0 {
+            f.push(format!(
+                "{} prefix packets arrived after their step of {} cycles had ended: the ranks and M read from them were stale",
+                self.late_prefix,
+                self.t.tp + self.t.extra
+            ));
+        }
+        f
+    }
+
     fn accept(&mut self, cx: &mut NodeCtx<'_>, origin: u32, msg: u32) {
         if origin != cx.node.0 {
             cx.accept(msg);
@@ -716,13 +755,15 @@ pub struct Pmnb {
 
 impl Pmnb {
     /// `flits`: packet length (pmnb-2: a multiple of d, split into d mini-packets);
-    /// `tp_flits`: prefix packet length (0: ranks known).
+    /// `tp_cycles`: a prefix step in cycles (0: ranks known; with every node active they
+    /// are known too).
     /// `hop`: the router's one-hop latency beyond the packet length and its sustained
     /// interval between pieces (`(0, piece length)` on the ideal router).
-    pub fn new(variant: Variant, d: u32, active: &[u32], flits: u16, tp_flits: u16, hop: (u64, u64)) -> Pmnb {
+    pub fn new(variant: Variant, d: u32, active: &[u32], flits: u16, tp_cycles: u64, hop: (u64, u64)) -> Pmnb {
         let pieces = variant.pieces(d) as u64;
-        let t = Timing { d, variant, tp: tp_flits as u64, ms: flits as u64 / pieces, slot: flits as u64, extra: hop.0, gap: hop.1 };
-        let mut engine = Engine::new(t, flits, tp_flits);
+        let tp = if active.len() as u64 == 1u64 << d { 0 } else { tp_cycles };
+        let t = Timing { d, variant, tp, ms: flits as u64 / pieces, slot: flits as u64, extra: hop.0, gap: hop.1 };
+        let mut engine = Engine::new(t, flits);
         for &x in active {
             engine.active[x as usize] = true;
         }
@@ -755,14 +796,186 @@ impl Program for Pmnb {
         self.engine.receive(cx, m);
     }
     fn report(&self) -> Option<serde_json::Value> {
-        Some(serde_json::json!({ "packing_delays": self.engine.collisions }))
+        Some(serde_json::json!({
+            "packing_delays": self.engine.collisions,
+            "late_prefix_packets": self.engine.late_prefix,
+            "prefix_steps": self.engine.t.scan_steps(),
+            "prefix_packet_flits": if self.engine.t.scan_steps() > 0 { self.engine.prefix_flits } else { 0 },
+        }))
     }
     fn failures(&self) -> Vec<String> {
-        let c = self.engine.collisions;
-        if c == 0 {
-            Vec::new()
-        } else {
-            vec![format!("{c} packing packets were delayed or met another: the packing paths were not disjoint")]
+        self.engine.failures()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::kbcast::ActiveSet;
+    use crate::{Ending, Fabric, FabricSpec, PortModel, TopologyKind};
+    use std::cell::RefCell;
+    use std::collections::HashSet;
+    use std::rc::Rc;
+
+    /// One packing transmission: the step (0..d) and the link.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    struct Hop {
+        step: u64,
+        from: u32,
+        to: u32,
+    }
+
+    fn rot_left(x: u32, c: u32, d: u32) -> u32 {
+        let mask = (1u32 << d) - 1;
+        let c = c % d;
+        ((x << c) | (x >> ((d - c) % d))) & mask
+    }
+
+    /// The packing phase of §IV-A from the paper's rule alone: in class c (A_0 with node w
+    /// renamed rotl(w, c) and dimension i renamed i + c mod d) the packet of node s, whose
+    /// routing tag is s XOR r_s (r_s: the class's packets before s in the class's order),
+    /// crosses dimension i in step i iff bit i of the tag is one. Returns every hop.
+    fn paper_routes(d: u32, classes: &[(u32, Vec<u32>)]) -> Vec<Hop> {
+        let mut hops = Vec::new();
+        for (c, members) in classes {
+            // Virtual ids in class c: v with rotl(v, c) = s.
+            let mut virt: Vec<u32> = members.iter().map(|&s| (0..1u32 << d).find(|&v| rot_left(v, *c, d) == s).unwrap()).collect();
+            virt.sort_unstable();
+            for (r, &v) in virt.iter().enumerate() {
+                let tag = v ^ r as u32;
+                let mut at = v;
+                for i in 0..d {
+                    if tag >> i & 1 == 1 {
+                        let next = at ^ (1 << i);
+                        hops.push(Hop { step: i as u64, from: rot_left(at, *c, d), to: rot_left(next, *c, d) });
+                        at = next;
+                    }
+                }
+                assert_eq!(at, r as u32, "the greedy rule ends at the rank");
+            }
+        }
+        hops
+    }
+
+    /// The classes and their packets for each variant: PMNB I one class of every active
+    /// node; II every active node in each of the d classes (one mini-packet each); III the
+    /// packet of natural rank q in class q mod d.
+    fn classes(v: Variant, d: u32, active: &[u32]) -> Vec<(u32, Vec<u32>)> {
+        match v {
+            Variant::One => vec![(0, active.to_vec())],
+            Variant::Two => (0..d).map(|c| (c, active.to_vec())).collect(),
+            Variant::Three => {
+                (0..d).map(|c| (c, active.iter().enumerate().filter(|(q, _)| *q as u32 % d == c).map(|(_, &s)| s).collect())).collect()
+            }
+        }
+    }
+
+    /// The PMNB, logging the packing packets it receives.
+    struct Logged {
+        inner: Pmnb,
+        log: Rc<RefCell<Vec<Hop>>>,
+        /// First cycle of the packing phase, and cycles per packing step.
+        pack_start: u64,
+        ms: u64,
+    }
+
+    impl Program for Logged {
+        fn setup(&mut self, topo: &crate::Topology, sb: &mut crate::Scoreboard) {
+            self.inner.setup(topo, sb);
+        }
+        fn start(&mut self, cx: &mut NodeCtx<'_>) {
+            self.inner.start(cx);
+        }
+        fn timer(&mut self, cx: &mut NodeCtx<'_>) {
+            self.inner.timer(cx);
+        }
+        fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
+            if aux_kind(m.aux) == PACK {
+                let since = m.birth - self.pack_start;
+                assert_eq!(since % self.ms, 0, "a packing packet sent between steps");
+                self.log.borrow_mut().push(Hop { step: since / self.ms, from: m.src.0, to: cx.node.0 });
+            }
+            self.inner.receive(cx, m);
+        }
+        fn failures(&self) -> Vec<String> {
+            self.inner.failures()
+        }
+    }
+
+    /// Runs the PMNB on the ideal all-port cube and returns the packing hops it made.
+    fn simulated_routes(v: Variant, d: u32, active: &[u32], tp: u64) -> Vec<Hop> {
+        let flits = if v == Variant::Two { d as u16 } else { 1 };
+        let mut spec = FabricSpec::ideal(TopologyKind::Hypercube, &[d]);
+        spec.ports = PortModel::All;
+        spec.packet_flits = flits;
+        spec.buffer_flits = 2 * flits;
+        let tp_cycles = tp * flits as u64;
+        let inner = Pmnb::new(v, d, active, flits, tp_cycles, (0, flits as u64 / v.pieces(d) as u64));
+        // Independently of the engine: the prefix takes 2d steps per scan (two scans in III).
+        let scans = if v == Variant::Three { 2 } else { 1 };
+        let all = active.len() == 1 << d;
+        let pack_start = if all { 0 } else { scans * 2 * d as u64 * tp_cycles };
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let prog = Logged { inner, log: log.clone(), pack_start, ms: flits as u64 / v.pieces(d) as u64 };
+        let mut f = Fabric::new(&spec, Box::new(prog));
+        assert_eq!(f.run(), Ending::Quiescent);
+        assert!(f.scoreboard.ok(), "{v:?} d={d}: {:?}", f.scoreboard.counts());
+        assert!(f.program().failures().is_empty(), "{v:?} d={d}: {:?}", f.program().failures());
+        log.take()
+    }
+
+    /// Active sets for the d-cube: random ones of several sizes, a subcube, §3.1's
+    /// adversarial set (the upper half), the highest M nodes (every packet travels far),
+    /// evenly spread ones, alternate nodes, a single node and all of them.
+    fn sets(d: u32) -> Vec<Vec<u32>> {
+        let n = 1u32 << d;
+        let mut v = Vec::new();
+        for (i, k) in [1, 2, d, n / 3, n / 2, n - 1].into_iter().enumerate() {
+            v.push(ActiveSet::Random.choose(d, k.max(1), 100 + i as u64));
+        }
+        v.push(ActiveSet::Subcube.choose(d, n / 4, 0));
+        v.push(ActiveSet::Adversarial.choose(d, n / 2, 0));
+        v.push(ActiveSet::Adversarial.choose(d, (n / 2 - 1).max(1), 0));
+        v.push((n - n / 3..n).collect());
+        v.push((0..n).step_by(3).collect());
+        v.push((0..n).step_by(n as usize / 4).collect());
+        v.push((0..n).filter(|x| x % 2 == 1).collect());
+        v.push(vec![n - 1]);
+        v.push((0..n).collect());
+        v
+    }
+
+    /// §IV-A: the packing paths are disjoint — no two packets (of any class) cross the same
+    /// link in the same step — and the program sends exactly the paper's hops, on every
+    /// set, with ranks known (t_p = 0) and computed by the prefix (t_p = 1).
+    #[test]
+    fn packing_paths_are_disjoint_and_follow_the_greedy_rule() {
+        for d in 3..=8u32 {
+            for active in sets(d) {
+                for v in [Variant::One, Variant::Two, Variant::Three] {
+                    let mut paper = paper_routes(d, &classes(v, d, &active));
+                    let mut seen = HashSet::new();
+                    for h in &paper {
+                        assert!(
+                            seen.insert(*h),
+                            "{v:?} d={d} M={}: two packets on link {}→{} in step {}",
+                            active.len(),
+                            h.from,
+                            h.to,
+                            h.step
+                        );
+                    }
+                    paper.sort_unstable();
+                    for tp in [0, 1] {
+                        if tp == 1 && d > 6 {
+                            continue;
+                        }
+                        let mut sim = simulated_routes(v, d, &active, tp);
+                        sim.sort_unstable();
+                        assert_eq!(sim, paper, "{v:?} d={d} M={} tp={tp}: the program's packing hops", active.len());
+                    }
+                }
+            }
         }
     }
 }
