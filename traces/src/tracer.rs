@@ -18,7 +18,7 @@
 //! flags and states by name. `msg` is the message (broadcast) the packet carries, `packet`
 //! its packet-table slot. With 2^ν-wide links each output port has `lane<k>` sub-scopes.
 
-use crate::sink::WaveSink;
+use crate::sink::{WaveSink, ops};
 use fabric::Fabric;
 use fabric::probe::{CycleView, Probe};
 use router::{NONE, NodeId};
@@ -76,42 +76,79 @@ pub struct SignalInfo {
     pub translate: Option<&'static str>,
 }
 
+/// Occupancy and state signals of one input VC (`iv` its global index), and their values
+/// last written, packed as `occupancy << 2 | state` (the same as in `Tracer::last`).
+#[derive(Clone, Copy, Debug)]
+struct IvcSigs {
+    iv: u32,
+    occ: u32,
+    state: u32,
+    last: u32,
+}
+
+/// Set in `IvcSigs::last` when a flit enters the VC: sample it even if it was empty and idle.
+const WAKE: u32 = 1 << 31;
+
+/// The credits signal of output VC `vc` of global output port `op`, and its value last
+/// written (the same as in `Tracer::last`). `port` is the traced node's port index
+/// (`i * net + o`).
+#[derive(Clone, Copy, Debug)]
+struct CreditSigs {
+    op: u32,
+    port: u32,
+    vc: u16,
+    last: u16,
+    sig: u32,
+}
+
+/// Hand the value changes to the sink in batches of about this many words.
+const BATCH: usize = 1 << 16;
+
 /// The tracer. Create it before the run, attach it with [`Fabric::set_probe`], and call
 /// [`Tracer::finish`] on it afterwards.
+///
+/// Each cycle it compares what can have changed with the values last written and puts only
+/// the changes, with their timestamps, in a batch ([`crate::sink::ops`]) that goes to the
+/// sink whole: on a [`crate::Threaded`] sink the encoding happens on another thread.
 pub struct Tracer {
     sink: Option<Box<dyn WaveSink>>,
     opts: TraceOptions,
     pub signals: Vec<SignalInfo>,
     pub traced: Vec<NodeId>,
+    /// Each signal's value as last written (before the first timestamp: its initial value).
     last: Vec<u64>,
     slot: Vec<u32>,
     net: usize,
-    ports: usize,
     vcs: usize,
     lanes: usize,
     k: usize,
     /// Per traced node × network port × lane (NONE-filled where the port has no link).
     links: Vec<Option<LinkSigs>>,
-    /// Per traced node × network port × VC.
-    credits: Vec<usize>,
-    /// Per traced node × port × VC: occupancy and state.
-    occ: Vec<usize>,
-    state: Vec<usize>,
+    /// Register signals, per traced node `i` the range `start[i]..start[i + 1]`.
+    ivcs: Vec<IvcSigs>,
+    ivc_start: Vec<u32>,
+    /// Per input VC of the fabric (global index), its entry in `ivcs` or NONE.
+    ivc_entry: Vec<u32>,
+    credits: Vec<CreditSigs>,
+    credit_start: Vec<u32>,
+    /// Per traced node × network port: credits may have changed since the last sample (a
+    /// flit left, or credits were on the return line then).
+    credits_hot: Vec<bool>,
     nic_inject: Vec<usize>,
     nic_eject: Vec<usize>,
     nic_queue: Vec<usize>,
     /// Per traced node × channel.
     inj: Vec<ChanSigs>,
     ej: Vec<ChanSigs>,
-    /// Staging of the values of one timestamp.
-    staged_val: Vec<u64>,
-    staged_mark: Vec<bool>,
-    staged: Vec<usize>,
-    /// Pulse signals high at the last written cycle.
-    high: Vec<usize>,
-    /// Register changes for `pending_time`.
-    pending: Vec<(usize, u64)>,
-    pending_time: Option<u64>,
+    /// Per signal, the last cycle a pulse set it (`u64::MAX`: never).
+    pulsed_at: Vec<u64>,
+    /// Pulse signals set high in the last traced cycle, and in this one.
+    high: Vec<u32>,
+    high_now: Vec<u32>,
+    /// The last timestamp written; changes still go to it.
+    open: Option<u64>,
+    /// Write changes (false while the values of the first dump are gathered).
+    emit: bool,
     started: bool,
     done: bool,
     error: Option<io::Error>,
@@ -119,6 +156,9 @@ pub struct Tracer {
     pub link_flits: u64,
     deps: Vec<(u32, u8, router::Flit)>,
     lane_used: Vec<u8>,
+    masks: Vec<(u32, u64)>,
+    /// Timestamps and changes not yet handed to the sink.
+    batch: Vec<u64>,
 }
 
 fn bits_for(max: u64) -> u32 {
@@ -151,31 +191,34 @@ impl Tracer {
             last: Vec::new(),
             slot,
             net,
-            ports,
             vcs,
             lanes,
             k,
             links: vec![None; traced.len() * net * lanes],
-            credits: vec![usize::MAX; traced.len() * net * vcs],
-            occ: vec![usize::MAX; traced.len() * ports * vcs],
-            state: vec![usize::MAX; traced.len() * ports * vcs],
+            ivcs: Vec::new(),
+            ivc_start: vec![0],
+            ivc_entry: vec![NONE; n * ports * vcs],
+            credits: Vec::new(),
+            credit_start: vec![0],
+            credits_hot: vec![true; traced.len() * net],
             nic_inject: Vec::new(),
             nic_eject: Vec::new(),
             nic_queue: Vec::new(),
             inj: Vec::new(),
             ej: Vec::new(),
-            staged_val: Vec::new(),
-            staged_mark: Vec::new(),
-            staged: Vec::new(),
+            pulsed_at: Vec::new(),
             high: Vec::new(),
-            pending: Vec::new(),
-            pending_time: None,
+            high_now: Vec::new(),
+            open: None,
+            emit: true,
             started: false,
             done: false,
             error: None,
             link_flits: 0,
             deps: Vec::new(),
             lane_used: vec![0; traced.len() * net],
+            masks: Vec::new(),
+            batch: Vec::with_capacity(BATCH + 4096),
         };
         let mut path: Vec<String> = Vec::new();
         struct Decl<'a> {
@@ -247,8 +290,14 @@ impl Tracer {
                     }
                     for vc in 0..vcs {
                         d.scope(format!("vc{vc}"))?;
-                        t.credits[(i * net + o) * vcs + vc] =
-                            var(&mut d, &mut t, "credits", buf_bits, i, &format!("{g}.credits"), depth, None)?;
+                        let sig = var(&mut d, &mut t, "credits", buf_bits, i, &format!("{g}.credits"), depth, None)?;
+                        t.credits.push(CreditSigs {
+                            op: r.port_index(node, o) as u32,
+                            port: (i * net + o) as u32,
+                            vc: vc as u16,
+                            last: depth as u16,
+                            sig: sig as u32,
+                        });
                         d.up()?;
                     }
                     d.up()?;
@@ -262,8 +311,11 @@ impl Tracer {
                     for vc in 0..vcs {
                         d.scope(format!("vc{vc}"))?;
                         let gg = format!("{g}.vc{vc}");
-                        t.occ[(i * ports + p) * vcs + vc] = var(&mut d, &mut t, "occupancy", buf_bits, i, &gg, 0, None)?;
-                        t.state[(i * ports + p) * vcs + vc] = var(&mut d, &mut t, "state", 2, i, &gg, 0, Some("state"))?;
+                        let occ = var(&mut d, &mut t, "occupancy", buf_bits, i, &gg, 0, None)?;
+                        let state = var(&mut d, &mut t, "state", 2, i, &gg, 0, Some("state"))?;
+                        let iv = r.ivc_index(node, p, vc);
+                        t.ivc_entry[iv] = t.ivcs.len() as u32;
+                        t.ivcs.push(IvcSigs { iv: iv as u32, occ: occ as u32, state: state as u32, last: 0 });
                         d.up()?;
                     }
                     d.up()?;
@@ -296,120 +348,247 @@ impl Tracer {
                 }
                 d.up()?;
                 d.up()?;
+                t.ivc_start.push(t.ivcs.len() as u32);
+                t.credit_start.push(t.credits.len() as u32);
             }
             d.up()?;
         }
         sink.end_definitions()?;
-        let ns = t.signals.len();
-        t.staged_val = vec![0; ns];
-        t.staged_mark = vec![false; ns];
+        assert!(t.signals.len() <= crate::sink::ops::MAX_VARS, "too many signals");
+        t.pulsed_at = vec![u64::MAX; t.signals.len()];
         t.sink = Some(sink);
         Ok(t)
     }
 
+    /// Start timestamp `t`.
     #[inline]
-    fn stage(&mut self, sig: usize, val: u64) {
-        if !self.staged_mark[sig] {
-            self.staged_mark[sig] = true;
-            self.staged.push(sig);
-        }
-        self.staged_val[sig] = val;
+    fn time(&mut self, t: u64) {
+        ops::push_time(&mut self.batch, t);
+        self.open = Some(t);
     }
 
-    /// Write the staged values at cycle `t` (the first write dumps every signal).
-    fn flush(&mut self, t: u64) -> io::Result<()> {
-        let sink = self.sink.as_mut().expect("tracer sink");
-        sink.time(t)?;
-        if !self.started {
-            self.started = true;
-            for &s in &self.staged {
-                self.last[s] = self.staged_val[s];
-            }
-            for (s, v) in self.last.iter().enumerate() {
-                sink.change(s, *v)?;
-            }
-        } else {
-            for &s in &self.staged {
-                let v = self.staged_val[s];
-                if v != self.last[s] {
-                    sink.change(s, v)?;
-                    self.last[s] = v;
-                }
+    /// Set signal `s` to `v` at the open timestamp.
+    #[inline(always)]
+    fn set(&mut self, s: usize, v: u64) {
+        if self.last[s] != v {
+            self.last[s] = v;
+            if self.emit {
+                ops::push_change(&mut self.batch, s, v);
             }
         }
-        for &s in &self.staged {
-            self.staged_mark[s] = false;
-        }
-        self.staged.clear();
-        Ok(())
     }
 
-    /// Stage the register changes pending for their time, and the pulses going low.
-    fn stage_pending_and_lows(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
-        for &(s, v) in &pending {
-            self.stage(s, v);
+    /// Set a signal that holds its value for cycle `t` only; it goes back to 0 afterwards.
+    #[inline(always)]
+    fn pulse(&mut self, s: usize, v: u64, t: u64) {
+        self.set(s, v);
+        self.pulsed_at[s] = t;
+        if v != 0 {
+            self.high_now.push(s as u32);
         }
-        self.pending = pending;
-        self.pending.clear();
+    }
+
+    /// Pulses of the previous traced cycle go low, unless cycle `t` set them again.
+    fn lows(&mut self, t: u64) {
         let high = std::mem::take(&mut self.high);
         for &s in &high {
-            self.stage(s, 0);
+            if self.pulsed_at[s as usize] != t {
+                self.set(s as usize, 0);
+            }
         }
         self.high = high;
         self.high.clear();
+        std::mem::swap(&mut self.high, &mut self.high_now);
     }
 
-    /// Register values at the end of cycle `t`, as seen from cycle `t + 1`.
-    fn sample_registers(&mut self, f: &Fabric, t: u64, silent: bool) {
+    /// Every signal's value (the first timestamp's dump).
+    fn dump(&mut self) {
+        for (s, &v) in self.last.iter().enumerate() {
+            ops::push_change(&mut self.batch, s, v);
+        }
+    }
+
+    /// Register values at the end of cycle `t`: those that differ from the values written
+    /// go to timestamp `t + 1` (or, before the traced window, are only remembered). Unless
+    /// `full`, input VCs that were empty and idle and took no flit since, and output ports
+    /// whose credits cannot have changed, are skipped.
+    fn sample_registers(&mut self, f: &Fabric, t: u64, full: bool) {
         let r = &f.routers;
-        for i in 0..self.traced.len() {
-            let node = self.traced[i];
+        let Tracer { traced, ivcs, ivc_start, credits, credit_start, credits_hot, nic_queue, last, batch, emit, vcs, .. } = self;
+        let (emit, vcs) = (*emit, *vcs);
+        let mut set = |s: usize, v: u64| {
+            if last[s] != v {
+                last[s] = v;
+                if emit {
+                    ops::push_change(batch, s, v);
+                }
+            }
+        };
+        for (i, &node) in traced.iter().enumerate() {
             // Registers change only where the router was evaluated, holds flits, has credits
             // coming back, or its NIC works.
             if !(f.is_active(node) || r.may_change(node) || f.nics.busy(node)) {
                 continue;
             }
-            let base_iv = r.ivc_index(node, 0, 0);
-            let pv = self.ports * self.vcs;
-            for l in 0..pv {
-                let s = self.occ[i * pv + l];
-                if s == usize::MAX {
+            for p in &mut ivcs[ivc_start[i] as usize..ivc_start[i + 1] as usize] {
+                // Empty and idle, and no flit came in: it stays so.
+                if p.last == 0 && !full {
                     continue;
                 }
-                let iv = base_iv + l;
-                self.record(s, r.inputs.len(iv) as u64, silent);
-                self.record(self.state[i * pv + l], r.vc_activity(iv) as u64, silent);
+                let iv = p.iv as usize;
+                let now = (r.inputs.len(iv) as u32) << 2 | r.vc_activity(iv) as u32;
+                if now != p.last {
+                    p.last = now;
+                    set(p.occ as usize, (now >> 2) as u64);
+                    set(p.state as usize, (now & 3) as u64);
+                }
             }
-            for o in 0..self.net {
-                let op = r.port_index(node, o);
+            // One output port's VCs at a time.
+            for port in credits[credit_start[i] as usize..credit_start[i + 1] as usize].chunks_exact_mut(vcs) {
+                let op = port[0].op as usize;
                 let in_flight = r.outputs.credits_in_flight(op) > 0;
-                for vc in 0..self.vcs {
-                    let s = self.credits[(i * self.net + o) * self.vcs + vc];
-                    if s != usize::MAX {
-                        let c = if in_flight { r.outputs.credits_at(op, vc, t + 1) } else { r.outputs.credits[op * self.vcs + vc] };
-                        self.record(s, c as u64, silent);
+                // Credits change when a flit leaves (`credits_hot` set by `link`) or a credit
+                // comes back from the return line.
+                let hot = &mut credits_hot[port[0].port as usize];
+                if !(in_flight || *hot || full) {
+                    continue;
+                }
+                *hot = in_flight;
+                for c in port {
+                    debug_assert_eq!(c.op as usize, op);
+                    let vc = c.vc as usize;
+                    let now = if in_flight { r.outputs.credits_at(op, vc, t + 1) } else { r.outputs.credits[op * vcs + vc] };
+                    if now != c.last {
+                        c.last = now;
+                        set(c.sig as usize, now as u64);
                     }
                 }
             }
-            self.record(self.nic_queue[i], f.nics.queued(node).min(0xffff) as u64, silent);
+            set(nic_queue[i], f.nics.queued(node).min(0xffff) as u64);
         }
+    }
+
+    /// A flit enters input VC `iv` (global index) in this cycle.
+    #[inline(always)]
+    fn wake(&mut self, iv: usize) {
+        let e = self.ivc_entry[iv];
+        if e != NONE {
+            self.ivcs[e as usize].last |= WAKE;
+        }
+    }
+
+    /// This cycle's link activity.
+    fn departures(&mut self, v: &CycleView<'_>) {
+        let t = v.t;
+        let p = v.fabric.routers.ports();
+        if self.lanes == 1 {
+            // One flit per link and cycle: no lanes to assign.
+            for d in v.departures {
+                if let Some(ip) = v.fabric.downstream(d.out_port as usize) {
+                    self.wake(ip * self.vcs + d.vc as usize);
+                }
+                let (node, o) = (d.out_port as usize / p, d.out_port as usize % p);
+                let i = self.slot[node];
+                if i == NONE {
+                    continue;
+                }
+                let port = i as usize * self.net + o;
+                self.credits_hot[port] = true;
+                if let Some(s) = self.links[port] {
+                    self.link(s, d.vc, d.flit, v.fabric, t);
+                }
+            }
+            return;
+        }
+        self.deps.clear();
+        for d in v.departures {
+            if let Some(ip) = v.fabric.downstream(d.out_port as usize) {
+                self.wake(ip * self.vcs + d.vc as usize);
+            }
+            let (node, o) = (d.out_port as usize / p, d.out_port as usize % p);
+            let i = self.slot[node];
+            if i != NONE {
+                self.credits_hot[i as usize * self.net + o] = true;
+                self.deps.push((d.out_port, d.vc, d.flit));
+            }
+        }
+        // Flits of one port take its lanes in VC order.
+        self.deps.sort_unstable_by_key(|&(op, vc, _)| (op, vc));
+        let deps = std::mem::take(&mut self.deps);
+        for &(op, vc, flit) in &deps {
+            let (node, o) = (op as usize / p, op as usize % p);
+            let i = self.slot[node] as usize;
+            let lane = self.lane_used[i * self.net + o] as usize;
+            self.lane_used[i * self.net + o] += 1;
+            debug_assert!(lane < self.lanes, "more flits than lanes on output port {op}");
+            if let Some(s) = self.links[(i * self.net + o) * self.lanes + lane.min(self.lanes - 1)] {
+                self.link(s, vc, flit, v.fabric, t);
+            }
+        }
+        for &(op, _, _) in &deps {
+            let (node, o) = (op as usize / p, op as usize % p);
+            self.lane_used[self.slot[node] as usize * self.net + o] = 0;
+        }
+        self.deps = deps;
     }
 
     #[inline]
-    fn record(&mut self, s: usize, v: u64, silent: bool) {
-        if silent {
-            self.last[s] = v;
-        } else if v != self.last[s] {
-            self.pending.push((s, v));
-        }
+    fn link(&mut self, s: LinkSigs, vc: u8, flit: router::Flit, f: &Fabric, t: u64) {
+        let msg = f.packets.get(flit.packet).msg;
+        self.pulse(s.valid, 1, t);
+        self.pulse(s.flags, 4 | flit.flags.bits() as u64, t);
+        self.set(s.vc, vc as u64);
+        self.set(s.packet, flit.packet.0 as u64);
+        self.set(s.msg, msg as u64);
+        self.link_flits += 1;
     }
 
-    fn pulse(&mut self, s: usize, v: u64) {
-        self.stage(s, v);
-        if v != 0 {
-            self.high.push(s);
+    /// This cycle's NIC activity.
+    fn nics(&mut self, v: &CycleView<'_>) {
+        let t = v.t;
+        self.masks.clear();
+        let net = v.fabric.routers.params.net_ports as usize;
+        for &(node, ch, flit) in v.injections {
+            self.wake(v.fabric.routers.ivc_index(node, net + ch as usize, 0));
+            let i = self.slot[node.idx()];
+            if i == NONE {
+                continue;
+            }
+            let s = self.inj[i as usize * self.k + ch as usize];
+            let msg = v.fabric.packets.get(flit.packet).msg;
+            self.chan(s, flit, msg, t);
+            self.masks.push((self.nic_inject[i as usize] as u32, 1 << ch));
         }
+        for &(node, ej, msg) in v.ejections {
+            let i = self.slot[node.idx()];
+            if i == NONE {
+                continue;
+            }
+            let s = self.ej[i as usize * self.k + ej.channel as usize];
+            self.chan(s, ej.flit, msg, t);
+            self.masks.push((self.nic_eject[i as usize] as u32, 1 << ej.channel));
+        }
+        // One value per signal: the channels of a node together.
+        self.masks.sort_unstable();
+        let masks = std::mem::take(&mut self.masks);
+        let mut j = 0;
+        while j < masks.len() {
+            let (s, mut m) = masks[j];
+            j += 1;
+            while j < masks.len() && masks[j].0 == s {
+                m |= masks[j].1;
+                j += 1;
+            }
+            self.pulse(s as usize, m, t);
+        }
+        self.masks = masks;
+    }
+
+    fn chan(&mut self, s: ChanSigs, flit: router::Flit, msg: u32, t: u64) {
+        self.pulse(s.valid, 1, t);
+        self.pulse(s.flags, 4 | flit.flags.bits() as u64, t);
+        self.set(s.packet, flit.packet.0 as u64);
+        self.set(s.msg, msg as u64);
     }
 
     fn cycle_inner(&mut self, v: &CycleView<'_>) -> io::Result<()> {
@@ -419,99 +598,54 @@ impl Tracer {
         }
         if t < self.opts.from {
             if self.opts.from > 0 {
+                // Flits that moved are not looked at before the window: sample everything.
+                self.emit = false;
                 self.sample_registers(v.fabric, t, true);
+                self.emit = true;
             }
             return Ok(());
         }
         if t > self.opts.to {
-            self.close(self.opts.to + 1)?;
-            return Ok(());
+            return self.close(self.opts.to + 1);
         }
-        // Times before this cycle: pending registers and pulses going low.
-        match self.pending_time {
-            Some(p) if p < t => {
-                self.stage_pending_and_lows();
-                self.flush(p)?;
-            }
-            Some(_) => self.stage_pending_and_lows(),
-            None if !self.started && t > self.opts.from => self.flush(self.opts.from)?,
-            None => {}
-        }
-        // This cycle's link and NIC activity.
-        self.deps.clear();
-        let p = v.fabric.routers.ports();
-        for d in v.departures {
-            let node = d.out_port as usize / p;
-            if self.slot[node] != NONE {
-                self.deps.push((d.out_port, d.vc, d.flit));
+        // The dump of every signal's value comes first: at the window's start if this cycle
+        // is later, or after this cycle's activity if it is the start.
+        let dump_now = !self.started && t == self.opts.from;
+        if !self.started {
+            self.started = true;
+            self.time(self.opts.from);
+            if dump_now {
+                self.emit = false;
+            } else {
+                self.dump();
             }
         }
-        self.deps.sort_unstable_by_key(|&(op, vc, _)| (op, vc));
-        let deps = std::mem::take(&mut self.deps);
-        for &(op, vc, flit) in &deps {
-            let (node, o) = (op as usize / p, op as usize % p);
-            let i = self.slot[node] as usize;
-            let lane = self.lane_used[i * self.net + o] as usize;
-            self.lane_used[i * self.net + o] += 1;
-            let Some(s) = self.links[(i * self.net + o) * self.lanes + lane.min(self.lanes - 1)] else { continue };
-            let msg = v.fabric.packets.get(flit.packet).msg;
-            self.pulse(s.valid, 1);
-            self.pulse(s.flags, 4 | flit.flags.bits() as u64);
-            self.stage(s.vc, vc as u64);
-            self.stage(s.packet, flit.packet.0 as u64);
-            self.stage(s.msg, msg as u64);
-            self.link_flits += 1;
-        }
-        for &(op, _, _) in &deps {
-            let (node, o) = (op as usize / p, op as usize % p);
-            self.lane_used[self.slot[node] as usize * self.net + o] = 0;
-        }
-        self.deps = deps;
-        let mut inj_mask: Vec<(usize, u64)> = Vec::new();
-        for &(node, ch, flit) in v.injections {
-            let i = self.slot[node.idx()];
-            if i == NONE {
-                continue;
+        match self.open {
+            // Registers sampled after the last traced cycle are already at `t`.
+            Some(p) if p == t => {}
+            _ => {
+                // The last traced cycle's pulses go low at its next timestamp.
+                self.lows(t);
+                self.time(t);
             }
-            let s = self.inj[i as usize * self.k + ch as usize];
-            let msg = v.fabric.packets.get(flit.packet).msg;
-            self.chan(s, flit, msg);
-            inj_mask.push((self.nic_inject[i as usize], 1 << ch));
         }
-        for &(node, ej, msg) in v.ejections {
-            let i = self.slot[node.idx()];
-            if i == NONE {
-                continue;
-            }
-            let s = self.ej[i as usize * self.k + ej.channel as usize];
-            self.chan(s, ej.flit, msg);
-            inj_mask.push((self.nic_eject[i as usize], 1 << ej.channel));
+        self.departures(v);
+        self.nics(v);
+        self.lows(t);
+        if dump_now {
+            self.emit = true;
+            self.dump();
         }
-        inj_mask.sort_unstable();
-        let mut j = 0;
-        while j < inj_mask.len() {
-            let (s, mut m) = inj_mask[j];
-            j += 1;
-            while j < inj_mask.len() && inj_mask[j].0 == s {
-                m |= inj_mask[j].1;
-                j += 1;
-            }
-            self.pulse(s, m);
-        }
-        self.flush(t)?;
+        // Registers as seen from the next cycle.
+        self.time(t + 1);
         self.sample_registers(v.fabric, t, false);
-        self.pending_time = Some(t + 1);
+        if self.batch.len() >= BATCH {
+            self.sink.as_mut().expect("tracer sink").ops(&mut self.batch)?;
+        }
         Ok(())
     }
 
-    fn chan(&mut self, s: ChanSigs, flit: router::Flit, msg: u32) {
-        self.pulse(s.valid, 1);
-        self.pulse(s.flags, 4 | flit.flags.bits() as u64);
-        self.stage(s.packet, flit.packet.0 as u64);
-        self.stage(s.msg, msg as u64);
-    }
-
-    /// Write what is pending (at most up to cycle `end`) and stop tracing.
+    /// Write what is pending and stop tracing.
     fn close(&mut self, end: u64) -> io::Result<()> {
         if self.done {
             return Ok(());
@@ -519,13 +653,16 @@ impl Tracer {
         self.done = true;
         if !self.started {
             // Nothing happened inside the window: dump the values at its start.
-            return self.flush(self.opts.from);
+            self.time(self.opts.from);
+            self.dump();
+        } else {
+            // The last traced cycle's pulses go low at the timestamp after it.
+            debug_assert!(self.open.is_some_and(|p| p <= end), "timestamp {:?} after the end {end}", self.open);
+            let never = u64::MAX;
+            self.lows(never);
         }
-        if let Some(p) = self.pending_time {
-            self.stage_pending_and_lows();
-            self.flush(p.min(end))?;
-        }
-        Ok(())
+        let sink = self.sink.as_mut().expect("tracer sink");
+        sink.ops(&mut self.batch)
     }
 
     /// Finish the dump at the end of the run (`end` = the first cycle not simulated).
