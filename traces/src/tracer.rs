@@ -45,21 +45,23 @@ impl Default for TraceOptions {
 /// Translate-filter names of `flags` = {valid, tail, head}.
 pub const FLAG_NAMES: [(u64, &str); 5] = [(0, "-"), (4, "BODY"), (5, "HEAD"), (6, "TAIL"), (7, "HEADTAIL")];
 
+/// The signals of one output link (lane); `valid` is NONE where the port has no link.
 #[derive(Clone, Copy, Debug)]
 struct LinkSigs {
-    valid: usize,
-    flags: usize,
-    vc: usize,
-    packet: usize,
-    msg: usize,
+    valid: u32,
+    flags: u32,
+    vc: u32,
+    packet: u32,
+    msg: u32,
 }
 
+/// The signals of one NIC channel.
 #[derive(Clone, Copy, Debug)]
 struct ChanSigs {
-    valid: usize,
-    flags: usize,
-    packet: usize,
-    msg: usize,
+    valid: u32,
+    flags: u32,
+    packet: u32,
+    msg: u32,
 }
 
 /// A declared signal: its full GTKWave name, width, and which scope group it belongs to.
@@ -76,28 +78,20 @@ pub struct SignalInfo {
     pub translate: Option<&'static str>,
 }
 
-/// Occupancy and state signals of one input VC (`iv` its global index), and their values
-/// last written, packed as `occupancy << 2 | state` (the same as in `Tracer::last`).
+/// The occupancy signal of one input VC (`iv` its global index); its state signal is the
+/// next one. `up`: the traced output VC upstream (its index in `Tracer::credit_last`) that
+/// gets a credit back when a flit leaves this VC, or NONE.
 #[derive(Clone, Copy, Debug)]
 struct IvcSigs {
     iv: u32,
     occ: u32,
-    state: u32,
-    last: u32,
+    up: u32,
 }
 
-/// Set in `IvcSigs::last` when a flit enters the VC: sample it even if it was empty and idle.
-const WAKE: u32 = 1 << 31;
-
-/// The credits signal of output VC `vc` of global output port `op`, and its value last
-/// written (the same as in `Tracer::last`). `port` is the traced node's port index
-/// (`i * net + o`).
+/// The credits signals of one output port (global index `op`): VC `v`'s is `sig + v`.
 #[derive(Clone, Copy, Debug)]
-struct CreditSigs {
+struct PortSigs {
     op: u32,
-    port: u32,
-    vc: u16,
-    last: u16,
     sig: u32,
 }
 
@@ -122,27 +116,57 @@ pub struct Tracer {
     vcs: usize,
     lanes: usize,
     k: usize,
-    /// Per traced node × network port × lane (NONE-filled where the port has no link).
-    links: Vec<Option<LinkSigs>>,
-    /// Register signals, per traced node `i` the range `start[i]..start[i + 1]`.
+    /// Per traced node × network port × lane (`valid` NONE where the port has no link).
+    links: Vec<LinkSigs>,
+    /// Register signals. Their values last written are kept here, packed and per traced
+    /// node, not in `last` (which gets them only for the dump).
+    ///
+    /// Input VCs, per traced node `i` the range `ivc_start[i]..ivc_start[i + 1]`; the value
+    /// last written as `occupancy << 2 | state`; a bit in `ivc_live` unless that value is 0
+    /// (empty and idle) and no flit has come in since. Node `i`'s bits start at word
+    /// `live_start[i]` (entry `ivc_start[i] + j` is bit `j`).
     ivcs: Vec<IvcSigs>,
     ivc_start: Vec<u32>,
+    ivc_last: Vec<u32>,
+    ivc_live: Vec<u64>,
+    live_start: Vec<u32>,
+    /// Per entry of `ivcs`, its word and bit in `ivc_live`.
+    live_bit: Vec<(u32, u8)>,
+    /// Per entry of `ivcs`, the flits written into it in this cycle.
+    ivc_pushes: Vec<u8>,
     /// Per input VC of the fabric (global index), its entry in `ivcs` or NONE.
     ivc_entry: Vec<u32>,
-    credits: Vec<CreditSigs>,
-    credit_start: Vec<u32>,
-    /// Per traced node × network port: credits may have changed since the last sample (a
-    /// flit left, or credits were on the return line then).
-    credits_hot: Vec<bool>,
-    nic_inject: Vec<usize>,
-    nic_eject: Vec<usize>,
-    nic_queue: Vec<usize>,
+    /// Output ports with credits, per traced node the range `port_start[i]..port_start[i + 1]`;
+    /// the credits last written (port `k`'s VC `v` at `k * vcs + v`); set in `port_hot` if
+    /// the credits may have changed since (a flit left, or credits were on the return line).
+    ///
+    /// Where the node downstream is traced too, the credits are counted here from events
+    /// instead (`counted`): a flit that leaves takes one (`credit_now`), a flit that leaves
+    /// the downstream VC (its occupancy drops by more than flits came in) gives one back,
+    /// visible `credit_delay + 1` cycles later (`returns`, in order of that cycle).
+    ports: Vec<PortSigs>,
+    port_start: Vec<u32>,
+    credit_last: Vec<u16>,
+    port_hot: Vec<bool>,
+    counted: Vec<bool>,
+    /// Per traced node: some of its ports' credits are read from the router.
+    reads_credits: Vec<bool>,
+    credit_now: Vec<u16>,
+    returns: std::collections::VecDeque<(u64, u32)>,
+    /// Counted credits that changed in this cycle (indices into `credit_now`).
+    touched: Vec<u32>,
+    /// Per traced node × network port: its index in `ports`, or NONE.
+    port_of: Vec<u32>,
+    nic_inject: Vec<u32>,
+    nic_eject: Vec<u32>,
+    nic_queue: Vec<u32>,
+    queue_last: Vec<u16>,
     /// Per traced node × channel.
     inj: Vec<ChanSigs>,
     ej: Vec<ChanSigs>,
-    /// Per signal, the last cycle a pulse set it (`u64::MAX`: never).
-    pulsed_at: Vec<u64>,
-    /// Pulse signals set high in the last traced cycle, and in this one.
+    /// Pulse signals set in the current cycle (a bit per signal), and those set high in the
+    /// last traced cycle and in this one.
+    pulsed: Vec<u64>,
     high: Vec<u32>,
     high_now: Vec<u32>,
     /// The last timestamp written; changes still go to it.
@@ -194,19 +218,32 @@ impl Tracer {
             vcs,
             lanes,
             k,
-            links: vec![None; traced.len() * net * lanes],
+            links: vec![LinkSigs { valid: NONE, flags: NONE, vc: NONE, packet: NONE, msg: NONE }; traced.len() * net * lanes],
             ivcs: Vec::new(),
             ivc_start: vec![0],
+            ivc_last: Vec::new(),
+            ivc_live: Vec::new(),
+            live_start: vec![0],
+            live_bit: Vec::new(),
+            ivc_pushes: Vec::new(),
             ivc_entry: vec![NONE; n * ports * vcs],
-            credits: Vec::new(),
-            credit_start: vec![0],
-            credits_hot: vec![true; traced.len() * net],
+            ports: Vec::new(),
+            port_start: vec![0],
+            credit_last: Vec::new(),
+            port_hot: Vec::new(),
+            counted: Vec::new(),
+            reads_credits: Vec::new(),
+            credit_now: Vec::new(),
+            returns: std::collections::VecDeque::new(),
+            touched: Vec::new(),
+            port_of: vec![NONE; traced.len() * net],
             nic_inject: Vec::new(),
             nic_eject: Vec::new(),
             nic_queue: Vec::new(),
+            queue_last: Vec::new(),
             inj: Vec::new(),
             ej: Vec::new(),
-            pulsed_at: Vec::new(),
+            pulsed: Vec::new(),
             high: Vec::new(),
             high_now: Vec::new(),
             open: None,
@@ -277,29 +314,29 @@ impl Tracer {
                             g.clone()
                         };
                         let s = LinkSigs {
-                            valid: var(&mut d, &mut t, "valid", 1, i, &lg, 0, None)?,
-                            flags: var(&mut d, &mut t, "flags", 3, i, &lg, 0, Some("flags"))?,
-                            vc: var(&mut d, &mut t, "vc", vc_bits, i, &lg, 0, None)?,
-                            packet: var(&mut d, &mut t, "packet", 32, i, &lg, 0, None)?,
-                            msg: var(&mut d, &mut t, "msg", 32, i, &lg, 0, None)?,
+                            valid: var(&mut d, &mut t, "valid", 1, i, &lg, 0, None)? as u32,
+                            flags: var(&mut d, &mut t, "flags", 3, i, &lg, 0, Some("flags"))? as u32,
+                            vc: var(&mut d, &mut t, "vc", vc_bits, i, &lg, 0, None)? as u32,
+                            packet: var(&mut d, &mut t, "packet", 32, i, &lg, 0, None)? as u32,
+                            msg: var(&mut d, &mut t, "msg", 32, i, &lg, 0, None)? as u32,
                         };
-                        t.links[(i * net + o) * lanes + lane] = Some(s);
+                        t.links[(i * net + o) * lanes + lane] = s;
                         if lanes > 1 {
                             d.up()?;
                         }
                     }
+                    t.port_of[i * net + o] = t.ports.len() as u32;
                     for vc in 0..vcs {
                         d.scope(format!("vc{vc}"))?;
                         let sig = var(&mut d, &mut t, "credits", buf_bits, i, &format!("{g}.credits"), depth, None)?;
-                        t.credits.push(CreditSigs {
-                            op: r.port_index(node, o) as u32,
-                            port: (i * net + o) as u32,
-                            vc: vc as u16,
-                            last: depth as u16,
-                            sig: sig as u32,
-                        });
+                        if vc == 0 {
+                            t.ports.push(PortSigs { op: r.port_index(node, o) as u32, sig: sig as u32 });
+                        }
+                        debug_assert_eq!(sig, t.ports.last().unwrap().sig as usize + vc, "credits signals in VC order");
+                        t.credit_last.push(depth as u16);
                         d.up()?;
                     }
+                    t.port_hot.push(true);
                     d.up()?;
                 }
                 for p in 0..ports {
@@ -313,9 +350,11 @@ impl Tracer {
                         let gg = format!("{g}.vc{vc}");
                         let occ = var(&mut d, &mut t, "occupancy", buf_bits, i, &gg, 0, None)?;
                         let state = var(&mut d, &mut t, "state", 2, i, &gg, 0, Some("state"))?;
+                        debug_assert_eq!(state, occ + 1);
                         let iv = r.ivc_index(node, p, vc);
                         t.ivc_entry[iv] = t.ivcs.len() as u32;
-                        t.ivcs.push(IvcSigs { iv: iv as u32, occ: occ as u32, state: state as u32, last: 0 });
+                        t.ivcs.push(IvcSigs { iv: iv as u32, occ: occ as u32, up: NONE });
+                        t.ivc_last.push(0);
                         d.up()?;
                     }
                     d.up()?;
@@ -323,20 +362,21 @@ impl Tracer {
                 d.up()?;
                 d.scope("nic".into())?;
                 let h = var(&mut d, &mut t, "inject_valid", k as u32, i, "nic", 0, None)?;
-                t.nic_inject.push(h);
+                t.nic_inject.push(h as u32);
                 let h = var(&mut d, &mut t, "eject_valid", k as u32, i, "nic", 0, None)?;
-                t.nic_eject.push(h);
+                t.nic_eject.push(h as u32);
                 let h = var(&mut d, &mut t, "queue", 16, i, "nic", 0, None)?;
-                t.nic_queue.push(h);
+                t.nic_queue.push(h as u32);
+                t.queue_last.push(0);
                 for dir in ["inj", "ej"] {
                     for ch in 0..k {
                         let g = format!("nic.{dir}{ch}");
                         d.scope(format!("{dir}{ch}"))?;
                         let s = ChanSigs {
-                            valid: var(&mut d, &mut t, "valid", 1, i, &g, 0, None)?,
-                            flags: var(&mut d, &mut t, "flags", 3, i, &g, 0, Some("flags"))?,
-                            packet: var(&mut d, &mut t, "packet", 32, i, &g, 0, None)?,
-                            msg: var(&mut d, &mut t, "msg", 32, i, &g, 0, None)?,
+                            valid: var(&mut d, &mut t, "valid", 1, i, &g, 0, None)? as u32,
+                            flags: var(&mut d, &mut t, "flags", 3, i, &g, 0, Some("flags"))? as u32,
+                            packet: var(&mut d, &mut t, "packet", 32, i, &g, 0, None)? as u32,
+                            msg: var(&mut d, &mut t, "msg", 32, i, &g, 0, None)? as u32,
                         };
                         if dir == "inj" {
                             t.inj.push(s);
@@ -348,14 +388,39 @@ impl Tracer {
                 }
                 d.up()?;
                 d.up()?;
+                let lo = *t.ivc_start.last().unwrap() as usize;
+                let words = (t.ivcs.len() - lo).div_ceil(64);
+                let w0 = *t.live_start.last().unwrap();
+                t.live_bit.extend((0..t.ivcs.len() - lo).map(|j| (w0 + (j / 64) as u32, (j % 64) as u8)));
+                t.live_start.push(w0 + words as u32);
                 t.ivc_start.push(t.ivcs.len() as u32);
-                t.credit_start.push(t.credits.len() as u32);
+                t.port_start.push(t.ports.len() as u32);
             }
             d.up()?;
         }
         sink.end_definitions()?;
         assert!(t.signals.len() <= crate::sink::ops::MAX_VARS, "too many signals");
-        t.pulsed_at = vec![u64::MAX; t.signals.len()];
+        t.pulsed = vec![0; t.signals.len().div_ceil(64)];
+        t.ivc_live = vec![0; *t.live_start.last().unwrap() as usize];
+        t.ivc_pushes = vec![0; t.ivcs.len()];
+        // Count the credits of ports whose downstream VCs are traced.
+        t.counted = vec![false; t.ports.len()];
+        t.credit_now = t.credit_last.clone();
+        for e in 0..t.ivcs.len() {
+            let (node, p, vc) = r.ivc_location(t.ivcs[e].iv as usize);
+            let Some(op) = (p < net).then(|| fabric.upstream(r.port_index(node, p))).flatten() else { continue };
+            let (up_node, o) = (op / ports, op % ports);
+            let i = t.slot[up_node];
+            if i == NONE {
+                continue;
+            }
+            let k = t.port_of[i as usize * net + o];
+            if k != NONE {
+                t.ivcs[e].up = k * vcs as u32 + vc as u32;
+                t.counted[k as usize] = true;
+            }
+        }
+        t.reads_credits = (0..t.traced.len()).map(|i| (t.port_start[i]..t.port_start[i + 1]).any(|k| !t.counted[k as usize])).collect();
         t.sink = Some(sink);
         Ok(t)
     }
@@ -369,7 +434,8 @@ impl Tracer {
 
     /// Set signal `s` to `v` at the open timestamp.
     #[inline(always)]
-    fn set(&mut self, s: usize, v: u64) {
+    fn set(&mut self, s: u32, v: u64) {
+        let s = s as usize;
         if self.last[s] != v {
             self.last[s] = v;
             if self.emit {
@@ -378,50 +444,85 @@ impl Tracer {
         }
     }
 
-    /// Set a signal that holds its value for cycle `t` only; it goes back to 0 afterwards.
+    /// Set a signal that holds its value (not 0) for this cycle only.
     #[inline(always)]
-    fn pulse(&mut self, s: usize, v: u64, t: u64) {
+    fn pulse(&mut self, s: u32, v: u64) {
+        debug_assert!(v != 0);
         self.set(s, v);
-        self.pulsed_at[s] = t;
-        if v != 0 {
-            self.high_now.push(s as u32);
-        }
+        self.pulsed[s as usize / 64] |= 1 << (s % 64);
+        self.high_now.push(s);
     }
 
-    /// Pulses of the previous traced cycle go low, unless cycle `t` set them again.
-    fn lows(&mut self, t: u64) {
+    /// Pulses of the previous traced cycle go low unless this cycle set them again.
+    fn lows(&mut self) {
         let high = std::mem::take(&mut self.high);
         for &s in &high {
-            if self.pulsed_at[s as usize] != t {
-                self.set(s as usize, 0);
+            if self.pulsed[s as usize / 64] & 1 << (s % 64) == 0 {
+                self.set(s, 0);
             }
         }
-        self.high = high;
-        self.high.clear();
-        std::mem::swap(&mut self.high, &mut self.high_now);
+        self.high = std::mem::replace(&mut self.high_now, high);
+        self.high_now.clear();
+        for &s in &self.high {
+            self.pulsed[s as usize / 64] &= !(1 << (s % 64));
+        }
     }
 
     /// Every signal's value (the first timestamp's dump).
     fn dump(&mut self) {
+        // The registers' values are kept apart.
+        for (p, &v) in self.ivcs.iter().zip(&self.ivc_last) {
+            self.last[p.occ as usize] = (v >> 2) as u64;
+            self.last[p.occ as usize + 1] = (v & 3) as u64;
+        }
+        for (k, p) in self.ports.iter().enumerate() {
+            for v in 0..self.vcs {
+                self.last[p.sig as usize + v] = self.credit_last[k * self.vcs + v] as u64;
+            }
+        }
+        for (&s, &v) in self.nic_queue.iter().zip(&self.queue_last) {
+            self.last[s as usize] = v as u64;
+        }
         for (s, &v) in self.last.iter().enumerate() {
             ops::push_change(&mut self.batch, s, v);
         }
     }
 
     /// Register values at the end of cycle `t`: those that differ from the values written
-    /// go to timestamp `t + 1` (or, before the traced window, are only remembered). Unless
-    /// `full`, input VCs that were empty and idle and took no flit since, and output ports
-    /// whose credits cannot have changed, are skipped.
-    fn sample_registers(&mut self, f: &Fabric, t: u64, full: bool) {
+    /// go to timestamp `t + 1` (or, before the traced window, are only remembered). Input VCs
+    /// that were empty and idle and took no flit since, and output ports whose credits
+    /// cannot have changed, are not looked at.
+    fn sample_registers(&mut self, f: &Fabric, t: u64) {
         let r = &f.routers;
-        let Tracer { traced, ivcs, ivc_start, credits, credit_start, credits_hot, nic_queue, last, batch, emit, vcs, .. } = self;
+        let credit_ready = t + 1 + r.params.pipeline.credit_delay as u64;
+        let Tracer {
+            traced,
+            ivcs,
+            ivc_start,
+            ivc_last,
+            ivc_live,
+            live_start,
+            ivc_pushes,
+            ports,
+            port_start,
+            credit_last,
+            port_hot,
+            counted,
+            reads_credits,
+            credit_now,
+            returns,
+            touched,
+            nic_queue,
+            queue_last,
+            batch,
+            emit,
+            vcs,
+            ..
+        } = self;
         let (emit, vcs) = (*emit, *vcs);
-        let mut set = |s: usize, v: u64| {
-            if last[s] != v {
-                last[s] = v;
-                if emit {
-                    ops::push_change(batch, s, v);
-                }
+        let mut change = |s: usize, v: u64| {
+            if emit {
+                ops::push_change(batch, s, v);
             }
         };
         for (i, &node) in traced.iter().enumerate() {
@@ -430,41 +531,93 @@ impl Tracer {
             if !(f.is_active(node) || r.may_change(node) || f.nics.busy(node)) {
                 continue;
             }
-            for p in &mut ivcs[ivc_start[i] as usize..ivc_start[i + 1] as usize] {
-                // Empty and idle, and no flit came in: it stays so.
-                if p.last == 0 && !full {
-                    continue;
-                }
-                let iv = p.iv as usize;
-                let now = (r.inputs.len(iv) as u32) << 2 | r.vc_activity(iv) as u32;
-                if now != p.last {
-                    p.last = now;
-                    set(p.occ as usize, (now >> 2) as u64);
-                    set(p.state as usize, (now & 3) as u64);
-                }
-            }
-            // One output port's VCs at a time.
-            for port in credits[credit_start[i] as usize..credit_start[i + 1] as usize].chunks_exact_mut(vcs) {
-                let op = port[0].op as usize;
-                let in_flight = r.outputs.credits_in_flight(op) > 0;
-                // Credits change when a flit leaves (`credits_hot` set by `link`) or a credit
-                // comes back from the return line.
-                let hot = &mut credits_hot[port[0].port as usize];
-                if !(in_flight || *hot || full) {
-                    continue;
-                }
-                *hot = in_flight;
-                for c in port {
-                    debug_assert_eq!(c.op as usize, op);
-                    let vc = c.vc as usize;
-                    let now = if in_flight { r.outputs.credits_at(op, vc, t + 1) } else { r.outputs.credits[op * vcs + vc] };
-                    if now != c.last {
-                        c.last = now;
-                        set(c.sig as usize, now as u64);
+            let (lo, hi) = (ivc_start[i] as usize, ivc_start[i + 1] as usize);
+            let (sigs, lasts, pushes) = (&ivcs[lo..hi], &mut ivc_last[lo..hi], &mut ivc_pushes[lo..hi]);
+            let live = &mut ivc_live[live_start[i] as usize..live_start[i + 1] as usize];
+            for (w, word) in live.iter_mut().enumerate() {
+                let mut bits = *word;
+                while bits != 0 {
+                    let j = 64 * w + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let p = sigs[j];
+                    let iv = p.iv as usize;
+                    let len = r.inputs.len(iv) as u32;
+                    let now = len << 2 | r.vc_activity(iv) as u32;
+                    let was = std::mem::replace(&mut lasts[j], now);
+                    if (now ^ was) >> 2 != 0 {
+                        change(p.occ as usize, len as u64);
+                    }
+                    if (now ^ was) & 3 != 0 {
+                        change(p.occ as usize + 1, (now & 3) as u64);
+                    }
+                    // Flits that left give credits back upstream.
+                    let came = std::mem::take(&mut pushes[j]) as u32;
+                    debug_assert!((was >> 2) + came >= len, "input VC {iv}: {} flits, {came} came in, now {len}", was >> 2);
+                    let left = ((was >> 2) + came).saturating_sub(len);
+                    if left > 0 && p.up != NONE {
+                        for _ in 0..left {
+                            returns.push_back((credit_ready, p.up));
+                        }
+                    }
+                    // Empty and idle: it stays so until a flit comes in (`wake`).
+                    if now == 0 {
+                        *word &= !(1 << (j % 64));
                     }
                 }
             }
-            set(nic_queue[i], f.nics.queued(node).min(0xffff) as u64);
+            // Credits of ports whose downstream is not traced, read from the router.
+            let (plo, phi) = if reads_credits[i] { (port_start[i] as usize, port_start[i + 1] as usize) } else { (0, 0) };
+            let ports = ports[plo..phi].iter().zip(&counted[plo..phi]).zip(&mut port_hot[plo..phi]);
+            for (k, ((p, &counted), hot)) in (plo..).zip(ports) {
+                if counted {
+                    continue;
+                }
+                let op = p.op as usize;
+                let in_flight = r.outputs.credits_in_flight(op) > 0;
+                // Credits change when a flit leaves (`hot`, set by `departures`) or a credit
+                // comes back from the return line.
+                if !(in_flight || *hot) {
+                    continue;
+                }
+                *hot = in_flight;
+                for (v, last) in credit_last[k * vcs..(k + 1) * vcs].iter_mut().enumerate() {
+                    let now = if in_flight { r.outputs.credits_at(op, v, t + 1) } else { r.outputs.credits[op * vcs + v] };
+                    if now != *last {
+                        *last = now;
+                        change(p.sig as usize + v, now as u64);
+                    }
+                }
+            }
+            let q = f.nics.queued(node).min(0xffff) as u16;
+            if q != queue_last[i] {
+                queue_last[i] = q;
+                change(nic_queue[i] as usize, q as u64);
+            }
+        }
+        // Counted credits: those back by `t + 1`, then every one that changed.
+        while let Some(&(ready, c)) = returns.front() {
+            if ready > t + 1 {
+                break;
+            }
+            returns.pop_front();
+            credit_now[c as usize] += 1;
+            touched.push(c);
+        }
+        for &c in touched.iter() {
+            let (c, now) = (c as usize, credit_now[c as usize]);
+            if now != credit_last[c] {
+                credit_last[c] = now;
+                change(ports[c / vcs].sig as usize + c % vcs, now as u64);
+            }
+        }
+        touched.clear();
+        if cfg!(debug_assertions) {
+            for (k, p) in ports.iter().enumerate().filter(|&(k, _)| counted[k]) {
+                for v in 0..vcs {
+                    let router = r.outputs.credits_at(p.op as usize, v, t + 1);
+                    assert_eq!(credit_now[k * vcs + v], router, "counted credits of output port {} VC {v} at cycle {}", p.op, t + 1);
+                }
+            }
         }
     }
 
@@ -473,15 +626,17 @@ impl Tracer {
     fn wake(&mut self, iv: usize) {
         let e = self.ivc_entry[iv];
         if e != NONE {
-            self.ivcs[e as usize].last |= WAKE;
+            let (w, b) = self.live_bit[e as usize];
+            self.ivc_live[w as usize] |= 1 << b;
+            self.ivc_pushes[e as usize] += 1;
         }
     }
 
-    /// This cycle's link activity.
-    fn departures(&mut self, v: &CycleView<'_>) {
-        let t = v.t;
+    /// This cycle's link activity: flits into input VCs and credits taken, and (if `show`)
+    /// the link signals.
+    fn departures(&mut self, v: &CycleView<'_>, show: bool) {
         let p = v.fabric.routers.ports();
-        if self.lanes == 1 {
+        if self.lanes == 1 || !show {
             // One flit per link and cycle: no lanes to assign.
             for d in v.departures {
                 if let Some(ip) = v.fabric.downstream(d.out_port as usize) {
@@ -493,9 +648,12 @@ impl Tracer {
                     continue;
                 }
                 let port = i as usize * self.net + o;
-                self.credits_hot[port] = true;
-                if let Some(s) = self.links[port] {
-                    self.link(s, d.vc, d.flit, v.fabric, t);
+                self.took_credit(port, d.vc);
+                if show {
+                    let s = self.links[port];
+                    if s.valid != NONE {
+                        self.link(s, d.vc, d.flit, v.fabric);
+                    }
                 }
             }
             return;
@@ -508,7 +666,7 @@ impl Tracer {
             let (node, o) = (d.out_port as usize / p, d.out_port as usize % p);
             let i = self.slot[node];
             if i != NONE {
-                self.credits_hot[i as usize * self.net + o] = true;
+                self.took_credit(i as usize * self.net + o, d.vc);
                 self.deps.push((d.out_port, d.vc, d.flit));
             }
         }
@@ -521,8 +679,9 @@ impl Tracer {
             let lane = self.lane_used[i * self.net + o] as usize;
             self.lane_used[i * self.net + o] += 1;
             debug_assert!(lane < self.lanes, "more flits than lanes on output port {op}");
-            if let Some(s) = self.links[(i * self.net + o) * self.lanes + lane.min(self.lanes - 1)] {
-                self.link(s, vc, flit, v.fabric, t);
+            let s = self.links[(i * self.net + o) * self.lanes + lane.min(self.lanes - 1)];
+            if s.valid != NONE {
+                self.link(s, vc, flit, v.fabric);
             }
         }
         for &(op, _, _) in &deps {
@@ -532,41 +691,60 @@ impl Tracer {
         self.deps = deps;
     }
 
+    /// A flit left on traced port `port` (`i * net + o`) for `vc`: it takes a credit.
+    #[inline(always)]
+    fn took_credit(&mut self, port: usize, vc: u8) {
+        let k = self.port_of[port];
+        if k != NONE {
+            let k = k as usize;
+            if self.counted[k] {
+                let c = k * self.vcs + vc as usize;
+                self.credit_now[c] -= 1;
+                self.touched.push(c as u32);
+            } else {
+                self.port_hot[k] = true;
+            }
+        }
+    }
+
     #[inline]
-    fn link(&mut self, s: LinkSigs, vc: u8, flit: router::Flit, f: &Fabric, t: u64) {
+    fn link(&mut self, s: LinkSigs, vc: u8, flit: router::Flit, f: &Fabric) {
         let msg = f.packets.get(flit.packet).msg;
-        self.pulse(s.valid, 1, t);
-        self.pulse(s.flags, 4 | flit.flags.bits() as u64, t);
+        self.pulse(s.valid, 1);
+        self.pulse(s.flags, 4 | flit.flags.bits() as u64);
         self.set(s.vc, vc as u64);
         self.set(s.packet, flit.packet.0 as u64);
         self.set(s.msg, msg as u64);
         self.link_flits += 1;
     }
 
-    /// This cycle's NIC activity.
-    fn nics(&mut self, v: &CycleView<'_>) {
-        let t = v.t;
+    /// This cycle's NIC activity: flits into injection buffers and (if `show`) the NIC
+    /// signals.
+    fn nics(&mut self, v: &CycleView<'_>, show: bool) {
         self.masks.clear();
         let net = v.fabric.routers.params.net_ports as usize;
         for &(node, ch, flit) in v.injections {
             self.wake(v.fabric.routers.ivc_index(node, net + ch as usize, 0));
+            if !show {
+                continue;
+            }
             let i = self.slot[node.idx()];
             if i == NONE {
                 continue;
             }
             let s = self.inj[i as usize * self.k + ch as usize];
             let msg = v.fabric.packets.get(flit.packet).msg;
-            self.chan(s, flit, msg, t);
-            self.masks.push((self.nic_inject[i as usize] as u32, 1 << ch));
+            self.chan(s, flit, msg);
+            self.masks.push((self.nic_inject[i as usize], 1 << ch));
         }
-        for &(node, ej, msg) in v.ejections {
+        for &(node, ej, msg) in v.ejections.iter().filter(|_| show) {
             let i = self.slot[node.idx()];
             if i == NONE {
                 continue;
             }
             let s = self.ej[i as usize * self.k + ej.channel as usize];
-            self.chan(s, ej.flit, msg, t);
-            self.masks.push((self.nic_eject[i as usize] as u32, 1 << ej.channel));
+            self.chan(s, ej.flit, msg);
+            self.masks.push((self.nic_eject[i as usize], 1 << ej.channel));
         }
         // One value per signal: the channels of a node together.
         self.masks.sort_unstable();
@@ -579,14 +757,14 @@ impl Tracer {
                 m |= masks[j].1;
                 j += 1;
             }
-            self.pulse(s as usize, m, t);
+            self.pulse(s, m);
         }
         self.masks = masks;
     }
 
-    fn chan(&mut self, s: ChanSigs, flit: router::Flit, msg: u32, t: u64) {
-        self.pulse(s.valid, 1, t);
-        self.pulse(s.flags, 4 | flit.flags.bits() as u64, t);
+    fn chan(&mut self, s: ChanSigs, flit: router::Flit, msg: u32) {
+        self.pulse(s.valid, 1);
+        self.pulse(s.flags, 4 | flit.flags.bits() as u64);
         self.set(s.packet, flit.packet.0 as u64);
         self.set(s.msg, msg as u64);
     }
@@ -597,12 +775,12 @@ impl Tracer {
             return Ok(());
         }
         if t < self.opts.from {
-            if self.opts.from > 0 {
-                // Flits that moved are not looked at before the window: sample everything.
-                self.emit = false;
-                self.sample_registers(v.fabric, t, true);
-                self.emit = true;
-            }
+            // Before the window: follow the registers without writing them.
+            self.emit = false;
+            self.departures(v, false);
+            self.nics(v, false);
+            self.sample_registers(v.fabric, t);
+            self.emit = true;
             return Ok(());
         }
         if t > self.opts.to {
@@ -625,20 +803,20 @@ impl Tracer {
             Some(p) if p == t => {}
             _ => {
                 // The last traced cycle's pulses go low at its next timestamp.
-                self.lows(t);
+                self.lows();
                 self.time(t);
             }
         }
-        self.departures(v);
-        self.nics(v);
-        self.lows(t);
+        self.departures(v, true);
+        self.nics(v, true);
+        self.lows();
         if dump_now {
             self.emit = true;
             self.dump();
         }
         // Registers as seen from the next cycle.
         self.time(t + 1);
-        self.sample_registers(v.fabric, t, false);
+        self.sample_registers(v.fabric, t);
         if self.batch.len() >= BATCH {
             self.sink.as_mut().expect("tracer sink").ops(&mut self.batch)?;
         }
@@ -658,8 +836,7 @@ impl Tracer {
         } else {
             // The last traced cycle's pulses go low at the timestamp after it.
             debug_assert!(self.open.is_some_and(|p| p <= end), "timestamp {:?} after the end {end}", self.open);
-            let never = u64::MAX;
-            self.lows(never);
+            self.lows();
         }
         let sink = self.sink.as_mut().expect("tracer sink");
         sink.ops(&mut self.batch)
