@@ -468,3 +468,179 @@ impl WaveSink for Threaded {
         result.and(sent)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn ops_decode_what_was_pushed() {
+        let mut b = Vec::new();
+        ops::push_time(&mut b, 0);
+        ops::push_change(&mut b, 0, 0);
+        ops::push_change(&mut b, 7, u32::MAX as u64);
+        ops::push_change(&mut b, ops::MAX_VARS - 1, u64::MAX);
+        ops::push_time(&mut b, (1 << 62) - 1);
+        ops::push_change(&mut b, 3, 1 << 32);
+        let got: Vec<ops::Op> = ops::decode(&b).collect();
+        use ops::Op::*;
+        assert_eq!(
+            got,
+            [
+                Time(0),
+                Change(0, 0),
+                Change(7, u32::MAX as u64),
+                Change(ops::MAX_VARS - 1, u64::MAX),
+                Time((1 << 62) - 1),
+                Change(3, 1 << 32)
+            ]
+        );
+        // Values of 32 bits or fewer take one word.
+        assert_eq!(b.len(), 8);
+    }
+
+    #[test]
+    fn digits_are_the_low_bits_msb_first() {
+        for n in 1..=64u32 {
+            for v in [0, 1, 2, 5, 0xff, 0x1234_5678, u64::MAX, 0x8000_0000_0000_0001] {
+                let mut d = [0u8; 64];
+                digits(v, n, &mut d);
+                let masked = if n == 64 { v } else { v & ((1 << n) - 1) };
+                assert_eq!(std::str::from_utf8(&d[..n as usize]).unwrap(), format!("{masked:0w$b}", w = n as usize), "{v:#x} in {n} bits");
+            }
+        }
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("flitwave-sink-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d.join(name)
+    }
+
+    /// The value-change lines are what the `vcd` crate writes, whether they come one by
+    /// one or in a batch: `b` and the value without leading zeros for vectors.
+    #[test]
+    fn vcd_lines_match_the_vcd_crate() {
+        let widths = [1u32, 2, 4, 32, 64];
+        let values = [0u64, 1, 5, 0xffff_ffff, u64::MAX];
+        let write = |path: &Path, batched: bool| {
+            let mut s = VcdSink::create(path, 1, "test").unwrap();
+            s.scope("top").unwrap();
+            for (i, &w) in widths.iter().enumerate() {
+                assert_eq!(s.var(&format!("v{i}"), w).unwrap(), i);
+            }
+            s.upscope().unwrap();
+            s.end_definitions().unwrap();
+            let mut b = Vec::new();
+            for t in 0..values.len() as u64 {
+                ops::push_time(&mut b, t);
+                for (i, &w) in widths.iter().enumerate() {
+                    let v = values[t as usize];
+                    ops::push_change(&mut b, i, if w == 64 { v } else { v & ((1 << w) - 1) });
+                }
+            }
+            if batched {
+                s.ops(&mut b).unwrap();
+                assert!(b.is_empty());
+            } else {
+                for op in ops::decode(&b) {
+                    match op {
+                        ops::Op::Time(t) => s.time(t).unwrap(),
+                        ops::Op::Change(v, x) => s.change(v, x).unwrap(),
+                    }
+                }
+            }
+            Box::new(s).finish().unwrap();
+            std::fs::read_to_string(path).unwrap()
+        };
+        let (a, b) = (write(&scratch("a.vcd"), true), write(&scratch("b.vcd"), false));
+        assert_eq!(a, b);
+        // The same changes through the `vcd` crate's own writer.
+        let mut expect = Vec::new();
+        {
+            let mut w = vcd::Writer::new(&mut expect);
+            let ids: Vec<vcd::IdCode> = (0..widths.len() as u32).map(vcd::IdCode::from).collect();
+            for (t, &value) in values.iter().enumerate() {
+                w.timestamp(t as u64).unwrap();
+                if t == 0 {
+                    w.begin(vcd::SimulationCommand::Dumpvars).unwrap();
+                }
+                for (i, &wd) in widths.iter().enumerate() {
+                    let v = if wd == 64 { value } else { value & ((1 << wd) - 1) };
+                    if wd == 1 {
+                        w.change_scalar(ids[i], if v == 1 { vcd::Value::V1 } else { vcd::Value::V0 }).unwrap();
+                    } else {
+                        let bits: Vec<vcd::Value> =
+                            format!("{v:b}").chars().map(|c| if c == '1' { vcd::Value::V1 } else { vcd::Value::V0 }).collect();
+                        w.change_vector(ids[i], bits).unwrap();
+                    }
+                }
+                if t == 0 {
+                    w.end().unwrap();
+                }
+            }
+        }
+        let expect = String::from_utf8(expect).unwrap();
+        let body = &a[a.find("#0").unwrap()..];
+        assert_eq!(body, expect);
+    }
+
+    /// Records what reaches it.
+    struct Recorder(Arc<Mutex<Vec<ops::Op>>>);
+
+    impl WaveSink for Recorder {
+        fn scope(&mut self, _: &str) -> io::Result<()> {
+            Ok(())
+        }
+        fn upscope(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+        fn var(&mut self, _: &str, _: u32) -> io::Result<usize> {
+            Ok(0)
+        }
+        fn end_definitions(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+        fn time(&mut self, t: u64) -> io::Result<()> {
+            self.0.lock().unwrap().push(ops::Op::Time(t));
+            Ok(())
+        }
+        fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
+            self.0.lock().unwrap().push(ops::Op::Change(var, value));
+            Ok(())
+        }
+        fn finish(self: Box<Self>) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Batches and single changes reach the writer thread in order, with buffers reused.
+    #[test]
+    fn threaded_keeps_the_order() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut s: Box<dyn WaveSink> = Box::new(Threaded::new(Box::new(Recorder(seen.clone()))));
+        s.end_definitions().unwrap();
+        let mut expect = Vec::new();
+        let mut b = Vec::new();
+        for t in 0..3 * BATCH as u64 {
+            if t % 1000 == 0 {
+                // One by one, then in bulk.
+                s.time(t).unwrap();
+                s.change(1, t).unwrap();
+                expect.extend([ops::Op::Time(t), ops::Op::Change(1, t)]);
+            } else {
+                ops::push_time(&mut b, t);
+                ops::push_change(&mut b, 2, t << 20);
+                expect.extend([ops::Op::Time(t), ops::Op::Change(2, t << 20)]);
+            }
+            if b.len() >= BATCH || t % 1000 == 999 {
+                s.ops(&mut b).unwrap();
+                assert!(b.is_empty());
+            }
+        }
+        s.ops(&mut b).unwrap();
+        s.finish().unwrap();
+        assert_eq!(*seen.lock().unwrap(), expect);
+    }
+}
