@@ -95,6 +95,18 @@ struct PortSigs {
     sig: u32,
 }
 
+/// What a flit leaving on an output port (global index) of the fabric touches here, looked
+/// up once: the downstream input VC 0's entry in `Tracer::ivcs` and its live bit (word
+/// `<< 6 | bit`), or NONE; the traced port (`i * net + o`) and its index in `Tracer::ports`,
+/// or NONE.
+#[derive(Clone, Copy, Debug)]
+struct OpInfo {
+    down: u32,
+    down_bit: u32,
+    port: u32,
+    k: u32,
+}
+
 /// Hand the value changes to the sink in batches of about this many words.
 const BATCH: usize = 1 << 16;
 
@@ -136,6 +148,8 @@ pub struct Tracer {
     ivc_pushes: Vec<u8>,
     /// Per input VC of the fabric (global index), its entry in `ivcs` or NONE.
     ivc_entry: Vec<u32>,
+    /// Per output port of the fabric (global index).
+    by_op: Vec<OpInfo>,
     /// Output ports with credits, per traced node the range `port_start[i]..port_start[i + 1]`;
     /// the credits last written (port `k`'s VC `v` at `k * vcs + v`); set in `port_hot` if
     /// the credits may have changed since (a flit left, or credits were on the return line).
@@ -227,6 +241,7 @@ impl Tracer {
             live_bit: Vec::new(),
             ivc_pushes: Vec::new(),
             ivc_entry: vec![NONE; n * ports * vcs],
+            by_op: Vec::new(),
             ports: Vec::new(),
             port_start: vec![0],
             credit_last: Vec::new(),
@@ -421,6 +436,22 @@ impl Tracer {
             }
         }
         t.reads_credits = (0..t.traced.len()).map(|i| (t.port_start[i]..t.port_start[i + 1]).any(|k| !t.counted[k as usize])).collect();
+        t.by_op = (0..n * ports)
+            .map(|op| {
+                let (node, o) = (op / ports, op % ports);
+                let down = fabric.downstream(op).map_or(NONE, |ip| t.ivc_entry[ip * vcs]);
+                let down_bit = if down == NONE {
+                    NONE
+                } else {
+                    let (w, b) = t.live_bit[down as usize];
+                    w << 6 | b as u32
+                };
+                let i = t.slot[node];
+                let port = if i == NONE || o >= net { NONE } else { i * net as u32 + o as u32 };
+                let k = if port == NONE { NONE } else { t.port_of[port as usize] };
+                OpInfo { down, down_bit, port, k }
+            })
+            .collect();
         t.sink = Some(sink);
         Ok(t)
     }
@@ -632,25 +663,39 @@ impl Tracer {
         }
     }
 
+    /// A flit leaves on output port `op` (global index) for VC `vc`: it enters the VC
+    /// downstream and takes a credit. Returns the traced port (`i * net + o`) or NONE.
+    #[inline(always)]
+    fn departure(&mut self, op: usize, vc: u8) -> u32 {
+        let info = self.by_op[op];
+        if info.down != NONE {
+            // The port's VCs are consecutive entries and bits.
+            let bit = (info.down_bit & 63) + vc as u32;
+            self.ivc_live[(info.down_bit >> 6) as usize + (bit >> 6) as usize] |= 1 << (bit & 63);
+            self.ivc_pushes[info.down as usize + vc as usize] += 1;
+        }
+        if info.k != NONE {
+            let k = info.k as usize;
+            if self.counted[k] {
+                let c = k * self.vcs + vc as usize;
+                self.credit_now[c] -= 1;
+                self.touched.push(c as u32);
+            } else {
+                self.port_hot[k] = true;
+            }
+        }
+        info.port
+    }
+
     /// This cycle's link activity: flits into input VCs and credits taken, and (if `show`)
     /// the link signals.
     fn departures(&mut self, v: &CycleView<'_>, show: bool) {
-        let p = v.fabric.routers.ports();
         if self.lanes == 1 || !show {
             // One flit per link and cycle: no lanes to assign.
             for d in v.departures {
-                if let Some(ip) = v.fabric.downstream(d.out_port as usize) {
-                    self.wake(ip * self.vcs + d.vc as usize);
-                }
-                let (node, o) = (d.out_port as usize / p, d.out_port as usize % p);
-                let i = self.slot[node];
-                if i == NONE {
-                    continue;
-                }
-                let port = i as usize * self.net + o;
-                self.took_credit(port, d.vc);
-                if show {
-                    let s = self.links[port];
+                let port = self.departure(d.out_port as usize, d.vc);
+                if show && port != NONE {
+                    let s = self.links[port as usize];
                     if s.valid != NONE {
                         self.link(s, d.vc, d.flit, v.fabric);
                     }
@@ -658,15 +703,10 @@ impl Tracer {
             }
             return;
         }
+        let p = v.fabric.routers.ports();
         self.deps.clear();
         for d in v.departures {
-            if let Some(ip) = v.fabric.downstream(d.out_port as usize) {
-                self.wake(ip * self.vcs + d.vc as usize);
-            }
-            let (node, o) = (d.out_port as usize / p, d.out_port as usize % p);
-            let i = self.slot[node];
-            if i != NONE {
-                self.took_credit(i as usize * self.net + o, d.vc);
+            if self.departure(d.out_port as usize, d.vc) != NONE {
                 self.deps.push((d.out_port, d.vc, d.flit));
             }
         }
@@ -689,22 +729,6 @@ impl Tracer {
             self.lane_used[self.slot[node] as usize * self.net + o] = 0;
         }
         self.deps = deps;
-    }
-
-    /// A flit left on traced port `port` (`i * net + o`) for `vc`: it takes a credit.
-    #[inline(always)]
-    fn took_credit(&mut self, port: usize, vc: u8) {
-        let k = self.port_of[port];
-        if k != NONE {
-            let k = k as usize;
-            if self.counted[k] {
-                let c = k * self.vcs + vc as usize;
-                self.credit_now[c] -= 1;
-                self.touched.push(c as u32);
-            } else {
-                self.port_hot[k] = true;
-            }
-        }
     }
 
     #[inline]
