@@ -366,6 +366,42 @@ impl WaveSink for FstSink {
     }
 }
 
+/// Declares variables and drops every value: for measuring what tracing costs the
+/// simulation thread by itself.
+#[derive(Debug, Default)]
+pub struct Discard {
+    vars: usize,
+}
+
+impl WaveSink for Discard {
+    fn scope(&mut self, _: &str) -> io::Result<()> {
+        Ok(())
+    }
+    fn upscope(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn var(&mut self, _: &str, _: u32) -> io::Result<usize> {
+        self.vars += 1;
+        Ok(self.vars - 1)
+    }
+    fn end_definitions(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn time(&mut self, _: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn change(&mut self, _: usize, _: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn ops(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
+        batch.clear();
+        Ok(())
+    }
+    fn finish(self: Box<Self>) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Ops per batch handed to the writer thread (512 KiB).
 const BATCH: usize = 1 << 16;
 
