@@ -98,13 +98,14 @@ struct PortSigs {
 /// What a flit leaving on an output port (global index) of the fabric touches here, looked
 /// up once: the downstream input VC 0's entry in `Tracer::ivcs` and its live bit (word
 /// `<< 6 | bit`), or NONE; the traced port (`i * net + o`) and its index in `Tracer::ports`,
-/// or NONE.
+/// or NONE. (Kept for every port of the fabric: 16 bytes each, also when few nodes are
+/// traced.)
 #[derive(Clone, Copy, Debug)]
 struct OpInfo {
     down: u32,
     down_bit: u32,
     port: u32,
-    k: u32,
+    port_sigs: u32,
 }
 
 /// Hand the value changes to the sink in batches of about this many words.
@@ -185,7 +186,8 @@ pub struct Tracer {
     high_now: Vec<u32>,
     /// The last timestamp written; changes still go to it.
     open: Option<u64>,
-    /// Write changes (false while the values of the first dump are gathered).
+    /// Write changes (false before the trace window and while the values of the first dump
+    /// are gathered).
     emit: bool,
     started: bool,
     done: bool,
@@ -448,8 +450,8 @@ impl Tracer {
                 };
                 let i = t.slot[node];
                 let port = if i == NONE || o >= net { NONE } else { i * net as u32 + o as u32 };
-                let k = if port == NONE { NONE } else { t.port_of[port as usize] };
-                OpInfo { down, down_bit, port, k }
+                let port_sigs = if port == NONE { NONE } else { t.port_of[port as usize] };
+                OpInfo { down, down_bit, port, port_sigs }
             })
             .collect();
         t.sink = Some(sink);
@@ -674,8 +676,8 @@ impl Tracer {
             self.ivc_live[(info.down_bit >> 6) as usize + (bit >> 6) as usize] |= 1 << (bit & 63);
             self.ivc_pushes[info.down as usize + vc as usize] += 1;
         }
-        if info.k != NONE {
-            let k = info.k as usize;
+        if info.port_sigs != NONE {
+            let k = info.port_sigs as usize;
             if self.counted[k] {
                 let c = k * self.vcs + vc as usize;
                 self.credit_now[c] -= 1;
