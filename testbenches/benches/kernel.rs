@@ -61,46 +61,91 @@ fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)]) {
     g.finish();
 }
 
-/// Issue 3: tracing a 16x16 mesh run must cost at most 4 times the untraced run.
+/// Issue 3: tracing a 16x16 mesh run must cost at most 4 times the untraced run. `discard`
+/// traces into a sink that drops every value, on the simulation thread: what tracing costs
+/// the simulation by itself; `vcd` and `fst` encode on a second thread.
 pub const MESH16_UNIFORM: &[(&str, &str)] =
     &[("topology", "mesh"), ("dims", "16x16"), ("traffic", "uniform"), ("rate", "0.025"), ("cycles", "2000"), ("seed", "1")];
 
+/// A fabric for the tracing benchmark, with a tracer of `kind` attached (none for
+/// `untraced`).
+fn traced_fabric(cfg: &Config, kind: &str, path: &std::path::Path) -> fabric::Fabric {
+    use traces::{Discard, FstSink, Threaded, TraceOptions, Tracer, VcdSink};
+    let mut f = run::build(cfg).0;
+    let sink: Option<Box<dyn traces::WaveSink + Send>> = match kind {
+        "vcd" => Some(Box::new(VcdSink::create(path, 1, "bench").unwrap())),
+        "fst" => Some(Box::new(FstSink::create(path, 1).unwrap())),
+        _ => None,
+    };
+    if let Some(s) = sink {
+        f.add_probe(Box::new(Tracer::new(&f, TraceOptions::default(), Box::new(Threaded::new(s))).unwrap()));
+    } else if kind == "discard" {
+        f.add_probe(Box::new(Tracer::new(&f, TraceOptions::default(), Box::new(Discard::default())).unwrap()));
+    }
+    f
+}
+
+/// Run and finish the waveforms.
+fn run_traced(mut f: fabric::Fabric) -> fabric::Fabric {
+    black_box(f.run());
+    for p in f.take_probes() {
+        p.as_any().downcast::<traces::Tracer>().unwrap().finish(f.now).unwrap();
+    }
+    f
+}
+
+const TRACE_KINDS: [&str; 4] = ["untraced", "discard", "vcd", "fst"];
+
 fn tracing(c: &mut Criterion) {
-    use traces::{FstSink, Threaded, TraceOptions, Tracer, VcdSink};
     let cfg = config(MESH16_UNIFORM);
     let dir = std::env::temp_dir().join(format!("flitwave-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut g = c.benchmark_group("c_mesh16x16_tracing");
     g.sample_size(10);
-    for kind in ["untraced", "vcd", "fst"] {
+    for kind in TRACE_KINDS {
         let path = dir.join(format!("t.{kind}"));
-        g.bench_function(kind, |b| {
-            b.iter_batched(
-                || {
-                    let mut f = run::build(&cfg).0;
-                    let sink: Option<Box<dyn traces::WaveSink + Send>> = match kind {
-                        "vcd" => Some(Box::new(VcdSink::create(&path, 1, "bench").unwrap())),
-                        "fst" => Some(Box::new(FstSink::create(&path, 1).unwrap())),
-                        _ => None,
-                    };
-                    if let Some(s) = sink {
-                        f.add_probe(Box::new(Tracer::new(&f, TraceOptions::default(), Box::new(Threaded::new(s))).unwrap()));
-                    }
-                    f
-                },
-                |mut f| {
-                    black_box(f.run());
-                    for p in f.take_probes() {
-                        p.as_any().downcast::<Tracer>().unwrap().finish(f.now).unwrap();
-                    }
-                    f
-                },
-                BatchSize::LargeInput,
-            )
-        });
+        g.bench_function(kind, |b| b.iter_batched(|| traced_fabric(&cfg, kind, &path), run_traced, BatchSize::LargeInput));
     }
     g.finish();
+    if std::env::var_os("FLITWAVE_THREAD_SPLIT").is_some() {
+        thread_split(&cfg, &dir);
+    }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// With FLITWAVE_THREAD_SPLIT set (Linux): which thread sets the pace. Per kind, the best
+/// of 10 interleaved runs of the wall time, the simulation thread's CPU time
+/// (`/proc/thread-self/schedstat`) and the other threads' (the process's, from
+/// `/proc/self/stat`, less the simulation thread's; 10 ms resolution).
+fn thread_split(cfg: &Config, dir: &std::path::Path) {
+    fn main_thread_ns() -> u64 {
+        std::fs::read_to_string("/proc/thread-self/schedstat").map_or(0, |s| s.split_whitespace().next().unwrap().parse().unwrap())
+    }
+    fn process_ns() -> u64 {
+        // utime and stime, fields 14 and 15, in clock ticks (taken as 100 per second).
+        let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let rest = s.rsplit_once(')').map_or("", |r| r.1);
+        let f: Vec<u64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
+        f.get(11).zip(f.get(12)).map_or(0, |(u, s)| (u + s) * 10_000_000)
+    }
+    let mut best = [[u64::MAX; 3]; TRACE_KINDS.len()];
+    for _ in 0..10 {
+        for (k, kind) in TRACE_KINDS.into_iter().enumerate() {
+            let f = traced_fabric(cfg, kind, &dir.join(format!("s.{kind}")));
+            let (m0, p0, t0) = (main_thread_ns(), process_ns(), std::time::Instant::now());
+            run_traced(f);
+            let wall = t0.elapsed().as_nanos() as u64;
+            let main = main_thread_ns() - m0;
+            let other = (process_ns() - p0).saturating_sub(main);
+            for (b, x) in best[k].iter_mut().zip([wall, main, other]) {
+                *b = (*b).min(x);
+            }
+        }
+    }
+    println!("c_mesh16x16 thread split, best of 10 (ms): wall, simulation thread CPU, other threads CPU");
+    for (kind, [w, m, o]) in TRACE_KINDS.into_iter().zip(best) {
+        println!("  {kind:9} {:7.1} {:7.1} {:7.1}", w as f64 / 1e6, m as f64 / 1e6, o as f64 / 1e6);
+    }
 }
 
 fn benches(c: &mut Criterion) {

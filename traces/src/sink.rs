@@ -15,19 +15,176 @@ pub trait WaveSink {
     /// Start the values of cycle `t` (strictly increasing).
     fn time(&mut self, t: u64) -> io::Result<()>;
     fn change(&mut self, var: usize, value: u64) -> io::Result<()>;
+    /// Timestamps and value changes in bulk, encoded as [`ops`] describes. The sink takes
+    /// them out of `batch` and leaves it empty (possibly another, recycled buffer).
+    fn ops(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
+        for op in ops::decode(batch) {
+            match op {
+                ops::Op::Time(t) => self.time(t)?,
+                ops::Op::Change(var, value) => self.change(var, value)?,
+            }
+        }
+        batch.clear();
+        Ok(())
+    }
     fn finish(self: Box<Self>) -> io::Result<()>;
+    /// Does this sink work faster when each timestamp's changes come grouped by variable
+    /// (neighbouring variables together)? [`Threaded`] then groups them before handing them
+    /// over.
+    fn wants_sorted(&self) -> bool {
+        false
+    }
+}
+
+/// The bulk encoding of timestamps and value changes that the tracer hands to a sink: one
+/// `u64` word per timestamp and per change of a value below 2^32, two for a wider value.
+pub mod ops {
+    /// `TIME | t`: the following changes happen at time `t` (below 2^62).
+    pub const TIME: u64 = 1 << 63;
+    /// `WIDE | var << 32`, then the value in the next word.
+    pub const WIDE: u64 = 1 << 62;
+    /// Variables are numbered below this.
+    pub const MAX_VARS: usize = 1 << 30;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Op {
+        Time(u64),
+        Change(usize, u64),
+    }
+
+    #[inline(always)]
+    pub fn push_time(batch: &mut Vec<u64>, t: u64) {
+        debug_assert!(t < WIDE, "time {t} too large");
+        batch.push(TIME | t);
+    }
+
+    #[inline(always)]
+    pub fn push_change(batch: &mut Vec<u64>, var: usize, value: u64) {
+        debug_assert!(var < MAX_VARS);
+        if value >> 32 == 0 {
+            batch.push((var as u64) << 32 | value);
+        } else {
+            batch.push(WIDE | (var as u64) << 32);
+            batch.push(value);
+        }
+    }
+
+    /// Group each timestamp's changes by variable: by `var >> shift`, keeping their order
+    /// within a group (so a variable changed twice keeps its order). `scratch` is working
+    /// space.
+    pub fn group_by_var(batch: &mut [u64], shift: u32, scratch: &mut Vec<u64>) {
+        let mut count = [0u32; 257];
+        let mut start = 0;
+        while start < batch.len() {
+            let end = batch[start..].iter().position(|&w| w & TIME != 0).map_or(batch.len(), |k| start + k);
+            let seg = &mut batch[start..end];
+            start = end + 1;
+            if seg.len() < 2 {
+                continue;
+            }
+            if seg.iter().any(|&w| w & WIDE != 0) {
+                // A wide value's second word is no change of its own: decode.
+                let mut pairs: Vec<(usize, u64)> = decode(seg)
+                    .map(|op| match op {
+                        Op::Change(var, value) => (var, value),
+                        Op::Time(_) => unreachable!("no timestamps here"),
+                    })
+                    .collect();
+                pairs.sort_by_key(|&(var, _)| var >> shift);
+                scratch.clear();
+                for (var, value) in pairs {
+                    push_change(scratch, var, value);
+                }
+                seg.copy_from_slice(scratch);
+                continue;
+            }
+            let group = |w: u64| ((w >> 32) as usize >> shift).min(255);
+            count.fill(0);
+            for &w in seg.iter() {
+                count[group(w) + 1] += 1;
+            }
+            for g in 1..count.len() {
+                count[g] += count[g - 1];
+            }
+            scratch.clear();
+            scratch.resize(seg.len(), 0);
+            for &w in seg.iter() {
+                let g = group(w);
+                scratch[count[g] as usize] = w;
+                count[g] += 1;
+            }
+            seg.copy_from_slice(scratch);
+        }
+    }
+
+    /// The operations of a batch, in order.
+    pub fn decode(batch: &[u64]) -> impl Iterator<Item = Op> + '_ {
+        let mut i = 0;
+        std::iter::from_fn(move || {
+            let w = *batch.get(i)?;
+            i += 1;
+            Some(if w & TIME != 0 {
+                Op::Time(w & !TIME)
+            } else if w & WIDE != 0 {
+                i += 1;
+                Op::Change((w >> 32) as usize & (MAX_VARS - 1), batch[i - 1])
+            } else {
+                Op::Change((w >> 32) as usize, w & 0xffff_ffff)
+            })
+        })
+    }
+}
+
+/// `BITS[b]`: the eight ASCII digits of byte `b`, most significant first.
+static BITS: [[u8; 8]; 256] = {
+    let mut t = [[0u8; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b][i] = b'0' + ((b >> (7 - i)) & 1) as u8;
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The binary digits of `value`'s low `n` bits (1 ≤ n ≤ 64), most significant first, in
+/// `out[..n]`.
+#[inline(always)]
+fn digits(value: u64, n: u32, out: &mut [u8; 64]) {
+    let v = value << (64 - n);
+    for (k, chunk) in out.chunks_exact_mut(8).take(n.div_ceil(8) as usize).enumerate() {
+        chunk.copy_from_slice(&BITS[(v >> (56 - 8 * k)) as u8 as usize]);
+    }
 }
 
 /// Writes a Value Change Dump with the `vcd` crate: `$timescale` is one clock period
-/// (`clock_ns` ns) and timestamps are cycle numbers.
+/// (`clock_ns` ns) and timestamps are cycle numbers. The value changes themselves are
+/// formatted here, the way the `vcd` crate writes them, straight into a large buffer.
 pub struct VcdSink {
     w: vcd::Writer<BufWriter<File>>,
-    ids: Vec<(vcd::IdCode, u32)>,
-    /// Each variable's id code as text, for writing value changes directly.
-    id_text: Vec<Vec<u8>>,
+    /// Per variable: its id code (at most 8 characters), the code's length and the width.
+    vars: Vec<VcdVar>,
+    /// Value-change text not yet handed to the file: `text[..pos]`.
+    text: Vec<u8>,
+    pos: usize,
     first_time: bool,
     in_dumpvars: bool,
 }
+
+#[derive(Clone, Copy, Debug)]
+struct VcdVar {
+    id: [u8; 8],
+    id_len: u8,
+    width: u8,
+}
+
+/// Hand the value-change text to the file in pieces of about this size.
+const VCD_CHUNK: usize = 1 << 20;
+/// Room for one line: `b`, 64 digits, a space, an 8-character id code and a newline.
+const VCD_LINE: usize = 96;
 
 impl VcdSink {
     pub fn create(path: &Path, clock_ns: u32, comment: &str) -> io::Result<VcdSink> {
@@ -35,7 +192,71 @@ impl VcdSink {
         w.comment(comment)?;
         w.version(concat!("flitwave ", env!("CARGO_PKG_VERSION")))?;
         w.timescale(clock_ns, vcd::TimescaleUnit::NS)?;
-        Ok(VcdSink { w, ids: Vec::new(), id_text: Vec::new(), first_time: true, in_dumpvars: false })
+        Ok(VcdSink { w, vars: Vec::new(), text: vec![0; VCD_CHUNK + VCD_LINE], pos: 0, first_time: true, in_dumpvars: false })
+    }
+
+    fn drain_text(&mut self) -> io::Result<()> {
+        use std::io::Write;
+        self.w.writer().write_all(&self.text[..self.pos])?;
+        self.pos = 0;
+        Ok(())
+    }
+
+    /// Append the line of one value change: `0!` for one bit, `b101 !` for a vector (leading
+    /// zeros dropped: VCD left-extends with 0).
+    #[inline(always)]
+    fn line(&mut self, var: usize, value: u64) -> io::Result<()> {
+        let v = self.vars[var];
+        let line: &mut [u8; VCD_LINE] = (&mut self.text[self.pos..self.pos + VCD_LINE]).try_into().expect("room for a line");
+        let mut n;
+        if v.width == 1 {
+            line[0] = b'0' + (value & 1) as u8;
+            n = 1;
+        } else {
+            let top = (64 - value.leading_zeros()).clamp(1, v.width as u32);
+            line[0] = b'b';
+            // Whole bytes of digits; the ones past `top` are overwritten below.
+            let x = value << (64 - top);
+            for k in 0..top.div_ceil(8) as usize {
+                line[1 + 8 * k..9 + 8 * k].copy_from_slice(&BITS[(x >> (56 - 8 * k)) as u8 as usize]);
+            }
+            n = 1 + top as usize;
+            line[n] = b' ';
+            n += 1;
+        }
+        line[n..n + 8].copy_from_slice(&v.id);
+        n += v.id_len as usize;
+        line[n] = b'\n';
+        self.pos += n + 1;
+        if self.pos >= VCD_CHUNK {
+            self.drain_text()?;
+        }
+        Ok(())
+    }
+
+    /// Append `#t`.
+    fn stamp(&mut self, t: u64) -> io::Result<()> {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut x = t;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (x % 10) as u8;
+            x /= 10;
+            if x == 0 {
+                break;
+            }
+        }
+        let line = &mut self.text[self.pos..self.pos + VCD_LINE];
+        line[0] = b'#';
+        let n = digits.len() - i;
+        line[1..1 + n].copy_from_slice(&digits[i..]);
+        line[1 + n] = b'\n';
+        self.pos += n + 2;
+        if self.pos >= VCD_CHUNK {
+            self.drain_text()?;
+        }
+        Ok(())
     }
 }
 
@@ -47,16 +268,20 @@ impl WaveSink for VcdSink {
         self.w.upscope()
     }
     fn var(&mut self, name: &str, width: u32) -> io::Result<usize> {
+        assert!((1..=64).contains(&width), "{name}: {width} bits (1 to 64 supported)");
         let index = (width > 1).then_some(vcd::ReferenceIndex::Range(width as i32 - 1, 0));
-        let id = self.w.add_var(vcd::VarType::Wire, width, name, index)?;
-        self.ids.push((id, width));
-        self.id_text.push(id.to_string().into_bytes());
-        Ok(self.ids.len() - 1)
+        let code = self.w.add_var(vcd::VarType::Wire, width, name, index)?.to_string();
+        let mut id = [0u8; 8];
+        assert!(code.len() <= id.len(), "VCD id code {code} longer than 8 characters");
+        id[..code.len()].copy_from_slice(code.as_bytes());
+        self.vars.push(VcdVar { id, id_len: code.len() as u8, width: width as u8 });
+        Ok(self.vars.len() - 1)
     }
     fn end_definitions(&mut self) -> io::Result<()> {
         self.w.enddefinitions()
     }
     fn time(&mut self, t: u64) -> io::Result<()> {
+        self.drain_text()?;
         if self.in_dumpvars {
             self.in_dumpvars = false;
             self.w.end()?;
@@ -71,32 +296,23 @@ impl WaveSink for VcdSink {
         Ok(())
     }
     fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
-        use std::io::Write;
-        let width = self.ids[var].1;
-        let mut buf = [0u8; 80];
-        let mut n = 0;
-        if width == 1 {
-            buf[0] = b'0' + (value & 1) as u8;
-            n = 1;
-        } else {
-            // `b<bits> <id>`, leading zeros dropped (VCD left-extends with 0).
-            let top = (64 - value.leading_zeros()).clamp(1, width);
-            buf[0] = b'b';
-            for i in 0..top {
-                buf[1 + i as usize] = b'0' + ((value >> (top - 1 - i)) & 1) as u8;
+        self.line(var, value)
+    }
+    fn ops(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
+        for op in ops::decode(batch) {
+            match op {
+                ops::Op::Change(var, value) => self.line(var, value)?,
+                // `#t`, as the `vcd` crate writes it.
+                ops::Op::Time(t) if !self.first_time && !self.in_dumpvars => self.stamp(t)?,
+                ops::Op::Time(t) => self.time(t)?,
             }
-            n += 1 + top as usize;
-            buf[n] = b' ';
-            n += 1;
         }
-        let id = &self.id_text[var];
-        buf[n..n + id.len()].copy_from_slice(id);
-        n += id.len();
-        buf[n] = b'\n';
-        self.w.writer().write_all(&buf[..n + 1])
+        batch.clear();
+        Ok(())
     }
     fn finish(mut self: Box<Self>) -> io::Result<()> {
         use std::io::Write;
+        self.drain_text()?;
         if self.in_dumpvars {
             self.w.end()?;
         }
@@ -109,7 +325,6 @@ pub struct FstSink {
     header: Option<fst_writer::FstHeaderWriter<BufWriter<File>>>,
     body: Option<fst_writer::FstBodyWriter<BufWriter<File>>>,
     ids: Vec<(fst_writer::FstSignalId, u32)>,
-    text: Vec<u8>,
     clock_ns: u64,
 }
 
@@ -129,7 +344,7 @@ impl FstSink {
         };
         let out = BufWriter::with_capacity(1 << 20, File::create(path)?);
         let header = fst_writer::FstHeaderWriter::new(out, &info).map_err(fst_err)?;
-        Ok(FstSink { header: Some(header), body: None, ids: Vec::new(), text: Vec::with_capacity(64), clock_ns: clock_ns as u64 })
+        Ok(FstSink { header: Some(header), body: None, ids: Vec::new(), clock_ns: clock_ns as u64 })
     }
 }
 
@@ -145,6 +360,7 @@ impl WaveSink for FstSink {
         self.header.as_mut().expect("FST header").up_scope().map_err(fst_err)
     }
     fn var(&mut self, name: &str, width: u32) -> io::Result<usize> {
+        assert!((1..=64).contains(&width), "{name}: {width} bits (1 to 64 supported)");
         let name = if width > 1 { format!("{name} [{}:0]", width - 1) } else { name.to_string() };
         let id = self
             .header
@@ -172,48 +388,133 @@ impl WaveSink for FstSink {
     }
     fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
         let (id, width) = self.ids[var];
-        self.text.clear();
-        self.text.extend((0..width).rev().map(|i| b'0' + (i < 64 && (value >> i) & 1 == 1) as u8));
-        self.body.as_mut().expect("FST body").signal_change(id, &self.text).map_err(fst_err)
+        let mut d = [0u8; 64];
+        digits(value, width, &mut d);
+        self.body.as_mut().expect("FST body").signal_change(id, &d[..width as usize]).map_err(fst_err)
+    }
+    fn ops(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
+        let b = self.body.as_mut().expect("FST body");
+        for op in ops::decode(batch) {
+            match op {
+                ops::Op::Change(var, value) => {
+                    let (id, width) = self.ids[var];
+                    let mut d = [0u8; 64];
+                    digits(value, width, &mut d);
+                    b.signal_change(id, &d[..width as usize]).map_err(fst_err)?;
+                }
+                ops::Op::Time(t) => {
+                    if b.size() >= FST_FLUSH_AT {
+                        b.flush().map_err(fst_err)?;
+                    }
+                    b.time_change(t * self.clock_ns).map_err(fst_err)?;
+                }
+            }
+        }
+        batch.clear();
+        Ok(())
     }
     fn finish(mut self: Box<Self>) -> io::Result<()> {
         use std::io::Write;
         let mut out = self.body.take().expect("FST body").finish().map_err(fst_err)?;
         out.flush()
     }
+    /// `fst-writer` keeps each signal's changes as a list threaded through one buffer and
+    /// walks every list when it writes a block: with the changes of a timestamp grouped by
+    /// variable, neighbouring lists share cache lines (measured on the c_mesh16 stream: about
+    /// 110 ns per change in the tracer's order, 75 ns sorted).
+    fn wants_sorted(&self) -> bool {
+        true
+    }
 }
 
-/// One recorded operation of the value-change stream.
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Time(u64),
-    Change(u32, u64),
+/// Declares variables and drops every value: for measuring what tracing costs the
+/// simulation thread by itself.
+#[derive(Debug, Default)]
+pub struct Discard {
+    vars: usize,
 }
 
+impl WaveSink for Discard {
+    fn scope(&mut self, _: &str) -> io::Result<()> {
+        Ok(())
+    }
+    fn upscope(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn var(&mut self, _: &str, _: u32) -> io::Result<usize> {
+        self.vars += 1;
+        Ok(self.vars - 1)
+    }
+    fn end_definitions(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn time(&mut self, _: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn change(&mut self, _: usize, _: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn ops(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
+        batch.clear();
+        Ok(())
+    }
+    fn finish(self: Box<Self>) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Ops per batch handed to the writer thread (512 KiB).
 const BATCH: usize = 1 << 16;
 
 /// Runs another sink on a writer thread: the simulation hands over batches of timestamps
 /// and value changes, and encoding and file output (VCD text, FST compression) overlap
 /// with simulation. Declarations happen on the caller's thread, before the writer starts.
+/// Emptied batch buffers come back for reuse.
 pub struct Threaded {
     inner: Option<Box<dyn WaveSink + Send>>,
-    tx: Option<std::sync::mpsc::SyncSender<Vec<Op>>>,
+    tx: Option<std::sync::mpsc::SyncSender<Vec<u64>>>,
+    back: Option<std::sync::mpsc::Receiver<Vec<u64>>>,
     worker: Option<std::thread::JoinHandle<io::Result<()>>>,
-    batch: Vec<Op>,
+    batch: Vec<u64>,
+    /// Group each timestamp's changes by variable (on the sending side) for the inner
+    /// sink: `Some(shift)` makes 256 groups of `1 << shift` variables.
+    group: Option<u32>,
+    vars: usize,
+    scratch: Vec<u64>,
 }
 
 impl Threaded {
     pub fn new(inner: Box<dyn WaveSink + Send>) -> Threaded {
-        Threaded { inner: Some(inner), tx: None, worker: None, batch: Vec::with_capacity(BATCH) }
+        let group = inner.wants_sorted().then_some(0);
+        Threaded {
+            inner: Some(inner),
+            tx: None,
+            back: None,
+            worker: None,
+            batch: Vec::with_capacity(BATCH + 2),
+            group,
+            vars: 0,
+            scratch: Vec::new(),
+        }
     }
 
-    fn send(&mut self) -> io::Result<()> {
-        if self.batch.is_empty() {
+    /// Send `batch` to the writer, leaving an empty buffer in its place.
+    fn send(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
+        if batch.is_empty() {
             return Ok(());
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        if let Some(shift) = self.group {
+            // A timestamp's changes may continue in the next batch: grouping in pieces still
+            // keeps each variable's changes in order.
+            ops::group_by_var(batch, shift, &mut self.scratch);
+        }
+        let spare = match self.back.as_ref().and_then(|b| b.try_recv().ok()) {
+            Some(v) => v,
+            None => Vec::with_capacity(batch.capacity().max(BATCH + 2)),
+        };
+        let full = std::mem::replace(batch, spare);
         match &self.tx {
-            Some(tx) if tx.send(batch).is_ok() => Ok(()),
+            Some(tx) if tx.send(full).is_ok() => Ok(()),
             // The writer stopped: its error comes out of `finish`.
             _ => Err(io::Error::other("the waveform writer stopped")),
         }
@@ -232,21 +533,24 @@ impl WaveSink for Threaded {
         self.inner().upscope()
     }
     fn var(&mut self, name: &str, width: u32) -> io::Result<usize> {
+        self.vars += 1;
         self.inner().var(name, width)
     }
     fn end_definitions(&mut self) -> io::Result<()> {
+        // 256 groups over all the variables.
+        let bits = usize::BITS - self.vars.leading_zeros();
+        self.group = self.group.map(|_| bits.saturating_sub(8));
         let mut inner = self.inner.take().expect("end_definitions once");
         inner.end_definitions()?;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Op>>(4);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u64>>(4);
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u64>>();
         self.tx = Some(tx);
+        self.back = Some(back_rx);
         self.worker = Some(std::thread::spawn(move || -> io::Result<()> {
-            for batch in rx {
-                for op in batch {
-                    match op {
-                        Op::Time(t) => inner.time(t)?,
-                        Op::Change(v, x) => inner.change(v as usize, x)?,
-                    }
-                }
+            for mut batch in rx {
+                inner.ops(&mut batch)?;
+                // The simulation may have finished: then nobody takes it back.
+                let _ = back_tx.send(batch);
             }
             inner.finish()
         }));
@@ -254,22 +558,240 @@ impl WaveSink for Threaded {
     }
     fn time(&mut self, t: u64) -> io::Result<()> {
         if self.batch.len() >= BATCH {
-            self.send()?;
+            let mut b = std::mem::take(&mut self.batch);
+            let r = self.send(&mut b);
+            self.batch = b;
+            r?;
         }
-        self.batch.push(Op::Time(t));
+        ops::push_time(&mut self.batch, t);
         Ok(())
     }
     fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
-        self.batch.push(Op::Change(var as u32, value));
+        ops::push_change(&mut self.batch, var, value);
         Ok(())
     }
+    fn ops(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
+        // Keep the order: what came one by one goes first.
+        let mut own = std::mem::take(&mut self.batch);
+        let r = self.send(&mut own);
+        self.batch = own;
+        r?;
+        self.send(batch)
+    }
     fn finish(mut self: Box<Self>) -> io::Result<()> {
-        let sent = self.send();
+        let mut own = std::mem::take(&mut self.batch);
+        let sent = self.send(&mut own);
         self.tx = None;
         let result = match self.worker.take() {
             Some(w) => w.join().map_err(|_| io::Error::other("the waveform writer panicked"))?,
             None => Ok(()),
         };
         result.and(sent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn ops_decode_what_was_pushed() {
+        let mut b = Vec::new();
+        ops::push_time(&mut b, 0);
+        ops::push_change(&mut b, 0, 0);
+        ops::push_change(&mut b, 7, u32::MAX as u64);
+        ops::push_change(&mut b, ops::MAX_VARS - 1, u64::MAX);
+        ops::push_time(&mut b, (1 << 62) - 1);
+        ops::push_change(&mut b, 3, 1 << 32);
+        let got: Vec<ops::Op> = ops::decode(&b).collect();
+        use ops::Op::*;
+        assert_eq!(
+            got,
+            [
+                Time(0),
+                Change(0, 0),
+                Change(7, u32::MAX as u64),
+                Change(ops::MAX_VARS - 1, u64::MAX),
+                Time((1 << 62) - 1),
+                Change(3, 1 << 32)
+            ]
+        );
+        // Values of 32 bits or fewer take one word.
+        assert_eq!(b.len(), 8);
+    }
+
+    /// Changes end up grouped by `var >> shift`, each group in its original order; wide
+    /// values stay whole; timestamps stay where they were.
+    #[test]
+    fn grouping_keeps_each_variables_order() {
+        let mut b = Vec::new();
+        let mut expect_groups: Vec<Vec<(usize, u64)>> = vec![Vec::new(); 4];
+        ops::push_time(&mut b, 5);
+        for (k, var) in [40usize, 3, 17, 3, 63, 0, 40, 18, 33].into_iter().enumerate() {
+            let value = if k == 4 { 1 << 40 } else { k as u64 };
+            ops::push_change(&mut b, var, value);
+            expect_groups[var >> 4].push((var, value));
+        }
+        ops::push_time(&mut b, 6);
+        ops::push_change(&mut b, 9, 1);
+        ops::push_change(&mut b, 1, 2);
+        let mut scratch = Vec::new();
+        ops::group_by_var(&mut b, 4, &mut scratch);
+        let got: Vec<ops::Op> = ops::decode(&b).collect();
+        let mut expect = vec![ops::Op::Time(5)];
+        expect.extend(expect_groups.concat().into_iter().map(|(v, x)| ops::Op::Change(v, x)));
+        // 9 and 1 are in the same group: their order stays.
+        expect.extend([ops::Op::Time(6), ops::Op::Change(9, 1), ops::Op::Change(1, 2)]);
+        assert_eq!(got, expect);
+        // Without wide values, the counting pass.
+        let mut b: Vec<u64> = [3usize, 1, 2, 1, 0].iter().enumerate().map(|(k, &v)| (v as u64) << 32 | k as u64).collect();
+        ops::group_by_var(&mut b, 0, &mut scratch);
+        let got: Vec<(usize, u64)> = ops::decode(&b).map(|op| if let ops::Op::Change(v, x) = op { (v, x) } else { panic!() }).collect();
+        assert_eq!(got, [(0, 4), (1, 1), (1, 3), (2, 2), (3, 0)]);
+    }
+
+    #[test]
+    fn digits_are_the_low_bits_msb_first() {
+        for n in 1..=64u32 {
+            for v in [0, 1, 2, 5, 0xff, 0x1234_5678, u64::MAX, 0x8000_0000_0000_0001] {
+                let mut d = [0u8; 64];
+                digits(v, n, &mut d);
+                let masked = if n == 64 { v } else { v & ((1 << n) - 1) };
+                assert_eq!(std::str::from_utf8(&d[..n as usize]).unwrap(), format!("{masked:0w$b}", w = n as usize), "{v:#x} in {n} bits");
+            }
+        }
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("flitwave-sink-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d.join(name)
+    }
+
+    /// The value-change lines are what the `vcd` crate writes, whether they come one by
+    /// one or in a batch: `b` and the value without leading zeros for vectors.
+    #[test]
+    fn vcd_lines_match_the_vcd_crate() {
+        let widths = [1u32, 2, 4, 32, 64];
+        let values = [0u64, 1, 5, 0xffff_ffff, u64::MAX];
+        let write = |path: &Path, batched: bool| {
+            let mut s = VcdSink::create(path, 1, "test").unwrap();
+            s.scope("top").unwrap();
+            for (i, &w) in widths.iter().enumerate() {
+                assert_eq!(s.var(&format!("v{i}"), w).unwrap(), i);
+            }
+            s.upscope().unwrap();
+            s.end_definitions().unwrap();
+            let mut b = Vec::new();
+            for t in 0..values.len() as u64 {
+                ops::push_time(&mut b, t);
+                for (i, &w) in widths.iter().enumerate() {
+                    let v = values[t as usize];
+                    ops::push_change(&mut b, i, if w == 64 { v } else { v & ((1 << w) - 1) });
+                }
+            }
+            if batched {
+                s.ops(&mut b).unwrap();
+                assert!(b.is_empty());
+            } else {
+                for op in ops::decode(&b) {
+                    match op {
+                        ops::Op::Time(t) => s.time(t).unwrap(),
+                        ops::Op::Change(v, x) => s.change(v, x).unwrap(),
+                    }
+                }
+            }
+            Box::new(s).finish().unwrap();
+            std::fs::read_to_string(path).unwrap()
+        };
+        let (a, b) = (write(&scratch("a.vcd"), true), write(&scratch("b.vcd"), false));
+        assert_eq!(a, b);
+        // The same changes through the `vcd` crate's own writer.
+        let mut expect = Vec::new();
+        {
+            let mut w = vcd::Writer::new(&mut expect);
+            let ids: Vec<vcd::IdCode> = (0..widths.len() as u32).map(vcd::IdCode::from).collect();
+            for (t, &value) in values.iter().enumerate() {
+                w.timestamp(t as u64).unwrap();
+                if t == 0 {
+                    w.begin(vcd::SimulationCommand::Dumpvars).unwrap();
+                }
+                for (i, &wd) in widths.iter().enumerate() {
+                    let v = if wd == 64 { value } else { value & ((1 << wd) - 1) };
+                    if wd == 1 {
+                        w.change_scalar(ids[i], if v == 1 { vcd::Value::V1 } else { vcd::Value::V0 }).unwrap();
+                    } else {
+                        let bits: Vec<vcd::Value> =
+                            format!("{v:b}").chars().map(|c| if c == '1' { vcd::Value::V1 } else { vcd::Value::V0 }).collect();
+                        w.change_vector(ids[i], bits).unwrap();
+                    }
+                }
+                if t == 0 {
+                    w.end().unwrap();
+                }
+            }
+        }
+        let expect = String::from_utf8(expect).unwrap();
+        let body = &a[a.find("#0").unwrap()..];
+        assert_eq!(body, expect);
+    }
+
+    /// Records what reaches it.
+    struct Recorder(Arc<Mutex<Vec<ops::Op>>>);
+
+    impl WaveSink for Recorder {
+        fn scope(&mut self, _: &str) -> io::Result<()> {
+            Ok(())
+        }
+        fn upscope(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+        fn var(&mut self, _: &str, _: u32) -> io::Result<usize> {
+            Ok(0)
+        }
+        fn end_definitions(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+        fn time(&mut self, t: u64) -> io::Result<()> {
+            self.0.lock().unwrap().push(ops::Op::Time(t));
+            Ok(())
+        }
+        fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
+            self.0.lock().unwrap().push(ops::Op::Change(var, value));
+            Ok(())
+        }
+        fn finish(self: Box<Self>) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Batches and single changes reach the writer thread in order, with buffers reused.
+    #[test]
+    fn threaded_keeps_the_order() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut s: Box<dyn WaveSink> = Box::new(Threaded::new(Box::new(Recorder(seen.clone()))));
+        s.end_definitions().unwrap();
+        let mut expect = Vec::new();
+        let mut b = Vec::new();
+        for t in 0..3 * BATCH as u64 {
+            if t % 1000 == 0 {
+                // One by one, then in bulk.
+                s.time(t).unwrap();
+                s.change(1, t).unwrap();
+                expect.extend([ops::Op::Time(t), ops::Op::Change(1, t)]);
+            } else {
+                ops::push_time(&mut b, t);
+                ops::push_change(&mut b, 2, t << 20);
+                expect.extend([ops::Op::Time(t), ops::Op::Change(2, t << 20)]);
+            }
+            if b.len() >= BATCH || t % 1000 == 999 {
+                s.ops(&mut b).unwrap();
+                assert!(b.is_empty());
+            }
+        }
+        s.ops(&mut b).unwrap();
+        s.finish().unwrap();
+        assert_eq!(*seen.lock().unwrap(), expect);
     }
 }

@@ -18,7 +18,7 @@
 //! flags and states by name. `msg` is the message (broadcast) the packet carries, `packet`
 //! its packet-table slot. With 2^ν-wide links each output port has `lane<k>` sub-scopes.
 
-use crate::sink::WaveSink;
+use crate::sink::{WaveSink, ops};
 use fabric::Fabric;
 use fabric::probe::{CycleView, Probe};
 use router::{NONE, NodeId};
@@ -45,21 +45,23 @@ impl Default for TraceOptions {
 /// Translate-filter names of `flags` = {valid, tail, head}.
 pub const FLAG_NAMES: [(u64, &str); 5] = [(0, "-"), (4, "BODY"), (5, "HEAD"), (6, "TAIL"), (7, "HEADTAIL")];
 
+/// The signals of one output link (lane); `valid` is NONE where the port has no link.
 #[derive(Clone, Copy, Debug)]
 struct LinkSigs {
-    valid: usize,
-    flags: usize,
-    vc: usize,
-    packet: usize,
-    msg: usize,
+    valid: u32,
+    flags: u32,
+    vc: u32,
+    packet: u32,
+    msg: u32,
 }
 
+/// The signals of one NIC channel.
 #[derive(Clone, Copy, Debug)]
 struct ChanSigs {
-    valid: usize,
-    flags: usize,
-    packet: usize,
-    msg: usize,
+    valid: u32,
+    flags: u32,
+    packet: u32,
+    msg: u32,
 }
 
 /// A declared signal: its full GTKWave name, width, and which scope group it belongs to.
@@ -76,42 +78,117 @@ pub struct SignalInfo {
     pub translate: Option<&'static str>,
 }
 
+/// The occupancy signal of one input VC (`iv` its global index); its state signal is the
+/// next one. `up`: the traced output VC upstream (its index in `Tracer::credit_last`) that
+/// gets a credit back when a flit leaves this VC, or NONE.
+#[derive(Clone, Copy, Debug)]
+struct IvcSigs {
+    iv: u32,
+    occ: u32,
+    up: u32,
+}
+
+/// The credits signals of one output port (global index `op`): VC `v`'s is `sig + v`.
+#[derive(Clone, Copy, Debug)]
+struct PortSigs {
+    op: u32,
+    sig: u32,
+}
+
+/// What a flit leaving on an output port (global index) of the fabric touches here, looked
+/// up once: the downstream input VC 0's entry in `Tracer::ivcs` and its live bit (word
+/// `<< 6 | bit`), or NONE; the traced port (`i * net + o`) and its index in `Tracer::ports`,
+/// or NONE. (Kept for every port of the fabric: 16 bytes each, also when few nodes are
+/// traced.)
+#[derive(Clone, Copy, Debug)]
+struct OpInfo {
+    down: u32,
+    down_bit: u32,
+    port: u32,
+    port_sigs: u32,
+}
+
+/// Hand the value changes to the sink in batches of about this many words.
+const BATCH: usize = 1 << 16;
+
 /// The tracer. Create it before the run, attach it with [`Fabric::set_probe`], and call
 /// [`Tracer::finish`] on it afterwards.
+///
+/// Each cycle it compares what can have changed with the values last written and puts only
+/// the changes, with their timestamps, in a batch ([`crate::sink::ops`]) that goes to the
+/// sink whole: on a [`crate::Threaded`] sink the encoding happens on another thread.
 pub struct Tracer {
     sink: Option<Box<dyn WaveSink>>,
     opts: TraceOptions,
     pub signals: Vec<SignalInfo>,
     pub traced: Vec<NodeId>,
+    /// Each signal's value as last written (before the first timestamp: its initial value).
     last: Vec<u64>,
     slot: Vec<u32>,
     net: usize,
-    ports: usize,
     vcs: usize,
     lanes: usize,
     k: usize,
-    /// Per traced node × network port × lane (NONE-filled where the port has no link).
-    links: Vec<Option<LinkSigs>>,
-    /// Per traced node × network port × VC.
-    credits: Vec<usize>,
-    /// Per traced node × port × VC: occupancy and state.
-    occ: Vec<usize>,
-    state: Vec<usize>,
-    nic_inject: Vec<usize>,
-    nic_eject: Vec<usize>,
-    nic_queue: Vec<usize>,
+    /// Per traced node × network port × lane (`valid` NONE where the port has no link).
+    links: Vec<LinkSigs>,
+    /// Register signals. Their values last written are kept here, packed and per traced
+    /// node, not in `last` (which gets them only for the dump).
+    ///
+    /// Input VCs, per traced node `i` the range `ivc_start[i]..ivc_start[i + 1]`; the value
+    /// last written as `occupancy << 2 | state`; a bit in `ivc_live` unless that value is 0
+    /// (empty and idle) and no flit has come in since. Node `i`'s bits start at word
+    /// `live_start[i]` (entry `ivc_start[i] + j` is bit `j`).
+    ivcs: Vec<IvcSigs>,
+    ivc_start: Vec<u32>,
+    ivc_last: Vec<u32>,
+    ivc_live: Vec<u64>,
+    live_start: Vec<u32>,
+    /// Per entry of `ivcs`, its word and bit in `ivc_live`.
+    live_bit: Vec<(u32, u8)>,
+    /// Per entry of `ivcs`, the flits written into it in this cycle.
+    ivc_pushes: Vec<u8>,
+    /// Per input VC of the fabric (global index), its entry in `ivcs` or NONE.
+    ivc_entry: Vec<u32>,
+    /// Per output port of the fabric (global index).
+    by_op: Vec<OpInfo>,
+    /// Output ports with credits, per traced node the range `port_start[i]..port_start[i + 1]`;
+    /// the credits last written (port `k`'s VC `v` at `k * vcs + v`); set in `port_hot` if
+    /// the credits may have changed since (a flit left, or credits were on the return line).
+    ///
+    /// Where the node downstream is traced too, the credits are counted here from events
+    /// instead (`counted`): a flit that leaves takes one (`credit_now`), a flit that leaves
+    /// the downstream VC (its occupancy drops by more than flits came in) gives one back,
+    /// visible `credit_delay + 1` cycles later (`returns`, in order of that cycle).
+    ports: Vec<PortSigs>,
+    port_start: Vec<u32>,
+    credit_last: Vec<u16>,
+    port_hot: Vec<bool>,
+    counted: Vec<bool>,
+    /// Per traced node: some of its ports' credits are read from the router.
+    reads_credits: Vec<bool>,
+    credit_now: Vec<u16>,
+    returns: std::collections::VecDeque<(u64, u32)>,
+    /// Counted credits that changed in this cycle (indices into `credit_now`).
+    touched: Vec<u32>,
+    /// Per traced node × network port: its index in `ports`, or NONE.
+    port_of: Vec<u32>,
+    nic_inject: Vec<u32>,
+    nic_eject: Vec<u32>,
+    nic_queue: Vec<u32>,
+    queue_last: Vec<u16>,
     /// Per traced node × channel.
     inj: Vec<ChanSigs>,
     ej: Vec<ChanSigs>,
-    /// Staging of the values of one timestamp.
-    staged_val: Vec<u64>,
-    staged_mark: Vec<bool>,
-    staged: Vec<usize>,
-    /// Pulse signals high at the last written cycle.
-    high: Vec<usize>,
-    /// Register changes for `pending_time`.
-    pending: Vec<(usize, u64)>,
-    pending_time: Option<u64>,
+    /// Pulse signals set in the current cycle (a bit per signal), and those set high in the
+    /// last traced cycle and in this one.
+    pulsed: Vec<u64>,
+    high: Vec<u32>,
+    high_now: Vec<u32>,
+    /// The last timestamp written; changes still go to it.
+    open: Option<u64>,
+    /// Write changes (false before the trace window and while the values of the first dump
+    /// are gathered).
+    emit: bool,
     started: bool,
     done: bool,
     error: Option<io::Error>,
@@ -119,6 +196,9 @@ pub struct Tracer {
     pub link_flits: u64,
     deps: Vec<(u32, u8, router::Flit)>,
     lane_used: Vec<u8>,
+    masks: Vec<(u32, u64)>,
+    /// Timestamps and changes not yet handed to the sink.
+    batch: Vec<u64>,
 }
 
 fn bits_for(max: u64) -> u32 {
@@ -151,31 +231,48 @@ impl Tracer {
             last: Vec::new(),
             slot,
             net,
-            ports,
             vcs,
             lanes,
             k,
-            links: vec![None; traced.len() * net * lanes],
-            credits: vec![usize::MAX; traced.len() * net * vcs],
-            occ: vec![usize::MAX; traced.len() * ports * vcs],
-            state: vec![usize::MAX; traced.len() * ports * vcs],
+            links: vec![LinkSigs { valid: NONE, flags: NONE, vc: NONE, packet: NONE, msg: NONE }; traced.len() * net * lanes],
+            ivcs: Vec::new(),
+            ivc_start: vec![0],
+            ivc_last: Vec::new(),
+            ivc_live: Vec::new(),
+            live_start: vec![0],
+            live_bit: Vec::new(),
+            ivc_pushes: Vec::new(),
+            ivc_entry: vec![NONE; n * ports * vcs],
+            by_op: Vec::new(),
+            ports: Vec::new(),
+            port_start: vec![0],
+            credit_last: Vec::new(),
+            port_hot: Vec::new(),
+            counted: Vec::new(),
+            reads_credits: Vec::new(),
+            credit_now: Vec::new(),
+            returns: std::collections::VecDeque::new(),
+            touched: Vec::new(),
+            port_of: vec![NONE; traced.len() * net],
             nic_inject: Vec::new(),
             nic_eject: Vec::new(),
             nic_queue: Vec::new(),
+            queue_last: Vec::new(),
             inj: Vec::new(),
             ej: Vec::new(),
-            staged_val: Vec::new(),
-            staged_mark: Vec::new(),
-            staged: Vec::new(),
+            pulsed: Vec::new(),
             high: Vec::new(),
-            pending: Vec::new(),
-            pending_time: None,
+            high_now: Vec::new(),
+            open: None,
+            emit: true,
             started: false,
             done: false,
             error: None,
             link_flits: 0,
             deps: Vec::new(),
             lane_used: vec![0; traced.len() * net],
+            masks: Vec::new(),
+            batch: Vec::with_capacity(BATCH + 4096),
         };
         let mut path: Vec<String> = Vec::new();
         struct Decl<'a> {
@@ -234,23 +331,29 @@ impl Tracer {
                             g.clone()
                         };
                         let s = LinkSigs {
-                            valid: var(&mut d, &mut t, "valid", 1, i, &lg, 0, None)?,
-                            flags: var(&mut d, &mut t, "flags", 3, i, &lg, 0, Some("flags"))?,
-                            vc: var(&mut d, &mut t, "vc", vc_bits, i, &lg, 0, None)?,
-                            packet: var(&mut d, &mut t, "packet", 32, i, &lg, 0, None)?,
-                            msg: var(&mut d, &mut t, "msg", 32, i, &lg, 0, None)?,
+                            valid: var(&mut d, &mut t, "valid", 1, i, &lg, 0, None)? as u32,
+                            flags: var(&mut d, &mut t, "flags", 3, i, &lg, 0, Some("flags"))? as u32,
+                            vc: var(&mut d, &mut t, "vc", vc_bits, i, &lg, 0, None)? as u32,
+                            packet: var(&mut d, &mut t, "packet", 32, i, &lg, 0, None)? as u32,
+                            msg: var(&mut d, &mut t, "msg", 32, i, &lg, 0, None)? as u32,
                         };
-                        t.links[(i * net + o) * lanes + lane] = Some(s);
+                        t.links[(i * net + o) * lanes + lane] = s;
                         if lanes > 1 {
                             d.up()?;
                         }
                     }
+                    t.port_of[i * net + o] = t.ports.len() as u32;
                     for vc in 0..vcs {
                         d.scope(format!("vc{vc}"))?;
-                        t.credits[(i * net + o) * vcs + vc] =
-                            var(&mut d, &mut t, "credits", buf_bits, i, &format!("{g}.credits"), depth, None)?;
+                        let sig = var(&mut d, &mut t, "credits", buf_bits, i, &format!("{g}.credits"), depth, None)?;
+                        if vc == 0 {
+                            t.ports.push(PortSigs { op: r.port_index(node, o) as u32, sig: sig as u32 });
+                        }
+                        debug_assert_eq!(sig, t.ports.last().unwrap().sig as usize + vc, "credits signals in VC order");
+                        t.credit_last.push(depth as u16);
                         d.up()?;
                     }
+                    t.port_hot.push(true);
                     d.up()?;
                 }
                 for p in 0..ports {
@@ -262,8 +365,13 @@ impl Tracer {
                     for vc in 0..vcs {
                         d.scope(format!("vc{vc}"))?;
                         let gg = format!("{g}.vc{vc}");
-                        t.occ[(i * ports + p) * vcs + vc] = var(&mut d, &mut t, "occupancy", buf_bits, i, &gg, 0, None)?;
-                        t.state[(i * ports + p) * vcs + vc] = var(&mut d, &mut t, "state", 2, i, &gg, 0, Some("state"))?;
+                        let occ = var(&mut d, &mut t, "occupancy", buf_bits, i, &gg, 0, None)?;
+                        let state = var(&mut d, &mut t, "state", 2, i, &gg, 0, Some("state"))?;
+                        debug_assert_eq!(state, occ + 1);
+                        let iv = r.ivc_index(node, p, vc);
+                        t.ivc_entry[iv] = t.ivcs.len() as u32;
+                        t.ivcs.push(IvcSigs { iv: iv as u32, occ: occ as u32, up: NONE });
+                        t.ivc_last.push(0);
                         d.up()?;
                     }
                     d.up()?;
@@ -271,20 +379,21 @@ impl Tracer {
                 d.up()?;
                 d.scope("nic".into())?;
                 let h = var(&mut d, &mut t, "inject_valid", k as u32, i, "nic", 0, None)?;
-                t.nic_inject.push(h);
+                t.nic_inject.push(h as u32);
                 let h = var(&mut d, &mut t, "eject_valid", k as u32, i, "nic", 0, None)?;
-                t.nic_eject.push(h);
+                t.nic_eject.push(h as u32);
                 let h = var(&mut d, &mut t, "queue", 16, i, "nic", 0, None)?;
-                t.nic_queue.push(h);
+                t.nic_queue.push(h as u32);
+                t.queue_last.push(0);
                 for dir in ["inj", "ej"] {
                     for ch in 0..k {
                         let g = format!("nic.{dir}{ch}");
                         d.scope(format!("{dir}{ch}"))?;
                         let s = ChanSigs {
-                            valid: var(&mut d, &mut t, "valid", 1, i, &g, 0, None)?,
-                            flags: var(&mut d, &mut t, "flags", 3, i, &g, 0, Some("flags"))?,
-                            packet: var(&mut d, &mut t, "packet", 32, i, &g, 0, None)?,
-                            msg: var(&mut d, &mut t, "msg", 32, i, &g, 0, None)?,
+                            valid: var(&mut d, &mut t, "valid", 1, i, &g, 0, None)? as u32,
+                            flags: var(&mut d, &mut t, "flags", 3, i, &g, 0, Some("flags"))? as u32,
+                            packet: var(&mut d, &mut t, "packet", 32, i, &g, 0, None)? as u32,
+                            msg: var(&mut d, &mut t, "msg", 32, i, &g, 0, None)? as u32,
                         };
                         if dir == "inj" {
                             t.inj.push(s);
@@ -296,120 +405,394 @@ impl Tracer {
                 }
                 d.up()?;
                 d.up()?;
+                let lo = *t.ivc_start.last().unwrap() as usize;
+                let words = (t.ivcs.len() - lo).div_ceil(64);
+                let w0 = *t.live_start.last().unwrap();
+                t.live_bit.extend((0..t.ivcs.len() - lo).map(|j| (w0 + (j / 64) as u32, (j % 64) as u8)));
+                t.live_start.push(w0 + words as u32);
+                t.ivc_start.push(t.ivcs.len() as u32);
+                t.port_start.push(t.ports.len() as u32);
             }
             d.up()?;
         }
         sink.end_definitions()?;
-        let ns = t.signals.len();
-        t.staged_val = vec![0; ns];
-        t.staged_mark = vec![false; ns];
+        assert!(t.signals.len() <= crate::sink::ops::MAX_VARS, "too many signals");
+        t.pulsed = vec![0; t.signals.len().div_ceil(64)];
+        t.ivc_live = vec![0; *t.live_start.last().unwrap() as usize];
+        t.ivc_pushes = vec![0; t.ivcs.len()];
+        // Count the credits of ports whose downstream VCs are traced.
+        t.counted = vec![false; t.ports.len()];
+        t.credit_now = t.credit_last.clone();
+        for e in 0..t.ivcs.len() {
+            let (node, p, vc) = r.ivc_location(t.ivcs[e].iv as usize);
+            let Some(op) = (p < net).then(|| fabric.upstream(r.port_index(node, p))).flatten() else { continue };
+            let (up_node, o) = (op / ports, op % ports);
+            let i = t.slot[up_node];
+            if i == NONE {
+                continue;
+            }
+            let k = t.port_of[i as usize * net + o];
+            if k != NONE {
+                t.ivcs[e].up = k * vcs as u32 + vc as u32;
+                t.counted[k as usize] = true;
+            }
+        }
+        t.reads_credits = (0..t.traced.len()).map(|i| (t.port_start[i]..t.port_start[i + 1]).any(|k| !t.counted[k as usize])).collect();
+        t.by_op = (0..n * ports)
+            .map(|op| {
+                let (node, o) = (op / ports, op % ports);
+                let down = fabric.downstream(op).map_or(NONE, |ip| t.ivc_entry[ip * vcs]);
+                let down_bit = if down == NONE {
+                    NONE
+                } else {
+                    let (w, b) = t.live_bit[down as usize];
+                    w << 6 | b as u32
+                };
+                let i = t.slot[node];
+                let port = if i == NONE || o >= net { NONE } else { i * net as u32 + o as u32 };
+                let port_sigs = if port == NONE { NONE } else { t.port_of[port as usize] };
+                OpInfo { down, down_bit, port, port_sigs }
+            })
+            .collect();
         t.sink = Some(sink);
         Ok(t)
     }
 
+    /// Start timestamp `t`.
     #[inline]
-    fn stage(&mut self, sig: usize, val: u64) {
-        if !self.staged_mark[sig] {
-            self.staged_mark[sig] = true;
-            self.staged.push(sig);
-        }
-        self.staged_val[sig] = val;
+    fn time(&mut self, t: u64) {
+        ops::push_time(&mut self.batch, t);
+        self.open = Some(t);
     }
 
-    /// Write the staged values at cycle `t` (the first write dumps every signal).
-    fn flush(&mut self, t: u64) -> io::Result<()> {
-        let sink = self.sink.as_mut().expect("tracer sink");
-        sink.time(t)?;
-        if !self.started {
-            self.started = true;
-            for &s in &self.staged {
-                self.last[s] = self.staged_val[s];
-            }
-            for (s, v) in self.last.iter().enumerate() {
-                sink.change(s, *v)?;
-            }
-        } else {
-            for &s in &self.staged {
-                let v = self.staged_val[s];
-                if v != self.last[s] {
-                    sink.change(s, v)?;
-                    self.last[s] = v;
-                }
+    /// Set signal `s` to `v` at the open timestamp.
+    #[inline(always)]
+    fn set(&mut self, s: u32, v: u64) {
+        let s = s as usize;
+        if self.last[s] != v {
+            self.last[s] = v;
+            if self.emit {
+                ops::push_change(&mut self.batch, s, v);
             }
         }
-        for &s in &self.staged {
-            self.staged_mark[s] = false;
-        }
-        self.staged.clear();
-        Ok(())
     }
 
-    /// Stage the register changes pending for their time, and the pulses going low.
-    fn stage_pending_and_lows(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
-        for &(s, v) in &pending {
-            self.stage(s, v);
-        }
-        self.pending = pending;
-        self.pending.clear();
+    /// Set a signal that holds its value (not 0) for this cycle only.
+    #[inline(always)]
+    fn pulse(&mut self, s: u32, v: u64) {
+        debug_assert!(v != 0);
+        self.set(s, v);
+        self.pulsed[s as usize / 64] |= 1 << (s % 64);
+        self.high_now.push(s);
+    }
+
+    /// Pulses of the previous traced cycle go low unless this cycle set them again.
+    fn lows(&mut self) {
         let high = std::mem::take(&mut self.high);
         for &s in &high {
-            self.stage(s, 0);
+            if self.pulsed[s as usize / 64] & 1 << (s % 64) == 0 {
+                self.set(s, 0);
+            }
         }
-        self.high = high;
-        self.high.clear();
+        self.high = std::mem::replace(&mut self.high_now, high);
+        self.high_now.clear();
+        for &s in &self.high {
+            self.pulsed[s as usize / 64] &= !(1 << (s % 64));
+        }
     }
 
-    /// Register values at the end of cycle `t`, as seen from cycle `t + 1`.
-    fn sample_registers(&mut self, f: &Fabric, t: u64, silent: bool) {
+    /// Every signal's value (the first timestamp's dump).
+    fn dump(&mut self) {
+        // The registers' values are kept apart.
+        for (p, &v) in self.ivcs.iter().zip(&self.ivc_last) {
+            self.last[p.occ as usize] = (v >> 2) as u64;
+            self.last[p.occ as usize + 1] = (v & 3) as u64;
+        }
+        for (k, p) in self.ports.iter().enumerate() {
+            for v in 0..self.vcs {
+                self.last[p.sig as usize + v] = self.credit_last[k * self.vcs + v] as u64;
+            }
+        }
+        for (&s, &v) in self.nic_queue.iter().zip(&self.queue_last) {
+            self.last[s as usize] = v as u64;
+        }
+        for (s, &v) in self.last.iter().enumerate() {
+            ops::push_change(&mut self.batch, s, v);
+        }
+    }
+
+    /// Register values at the end of cycle `t`: those that differ from the values written
+    /// go to timestamp `t + 1` (or, before the traced window, are only remembered). Input VCs
+    /// that were empty and idle and took no flit since, and output ports whose credits
+    /// cannot have changed, are not looked at.
+    fn sample_registers(&mut self, f: &Fabric, t: u64) {
         let r = &f.routers;
-        for i in 0..self.traced.len() {
-            let node = self.traced[i];
+        let credit_ready = t + 1 + r.params.pipeline.credit_delay as u64;
+        let Tracer {
+            traced,
+            ivcs,
+            ivc_start,
+            ivc_last,
+            ivc_live,
+            live_start,
+            ivc_pushes,
+            ports,
+            port_start,
+            credit_last,
+            port_hot,
+            counted,
+            reads_credits,
+            credit_now,
+            returns,
+            touched,
+            nic_queue,
+            queue_last,
+            batch,
+            emit,
+            vcs,
+            ..
+        } = self;
+        let (emit, vcs) = (*emit, *vcs);
+        let mut change = |s: usize, v: u64| {
+            if emit {
+                ops::push_change(batch, s, v);
+            }
+        };
+        for (i, &node) in traced.iter().enumerate() {
             // Registers change only where the router was evaluated, holds flits, has credits
             // coming back, or its NIC works.
             if !(f.is_active(node) || r.may_change(node) || f.nics.busy(node)) {
                 continue;
             }
-            let base_iv = r.ivc_index(node, 0, 0);
-            let pv = self.ports * self.vcs;
-            for l in 0..pv {
-                let s = self.occ[i * pv + l];
-                if s == usize::MAX {
-                    continue;
-                }
-                let iv = base_iv + l;
-                self.record(s, r.inputs.len(iv) as u64, silent);
-                self.record(self.state[i * pv + l], r.vc_activity(iv) as u64, silent);
-            }
-            for o in 0..self.net {
-                let op = r.port_index(node, o);
-                let in_flight = r.outputs.credits_in_flight(op) > 0;
-                for vc in 0..self.vcs {
-                    let s = self.credits[(i * self.net + o) * self.vcs + vc];
-                    if s != usize::MAX {
-                        let c = if in_flight { r.outputs.credits_at(op, vc, t + 1) } else { r.outputs.credits[op * self.vcs + vc] };
-                        self.record(s, c as u64, silent);
+            let (lo, hi) = (ivc_start[i] as usize, ivc_start[i + 1] as usize);
+            let (sigs, lasts, pushes) = (&ivcs[lo..hi], &mut ivc_last[lo..hi], &mut ivc_pushes[lo..hi]);
+            let live = &mut ivc_live[live_start[i] as usize..live_start[i + 1] as usize];
+            for (w, word) in live.iter_mut().enumerate() {
+                let mut bits = *word;
+                while bits != 0 {
+                    let j = 64 * w + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let p = sigs[j];
+                    let iv = p.iv as usize;
+                    let len = r.inputs.len(iv) as u32;
+                    let now = len << 2 | r.vc_activity(iv) as u32;
+                    let was = std::mem::replace(&mut lasts[j], now);
+                    if (now ^ was) >> 2 != 0 {
+                        change(p.occ as usize, len as u64);
+                    }
+                    if (now ^ was) & 3 != 0 {
+                        change(p.occ as usize + 1, (now & 3) as u64);
+                    }
+                    // Flits that left give credits back upstream.
+                    let came = std::mem::take(&mut pushes[j]) as u32;
+                    debug_assert!((was >> 2) + came >= len, "input VC {iv}: {} flits, {came} came in, now {len}", was >> 2);
+                    let left = ((was >> 2) + came).saturating_sub(len);
+                    if left > 0 && p.up != NONE {
+                        for _ in 0..left {
+                            returns.push_back((credit_ready, p.up));
+                        }
+                    }
+                    // Empty and idle: it stays so until a flit comes in (`wake`).
+                    if now == 0 {
+                        *word &= !(1 << (j % 64));
                     }
                 }
             }
-            self.record(self.nic_queue[i], f.nics.queued(node).min(0xffff) as u64, silent);
+            // Credits of ports whose downstream is not traced, read from the router.
+            let (plo, phi) = if reads_credits[i] { (port_start[i] as usize, port_start[i + 1] as usize) } else { (0, 0) };
+            let ports = ports[plo..phi].iter().zip(&counted[plo..phi]).zip(&mut port_hot[plo..phi]);
+            for (k, ((p, &counted), hot)) in (plo..).zip(ports) {
+                if counted {
+                    continue;
+                }
+                let op = p.op as usize;
+                let in_flight = r.outputs.credits_in_flight(op) > 0;
+                // Credits change when a flit leaves (`hot`, set by `departures`) or a credit
+                // comes back from the return line.
+                if !(in_flight || *hot) {
+                    continue;
+                }
+                *hot = in_flight;
+                for (v, last) in credit_last[k * vcs..(k + 1) * vcs].iter_mut().enumerate() {
+                    let now = if in_flight { r.outputs.credits_at(op, v, t + 1) } else { r.outputs.credits[op * vcs + v] };
+                    if now != *last {
+                        *last = now;
+                        change(p.sig as usize + v, now as u64);
+                    }
+                }
+            }
+            let q = f.nics.queued(node).min(0xffff) as u16;
+            if q != queue_last[i] {
+                queue_last[i] = q;
+                change(nic_queue[i] as usize, q as u64);
+            }
         }
+        // Counted credits: those back by `t + 1`, then every one that changed.
+        while let Some(&(ready, c)) = returns.front() {
+            if ready > t + 1 {
+                break;
+            }
+            returns.pop_front();
+            credit_now[c as usize] += 1;
+            touched.push(c);
+        }
+        for &c in touched.iter() {
+            let (c, now) = (c as usize, credit_now[c as usize]);
+            if now != credit_last[c] {
+                credit_last[c] = now;
+                change(ports[c / vcs].sig as usize + c % vcs, now as u64);
+            }
+        }
+        touched.clear();
+        if cfg!(debug_assertions) {
+            for (k, p) in ports.iter().enumerate().filter(|&(k, _)| counted[k]) {
+                for v in 0..vcs {
+                    let router = r.outputs.credits_at(p.op as usize, v, t + 1);
+                    assert_eq!(credit_now[k * vcs + v], router, "counted credits of output port {} VC {v} at cycle {}", p.op, t + 1);
+                }
+            }
+        }
+    }
+
+    /// A flit enters input VC `iv` (global index) in this cycle.
+    #[inline(always)]
+    fn wake(&mut self, iv: usize) {
+        let e = self.ivc_entry[iv];
+        if e != NONE {
+            let (w, b) = self.live_bit[e as usize];
+            self.ivc_live[w as usize] |= 1 << b;
+            self.ivc_pushes[e as usize] += 1;
+        }
+    }
+
+    /// A flit leaves on output port `op` (global index) for VC `vc`: it enters the VC
+    /// downstream and takes a credit. Returns the traced port (`i * net + o`) or NONE.
+    #[inline(always)]
+    fn departure(&mut self, op: usize, vc: u8) -> u32 {
+        let info = self.by_op[op];
+        if info.down != NONE {
+            // The port's VCs are consecutive entries and bits.
+            let bit = (info.down_bit & 63) + vc as u32;
+            self.ivc_live[(info.down_bit >> 6) as usize + (bit >> 6) as usize] |= 1 << (bit & 63);
+            self.ivc_pushes[info.down as usize + vc as usize] += 1;
+        }
+        if info.port_sigs != NONE {
+            let k = info.port_sigs as usize;
+            if self.counted[k] {
+                let c = k * self.vcs + vc as usize;
+                self.credit_now[c] -= 1;
+                self.touched.push(c as u32);
+            } else {
+                self.port_hot[k] = true;
+            }
+        }
+        info.port
+    }
+
+    /// This cycle's link activity: flits into input VCs and credits taken, and (if `show`)
+    /// the link signals.
+    fn departures(&mut self, v: &CycleView<'_>, show: bool) {
+        if self.lanes == 1 || !show {
+            // One flit per link and cycle: no lanes to assign.
+            for d in v.departures {
+                let port = self.departure(d.out_port as usize, d.vc);
+                if show && port != NONE {
+                    let s = self.links[port as usize];
+                    if s.valid != NONE {
+                        self.link(s, d.vc, d.flit, v.fabric);
+                    }
+                }
+            }
+            return;
+        }
+        let p = v.fabric.routers.ports();
+        self.deps.clear();
+        for d in v.departures {
+            if self.departure(d.out_port as usize, d.vc) != NONE {
+                self.deps.push((d.out_port, d.vc, d.flit));
+            }
+        }
+        // Flits of one port take its lanes in VC order.
+        self.deps.sort_unstable_by_key(|&(op, vc, _)| (op, vc));
+        let deps = std::mem::take(&mut self.deps);
+        for &(op, vc, flit) in &deps {
+            let (node, o) = (op as usize / p, op as usize % p);
+            let i = self.slot[node] as usize;
+            let lane = self.lane_used[i * self.net + o] as usize;
+            self.lane_used[i * self.net + o] += 1;
+            debug_assert!(lane < self.lanes, "more flits than lanes on output port {op}");
+            let s = self.links[(i * self.net + o) * self.lanes + lane.min(self.lanes - 1)];
+            if s.valid != NONE {
+                self.link(s, vc, flit, v.fabric);
+            }
+        }
+        for &(op, _, _) in &deps {
+            let (node, o) = (op as usize / p, op as usize % p);
+            self.lane_used[self.slot[node] as usize * self.net + o] = 0;
+        }
+        self.deps = deps;
     }
 
     #[inline]
-    fn record(&mut self, s: usize, v: u64, silent: bool) {
-        if silent {
-            self.last[s] = v;
-        } else if v != self.last[s] {
-            self.pending.push((s, v));
-        }
+    fn link(&mut self, s: LinkSigs, vc: u8, flit: router::Flit, f: &Fabric) {
+        let msg = f.packets.get(flit.packet).msg;
+        self.pulse(s.valid, 1);
+        self.pulse(s.flags, 4 | flit.flags.bits() as u64);
+        self.set(s.vc, vc as u64);
+        self.set(s.packet, flit.packet.0 as u64);
+        self.set(s.msg, msg as u64);
+        self.link_flits += 1;
     }
 
-    fn pulse(&mut self, s: usize, v: u64) {
-        self.stage(s, v);
-        if v != 0 {
-            self.high.push(s);
+    /// This cycle's NIC activity: flits into injection buffers and (if `show`) the NIC
+    /// signals.
+    fn nics(&mut self, v: &CycleView<'_>, show: bool) {
+        self.masks.clear();
+        let net = v.fabric.routers.params.net_ports as usize;
+        for &(node, ch, flit) in v.injections {
+            self.wake(v.fabric.routers.ivc_index(node, net + ch as usize, 0));
+            if !show {
+                continue;
+            }
+            let i = self.slot[node.idx()];
+            if i == NONE {
+                continue;
+            }
+            let s = self.inj[i as usize * self.k + ch as usize];
+            let msg = v.fabric.packets.get(flit.packet).msg;
+            self.chan(s, flit, msg);
+            self.masks.push((self.nic_inject[i as usize], 1 << ch));
         }
+        for &(node, ej, msg) in v.ejections.iter().filter(|_| show) {
+            let i = self.slot[node.idx()];
+            if i == NONE {
+                continue;
+            }
+            let s = self.ej[i as usize * self.k + ej.channel as usize];
+            self.chan(s, ej.flit, msg);
+            self.masks.push((self.nic_eject[i as usize], 1 << ej.channel));
+        }
+        // One value per signal: the channels of a node together.
+        self.masks.sort_unstable();
+        let masks = std::mem::take(&mut self.masks);
+        let mut j = 0;
+        while j < masks.len() {
+            let (s, mut m) = masks[j];
+            j += 1;
+            while j < masks.len() && masks[j].0 == s {
+                m |= masks[j].1;
+                j += 1;
+            }
+            self.pulse(s, m);
+        }
+        self.masks = masks;
+    }
+
+    fn chan(&mut self, s: ChanSigs, flit: router::Flit, msg: u32) {
+        self.pulse(s.valid, 1);
+        self.pulse(s.flags, 4 | flit.flags.bits() as u64);
+        self.set(s.packet, flit.packet.0 as u64);
+        self.set(s.msg, msg as u64);
     }
 
     fn cycle_inner(&mut self, v: &CycleView<'_>) -> io::Result<()> {
@@ -418,100 +801,55 @@ impl Tracer {
             return Ok(());
         }
         if t < self.opts.from {
-            if self.opts.from > 0 {
-                self.sample_registers(v.fabric, t, true);
-            }
+            // Before the window: follow the registers without writing them.
+            self.emit = false;
+            self.departures(v, false);
+            self.nics(v, false);
+            self.sample_registers(v.fabric, t);
+            self.emit = true;
             return Ok(());
         }
         if t > self.opts.to {
-            self.close(self.opts.to + 1)?;
-            return Ok(());
+            return self.close(self.opts.to + 1);
         }
-        // Times before this cycle: pending registers and pulses going low.
-        match self.pending_time {
-            Some(p) if p < t => {
-                self.stage_pending_and_lows();
-                self.flush(p)?;
-            }
-            Some(_) => self.stage_pending_and_lows(),
-            None if !self.started && t > self.opts.from => self.flush(self.opts.from)?,
-            None => {}
-        }
-        // This cycle's link and NIC activity.
-        self.deps.clear();
-        let p = v.fabric.routers.ports();
-        for d in v.departures {
-            let node = d.out_port as usize / p;
-            if self.slot[node] != NONE {
-                self.deps.push((d.out_port, d.vc, d.flit));
+        // The dump of every signal's value comes first: at the window's start if this cycle
+        // is later, or after this cycle's activity if it is the start.
+        let dump_now = !self.started && t == self.opts.from;
+        if !self.started {
+            self.started = true;
+            self.time(self.opts.from);
+            if dump_now {
+                self.emit = false;
+            } else {
+                self.dump();
             }
         }
-        self.deps.sort_unstable_by_key(|&(op, vc, _)| (op, vc));
-        let deps = std::mem::take(&mut self.deps);
-        for &(op, vc, flit) in &deps {
-            let (node, o) = (op as usize / p, op as usize % p);
-            let i = self.slot[node] as usize;
-            let lane = self.lane_used[i * self.net + o] as usize;
-            self.lane_used[i * self.net + o] += 1;
-            let Some(s) = self.links[(i * self.net + o) * self.lanes + lane.min(self.lanes - 1)] else { continue };
-            let msg = v.fabric.packets.get(flit.packet).msg;
-            self.pulse(s.valid, 1);
-            self.pulse(s.flags, 4 | flit.flags.bits() as u64);
-            self.stage(s.vc, vc as u64);
-            self.stage(s.packet, flit.packet.0 as u64);
-            self.stage(s.msg, msg as u64);
-            self.link_flits += 1;
-        }
-        for &(op, _, _) in &deps {
-            let (node, o) = (op as usize / p, op as usize % p);
-            self.lane_used[self.slot[node] as usize * self.net + o] = 0;
-        }
-        self.deps = deps;
-        let mut inj_mask: Vec<(usize, u64)> = Vec::new();
-        for &(node, ch, flit) in v.injections {
-            let i = self.slot[node.idx()];
-            if i == NONE {
-                continue;
+        match self.open {
+            // Registers sampled after the last traced cycle are already at `t`.
+            Some(p) if p == t => {}
+            _ => {
+                // The last traced cycle's pulses go low at its next timestamp.
+                self.lows();
+                self.time(t);
             }
-            let s = self.inj[i as usize * self.k + ch as usize];
-            let msg = v.fabric.packets.get(flit.packet).msg;
-            self.chan(s, flit, msg);
-            inj_mask.push((self.nic_inject[i as usize], 1 << ch));
         }
-        for &(node, ej, msg) in v.ejections {
-            let i = self.slot[node.idx()];
-            if i == NONE {
-                continue;
-            }
-            let s = self.ej[i as usize * self.k + ej.channel as usize];
-            self.chan(s, ej.flit, msg);
-            inj_mask.push((self.nic_eject[i as usize], 1 << ej.channel));
+        self.departures(v, true);
+        self.nics(v, true);
+        self.lows();
+        if dump_now {
+            self.emit = true;
+            self.dump();
         }
-        inj_mask.sort_unstable();
-        let mut j = 0;
-        while j < inj_mask.len() {
-            let (s, mut m) = inj_mask[j];
-            j += 1;
-            while j < inj_mask.len() && inj_mask[j].0 == s {
-                m |= inj_mask[j].1;
-                j += 1;
-            }
-            self.pulse(s, m);
+        // Registers as seen from the next cycle.
+        self.time(t + 1);
+        self.sample_registers(v.fabric, t);
+        if self.batch.len() >= BATCH {
+            self.sink.as_mut().expect("tracer sink").ops(&mut self.batch)?;
         }
-        self.flush(t)?;
-        self.sample_registers(v.fabric, t, false);
-        self.pending_time = Some(t + 1);
         Ok(())
     }
 
-    fn chan(&mut self, s: ChanSigs, flit: router::Flit, msg: u32) {
-        self.pulse(s.valid, 1);
-        self.pulse(s.flags, 4 | flit.flags.bits() as u64);
-        self.stage(s.packet, flit.packet.0 as u64);
-        self.stage(s.msg, msg as u64);
-    }
-
-    /// Write what is pending (at most up to cycle `end`) and stop tracing.
+    /// Write what is pending and stop tracing.
     fn close(&mut self, end: u64) -> io::Result<()> {
         if self.done {
             return Ok(());
@@ -519,13 +857,15 @@ impl Tracer {
         self.done = true;
         if !self.started {
             // Nothing happened inside the window: dump the values at its start.
-            return self.flush(self.opts.from);
+            self.time(self.opts.from);
+            self.dump();
+        } else {
+            // The last traced cycle's pulses go low at the timestamp after it.
+            debug_assert!(self.open.is_some_and(|p| p <= end), "timestamp {:?} after the end {end}", self.open);
+            self.lows();
         }
-        if let Some(p) = self.pending_time {
-            self.stage_pending_and_lows();
-            self.flush(p.min(end))?;
-        }
-        Ok(())
+        let sink = self.sink.as_mut().expect("tracer sink");
+        sink.ops(&mut self.batch)
     }
 
     /// Finish the dump at the end of the run (`end` = the first cycle not simulated).
