@@ -3,7 +3,10 @@
 //! both rates. Fabrics are built outside the timed part.
 //!
 //! (a) hypercube d=10, every node broadcasts one 1-flit packet on its spanning binomial
-//!     tree, store-and-forward, ideal router (`mnb-sbt`);
+//!     tree, store-and-forward, ideal router (`mnb-sbt`): forwarded by the nodes (each
+//!     node receives the packet and sends it on, as the papers do) and, as
+//!     `a_..._router`, by the routers (hardware multicast: each node sends one packet and
+//!     the crossbars copy it along its tree);
 //! (b) 8x8 mesh, uniform traffic at 0.1 flits/node/cycle (4-flit packets, 0.025
 //!     packets/node/cycle), wormhole, dimension-order routing, 2 VCs x 8-flit buffers,
 //!     realistic router, 20,000 cycles of injection, then drain.
@@ -23,6 +26,15 @@ fn config(settings: &[(&str, &str)]) -> Config {
 
 pub const HYPERCUBE_MNB: &[(&str, &str)] =
     &[("topology", "hypercube"), ("dims", "10"), ("algorithm", "mnb-sbt"), ("switching", "sf"), ("router", "ideal")];
+
+pub const HYPERCUBE_MNB_ROUTER: &[(&str, &str)] = &[
+    ("topology", "hypercube"),
+    ("dims", "10"),
+    ("algorithm", "mnb-sbt"),
+    ("switching", "sf"),
+    ("router", "ideal"),
+    ("forwarding", "router"),
+];
 
 pub const MESH_UNIFORM: &[(&str, &str)] = &[
     ("topology", "mesh"),
@@ -150,6 +162,7 @@ fn thread_split(cfg: &Config, dir: &std::path::Path) {
 
 fn benches(c: &mut Criterion) {
     bench(c, "a_hypercube10_mnb_sbt", HYPERCUBE_MNB);
+    bench(c, "a_hypercube10_mnb_sbt_router", HYPERCUBE_MNB_ROUTER);
     bench(c, "b_mesh8x8_uniform_wh", MESH_UNIFORM);
     tracing(c);
 }

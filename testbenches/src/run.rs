@@ -133,7 +133,7 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                 "scatter" => (Box::new(scatter::Scatter::new(d, root, l)), scatter::bounds(d, one_port)),
                 "gather" => (Box::new(scatter::Gather::new(d, root, one_port, l)), scatter::bounds(d, one_port)),
                 "total-exchange" => (Box::new(total_exchange::TotalExchange::new(d, one_port, l)), total_exchange::bounds(d, one_port)),
-                "mnb-sbt" => (Box::new(MnbSbt::new(l)), MnbSbt::bounds(&topo, one_port)),
+                "mnb-sbt" => (Box::new(MnbSbt::new(l, *forwarding)), MnbSbt::bounds(&topo, one_port)),
                 "st" | "bst" | "rh" | "st-simple" | "bst-simple" => {
                     let c = cfg.cost.as_ref().expect("the cost model is resolved for the Seidel broadcasts");
                     let setup = c.setup(cfg.topology.clone(), &cfg.dims, cfg.nu, root.0);

@@ -3,8 +3,12 @@
 //! (the sets A_i(t) of Fig. 5), all at once, node-forwarded. Links of the same type in one
 //! A_i collide, so this takes longer than the optimal ⌈(2^d − 1)/d⌉ slots; it is the
 //! baseline the paper's construction improves on, and benchmark (a).
+//!
+//! With `Forwarding::Router` each node sends one packet that the routers replicate along its
+//! tree (hardware multicast): the same trees and transmissions, the forwarding done by the
+//! crossbars instead of the nodes.
 
-use super::Bounds;
+use super::{Bounds, Forwarding};
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
 use crate::topology::Topology;
@@ -12,13 +16,14 @@ use router::NodeId;
 
 pub struct MnbSbt {
     pub flits: u16,
+    pub forwarding: Forwarding,
     /// Message id of node t's broadcast is `first_msg + t`.
     first_msg: u32,
 }
 
 impl MnbSbt {
-    pub fn new(flits: u16) -> MnbSbt {
-        MnbSbt { flits, first_msg: 0 }
+    pub fn new(flits: u16, forwarding: Forwarding) -> MnbSbt {
+        MnbSbt { flits, forwarding, first_msg: 0 }
     }
 
     /// Table 1's multinode broadcast times are the lower bounds: ⌈(2^d−1)/d⌉ all-port, 2^d − 1 one-port.
@@ -54,13 +59,27 @@ impl Program for MnbSbt {
     }
 
     fn start(&mut self, cx: &mut NodeCtx<'_>) {
-        let d = cx.topo.ndims();
-        self.forward(cx, cx.node, d);
+        match self.forwarding {
+            Forwarding::Router => cx.send(Send {
+                dest: Dest::Broadcast { span: cx.topo.full_span() },
+                msg: self.first_msg + cx.node.0,
+                aux: cx.node.0.into(),
+                key: 0,
+                flits: self.flits,
+                copy_flits: 0,
+            }),
+            Forwarding::Node => {
+                let d = cx.topo.ndims();
+                self.forward(cx, cx.node, d);
+            }
+        }
     }
 
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
         cx.accept(m.msg);
-        let dim = (m.src.0 ^ cx.node.0).trailing_zeros() as usize;
-        self.forward(cx, NodeId(m.aux as u32), dim);
+        if self.forwarding == Forwarding::Node {
+            let dim = (m.src.0 ^ cx.node.0).trailing_zeros() as usize;
+            self.forward(cx, NodeId(m.aux as u32), dim);
+        }
     }
 }

@@ -177,10 +177,10 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         name: "mnb-sbt",
         topologies: HYPERCUBE,
         reference: "Bertsekas et al. 1991, sec. 2, Fig. 5 (every node broadcasts on its own translated binomial tree)",
-        summary: "multinode broadcast by superposed spanning binomial trees; not optimal (links of one type collide), the baseline the optimal MNB improves on",
+        summary: "multinode broadcast by superposed spanning binomial trees; not optimal (links of one type collide), the baseline the optimal MNB improves on; --forwarding router: one packet per node, copied by the routers",
         all_or_one_port: false,
         rooted: false,
-        router_forwarding: false,
+        router_forwarding: true,
     },
     AlgorithmInfo {
         name: "st",
