@@ -28,12 +28,6 @@ pub trait WaveSink {
         Ok(())
     }
     fn finish(self: Box<Self>) -> io::Result<()>;
-    /// Does this sink work faster when each timestamp's changes come grouped by variable
-    /// (neighbouring variables together)? [`Threaded`] then groups them before handing them
-    /// over.
-    fn wants_sorted(&self) -> bool {
-        false
-    }
 }
 
 /// The bulk encoding of timestamps and value changes that the tracer hands to a sink: one
@@ -66,54 +60,6 @@ pub mod ops {
         } else {
             batch.push(WIDE | (var as u64) << 32);
             batch.push(value);
-        }
-    }
-
-    /// Group each timestamp's changes by variable: by `var >> shift`, keeping their order
-    /// within a group (so a variable changed twice keeps its order). `scratch` is working
-    /// space.
-    pub fn group_by_var(batch: &mut [u64], shift: u32, scratch: &mut Vec<u64>) {
-        let mut count = [0u32; 257];
-        let mut start = 0;
-        while start < batch.len() {
-            let end = batch[start..].iter().position(|&w| w & TIME != 0).map_or(batch.len(), |k| start + k);
-            let seg = &mut batch[start..end];
-            start = end + 1;
-            if seg.len() < 2 {
-                continue;
-            }
-            if seg.iter().any(|&w| w & WIDE != 0) {
-                // A wide value's second word is no change of its own: decode.
-                let mut pairs: Vec<(usize, u64)> = decode(seg)
-                    .map(|op| match op {
-                        Op::Change(var, value) => (var, value),
-                        Op::Time(_) => unreachable!("no timestamps here"),
-                    })
-                    .collect();
-                pairs.sort_by_key(|&(var, _)| var >> shift);
-                scratch.clear();
-                for (var, value) in pairs {
-                    push_change(scratch, var, value);
-                }
-                seg.copy_from_slice(scratch);
-                continue;
-            }
-            let group = |w: u64| ((w >> 32) as usize >> shift).min(255);
-            count.fill(0);
-            for &w in seg.iter() {
-                count[group(w) + 1] += 1;
-            }
-            for g in 1..count.len() {
-                count[g] += count[g - 1];
-            }
-            scratch.clear();
-            scratch.resize(seg.len(), 0);
-            for &w in seg.iter() {
-                let g = group(w);
-                scratch[count[g] as usize] = w;
-                count[g] += 1;
-            }
-            seg.copy_from_slice(scratch);
         }
     }
 
@@ -418,13 +364,6 @@ impl WaveSink for FstSink {
         let mut out = self.body.take().expect("FST body").finish().map_err(fst_err)?;
         out.flush()
     }
-    /// `fst-writer` keeps each signal's changes as a list threaded through one buffer and
-    /// walks every list when it writes a block: with the changes of a timestamp grouped by
-    /// variable, neighbouring lists share cache lines (measured on the c_mesh16 stream: about
-    /// 110 ns per change in the tracer's order, 75 ns sorted).
-    fn wants_sorted(&self) -> bool {
-        true
-    }
 }
 
 /// Declares variables and drops every value: for measuring what tracing costs the
@@ -476,37 +415,17 @@ pub struct Threaded {
     back: Option<std::sync::mpsc::Receiver<Vec<u64>>>,
     worker: Option<std::thread::JoinHandle<io::Result<()>>>,
     batch: Vec<u64>,
-    /// Group each timestamp's changes by variable (on the sending side) for the inner
-    /// sink: `Some(shift)` makes 256 groups of `1 << shift` variables.
-    group: Option<u32>,
-    vars: usize,
-    scratch: Vec<u64>,
 }
 
 impl Threaded {
     pub fn new(inner: Box<dyn WaveSink + Send>) -> Threaded {
-        let group = inner.wants_sorted().then_some(0);
-        Threaded {
-            inner: Some(inner),
-            tx: None,
-            back: None,
-            worker: None,
-            batch: Vec::with_capacity(BATCH + 2),
-            group,
-            vars: 0,
-            scratch: Vec::new(),
-        }
+        Threaded { inner: Some(inner), tx: None, back: None, worker: None, batch: Vec::with_capacity(BATCH + 2) }
     }
 
     /// Send `batch` to the writer, leaving an empty buffer in its place.
     fn send(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
         if batch.is_empty() {
             return Ok(());
-        }
-        if let Some(shift) = self.group {
-            // A timestamp's changes may continue in the next batch: grouping in pieces still
-            // keeps each variable's changes in order.
-            ops::group_by_var(batch, shift, &mut self.scratch);
         }
         let spare = match self.back.as_ref().and_then(|b| b.try_recv().ok()) {
             Some(v) => v,
@@ -533,13 +452,9 @@ impl WaveSink for Threaded {
         self.inner().upscope()
     }
     fn var(&mut self, name: &str, width: u32) -> io::Result<usize> {
-        self.vars += 1;
         self.inner().var(name, width)
     }
     fn end_definitions(&mut self) -> io::Result<()> {
-        // 256 groups over all the variables.
-        let bits = usize::BITS - self.vars.leading_zeros();
-        self.group = self.group.map(|_| bits.saturating_sub(8));
         let mut inner = self.inner.take().expect("end_definitions once");
         inner.end_definitions()?;
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u64>>(4);
@@ -619,36 +534,6 @@ mod tests {
         );
         // Values of 32 bits or fewer take one word.
         assert_eq!(b.len(), 8);
-    }
-
-    /// Changes end up grouped by `var >> shift`, each group in its original order; wide
-    /// values stay whole; timestamps stay where they were.
-    #[test]
-    fn grouping_keeps_each_variables_order() {
-        let mut b = Vec::new();
-        let mut expect_groups: Vec<Vec<(usize, u64)>> = vec![Vec::new(); 4];
-        ops::push_time(&mut b, 5);
-        for (k, var) in [40usize, 3, 17, 3, 63, 0, 40, 18, 33].into_iter().enumerate() {
-            let value = if k == 4 { 1 << 40 } else { k as u64 };
-            ops::push_change(&mut b, var, value);
-            expect_groups[var >> 4].push((var, value));
-        }
-        ops::push_time(&mut b, 6);
-        ops::push_change(&mut b, 9, 1);
-        ops::push_change(&mut b, 1, 2);
-        let mut scratch = Vec::new();
-        ops::group_by_var(&mut b, 4, &mut scratch);
-        let got: Vec<ops::Op> = ops::decode(&b).collect();
-        let mut expect = vec![ops::Op::Time(5)];
-        expect.extend(expect_groups.concat().into_iter().map(|(v, x)| ops::Op::Change(v, x)));
-        // 9 and 1 are in the same group: their order stays.
-        expect.extend([ops::Op::Time(6), ops::Op::Change(9, 1), ops::Op::Change(1, 2)]);
-        assert_eq!(got, expect);
-        // Without wide values, the counting pass.
-        let mut b: Vec<u64> = [3usize, 1, 2, 1, 0].iter().enumerate().map(|(k, &v)| (v as u64) << 32 | k as u64).collect();
-        ops::group_by_var(&mut b, 0, &mut scratch);
-        let got: Vec<(usize, u64)> = ops::decode(&b).map(|op| if let ops::Op::Change(v, x) = op { (v, x) } else { panic!() }).collect();
-        assert_eq!(got, [(0, 4), (1, 1), (1, 3), (2, 2), (3, 0)]);
     }
 
     #[test]
