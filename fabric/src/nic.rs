@@ -62,9 +62,6 @@ impl SendQueue {
             (None, _) => self.heap.pop().map(|r| r.0),
         }
     }
-    fn is_empty(&self) -> bool {
-        self.fifo.is_empty() && self.heap.is_empty()
-    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -262,8 +259,11 @@ impl Nics {
         let Some((q, port)) = best else { return };
         let voq = &mut self.voq[i * self.net + port];
         voq.pop();
-        if voq.is_empty() {
-            self.nonempty[i] &= !(1 << port);
+        match voq.peek() {
+            // The header this queue will start next: bring it in now (its slab slot is
+            // rarely still in cache by then).
+            Some(next) => prefetch(&self.slab[next.slab as usize]),
+            None => self.nonempty[i] &= !(1 << port),
         }
         self.queued[i] -= 1;
         self.claimed[i] |= 1 << port;
@@ -304,4 +304,16 @@ impl Nics {
             None
         }
     }
+}
+
+/// Hint the CPU to load `x`'s cache line (x86-64; a no-op elsewhere).
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and does not change memory.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(x as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
