@@ -23,6 +23,10 @@ impl Arbiter {
         if requests.is_empty() {
             return None;
         }
+        if requests.is_single() {
+            // A single requester wins under every policy.
+            return Some(requests.first());
+        }
         let rotated = requests.rotate_right(self.ptr as u32);
         let first = |m: S| (m.first() + self.ptr as usize) % S::WIDTH;
         match policy {

@@ -136,17 +136,10 @@ impl Routers {
                 if want.is_empty() {
                     break;
                 }
-                let l = if want.is_single() {
-                    // A single requester wins under every policy.
-                    want.first()
-                } else {
-                    let inputs = &self.inputs;
-                    let Some(l) =
-                        self.outputs.sa_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
-                    else {
-                        break;
-                    };
-                    l
+                let inputs = &self.inputs;
+                let Some(l) = self.outputs.sa_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
+                else {
+                    break;
                 };
                 self.scratch.req[o] = (req & !S::bit(l)).store();
                 let taken = self.take_read(l);

@@ -104,16 +104,10 @@ impl Routers {
                 if want.is_empty() {
                     continue;
                 }
-                let l = if want.is_single() {
-                    want.first()
-                } else {
-                    let inputs = &self.inputs;
-                    let Some(l) =
-                        self.outputs.va_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
-                    else {
-                        continue;
-                    };
-                    l
+                let inputs = &self.inputs;
+                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
+                else {
+                    continue;
                 };
                 self.scratch.req[o] = (req & !S::bit(l)).store();
                 let c = &mut self.inputs.ctl[base + l];

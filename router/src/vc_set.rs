@@ -40,6 +40,32 @@ pub trait VcBits:
     }
 }
 
+/// The [`VcBits`] methods whose code is the same in every width.
+macro_rules! same_for_every_width {
+    ($t:ty) => {
+        #[inline(always)]
+        fn is_empty(self) -> bool {
+            self == 0
+        }
+        #[inline(always)]
+        fn is_single(self) -> bool {
+            self & self.wrapping_sub(1) == 0
+        }
+        #[inline(always)]
+        fn first(self) -> usize {
+            self.trailing_zeros() as usize
+        }
+        #[inline(always)]
+        fn without_first(self) -> Self {
+            self & self.wrapping_sub(1)
+        }
+        #[inline(always)]
+        fn rotate_right(self, n: u32) -> Self {
+            <$t>::rotate_right(self, n)
+        }
+    };
+}
+
 impl VcBits for u64 {
     const ZERO: Self = 0;
     const WIDTH: usize = 64;
@@ -55,26 +81,7 @@ impl VcBits for u64 {
     fn store(self) -> VcSet {
         self as VcSet
     }
-    #[inline(always)]
-    fn is_empty(self) -> bool {
-        self == 0
-    }
-    #[inline(always)]
-    fn is_single(self) -> bool {
-        self & self.wrapping_sub(1) == 0
-    }
-    #[inline(always)]
-    fn first(self) -> usize {
-        self.trailing_zeros() as usize
-    }
-    #[inline(always)]
-    fn without_first(self) -> Self {
-        self & self.wrapping_sub(1)
-    }
-    #[inline(always)]
-    fn rotate_right(self, n: u32) -> Self {
-        u64::rotate_right(self, n)
-    }
+    same_for_every_width!(u64);
 }
 
 /// `1 << l` for every VC index: a table load is cheaper than a variable 128-bit shift.
@@ -103,26 +110,7 @@ impl VcBits for u128 {
     fn store(self) -> VcSet {
         self
     }
-    #[inline(always)]
-    fn is_empty(self) -> bool {
-        self == 0
-    }
-    #[inline(always)]
-    fn is_single(self) -> bool {
-        self & self.wrapping_sub(1) == 0
-    }
-    #[inline(always)]
-    fn first(self) -> usize {
-        self.trailing_zeros() as usize
-    }
-    #[inline(always)]
-    fn without_first(self) -> Self {
-        self & self.wrapping_sub(1)
-    }
-    #[inline(always)]
-    fn rotate_right(self, n: u32) -> Self {
-        u128::rotate_right(self, n)
-    }
+    same_for_every_width!(u128);
 }
 
 /// `{l}` in the stored width.
