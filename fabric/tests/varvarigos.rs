@@ -21,14 +21,21 @@ fn paper_bound(v: Variant, d: u32, m: u64, tp: f64) -> f64 {
     }
 }
 
-/// Runs a PMNB with the CLI's default buffers (2 × packet-flits) and a prefix step of `tp`
-/// slots; returns its completion in slots (packets are `flits` long) and the link
-/// transmissions. Every run must deliver everything and report no algorithm failure.
-fn run(v: Variant, d: u32, active: &[u32], flits: u16, tp: u64) -> (f64, u64) {
+/// The ideal all-port `d`-cube with `flits`-flit packets and the CLI's default buffers
+/// (2 × packet-flits).
+fn cube_spec(d: u32, flits: u16) -> FabricSpec {
     let mut spec = FabricSpec::ideal(TopologyKind::Hypercube, &[d]);
     spec.ports = PortModel::All;
     spec.packet_flits = flits;
     spec.buffer_flits = 2 * flits;
+    spec
+}
+
+/// Runs a PMNB with the CLI's default buffers (2 × packet-flits) and a prefix step of `tp`
+/// slots; returns its completion in slots (packets are `flits` long) and the link
+/// transmissions. Every run must deliver everything and report no algorithm failure.
+fn run(v: Variant, d: u32, active: &[u32], flits: u16, tp: u64) -> (f64, u64) {
+    let spec = cube_spec(d, flits);
     let p = Pmnb::new(v, d, active, flits, tp * flits as u64, (0, flits as u64 / v.pieces(d) as u64));
     let mut f = Fabric::new(&spec, Box::new(p));
     let ctx = format!("{v:?} d={d} M={} tp={tp}", active.len());
@@ -94,10 +101,7 @@ fn mnb_through_pmnb3() {
 fn dynamic(variant: Variant, d: u32, load: f64, slots: u64, tp: u64) -> serde_json::Value {
     use fabric::algorithms::dynamic::{Dynamic, DynamicSpec};
     let flits = if variant == Variant::Two { d as u16 } else { 1 };
-    let mut spec = FabricSpec::ideal(TopologyKind::Hypercube, &[d]);
-    spec.ports = PortModel::All;
-    spec.packet_flits = flits;
-    spec.buffer_flits = 2 * flits;
+    let spec = cube_spec(d, flits);
     let window = slots * flits as u64;
     let hop = (0, flits as u64 / variant.pieces(d) as u64);
     let ds = DynamicSpec { variant, d, load, window, warmup: window / 10, flits, tp_cycles: tp * flits as u64, seed: 9, hop };
