@@ -31,6 +31,7 @@ use router::{
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::time::{Duration, Instant};
 
 /// Always-on counters.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -277,6 +278,19 @@ impl Fabric {
 
     /// Run until nothing is left to do, a deadlock, or `max_cycles`.
     pub fn run(&mut self) -> Ending {
+        self.run_loop(None::<(Duration, fn(&Fabric))>)
+    }
+
+    /// [`Fabric::run`], calling `watch` with the fabric about every `every` of wall-clock
+    /// time (the clock is read about every 10 ms), e.g. to show progress. Watching never
+    /// changes a result.
+    pub fn run_watched(&mut self, every: Duration, watch: impl FnMut(&Fabric)) -> Ending {
+        self.run_loop(Some((every, watch)))
+    }
+
+    fn run_loop<W: FnMut(&Fabric)>(&mut self, mut watch: Option<(Duration, W)>) -> Ending {
+        let mut next = watch.as_ref().and_then(|(every, _)| Instant::now().checked_add(*every));
+        let (mut steps, mut gap, mut checked) = (0u32, 1u32, Instant::now());
         loop {
             if self.deadlock.is_some() {
                 return Ending::Deadlock;
@@ -294,6 +308,20 @@ impl Fabric {
                 return Ending::CycleLimit;
             }
             self.step();
+            if let (Some((every, w)), Some(at)) = (watch.as_mut(), next) {
+                // Read the clock about every 10 ms: every `gap` steps, from the last gap's pace.
+                steps += 1;
+                if steps >= gap {
+                    let now = Instant::now();
+                    let per_step = (now - checked).as_nanos() / steps as u128;
+                    gap = (10_000_000 / per_step.max(1)).clamp(1, 4096) as u32;
+                    (steps, checked) = (0, now);
+                    if now >= at {
+                        w(self);
+                        next = now.checked_add(*every);
+                    }
+                }
+            }
         }
     }
 

@@ -198,16 +198,63 @@ pub fn run(cfg: &Config) -> Report {
     report(cfg, &f, bounds, ending, wall)
 }
 
+/// Run `f` to the end; with `progress`, a status line on standard error for runs that take
+/// more than a second (redrawn five times a second, cleared at the end): deliveries so far
+/// against those expected so far (for traffic, cycles against `--cycles`, then the drain),
+/// the simulated cycle and the simulation rate.
+fn run_fabric(cfg: &Config, f: &mut Fabric, progress: bool) -> Ending {
+    if !progress {
+        return f.run();
+    }
+    let start = Instant::now();
+    let traffic_cycles = match cfg.workload {
+        Workload::Traffic { cycles, .. } => Some(cycles),
+        _ => None,
+    };
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let ending = f.run_watched(std::time::Duration::from_millis(200), |f| {
+        let elapsed = start.elapsed();
+        if elapsed.as_secs_f64() < 1.0 {
+            return;
+        }
+        let rate = f.now as f64 / elapsed.as_secs_f64();
+        let c = f.scoreboard.counts();
+        let (pos, len, msg) = match traffic_cycles {
+            Some(cycles) if f.now < cycles => (f.now, cycles, format!("cycles, {} deliveries, {rate:.0} cycles/s", c.deliveries)),
+            _ => {
+                let phase = if traffic_cycles.is_some() { "draining, " } else { "" };
+                (c.deliveries, c.expected, format!("deliveries, {phase}cycle {}, {rate:.0} cycles/s", f.now))
+            }
+        };
+        match &bar {
+            Some(b) => {
+                b.set_length(len);
+                b.set_message(msg);
+                b.set_position(pos);
+            }
+            None => {
+                let style = indicatif::ProgressStyle::with_template("  [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}")
+                    .expect("a valid template");
+                let b = indicatif::ProgressBar::new(len).with_style(style).with_elapsed(elapsed).with_message(msg).with_position(pos);
+                b.tick();
+                bar = Some(b);
+            }
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    ending
+}
+
 fn io_err(field: &str, path: &str, e: impl std::fmt::Display) -> ConfigError {
     ConfigError(format!("{field}: {path}: cannot write it: {e}"))
 }
 
 /// Run a configuration and write the waveforms, save file and statistics it asks for.
-pub fn run_with_outputs(cfg: &Config) -> Result<Report, ConfigError> {
+/// With `progress`, a status line on standard error while a long run goes on.
+pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigError> {
     let out = &cfg.outputs;
-    if !out.tracing() && out.stats_csv.is_none() {
-        return Ok(run(cfg));
-    }
     let (mut f, bounds) = build(cfg);
     let title = cfg.title();
     let opts =
@@ -236,7 +283,7 @@ pub fn run_with_outputs(cfg: &Config) -> Result<Report, ConfigError> {
         std::fs::File::create(p).map_err(|e| io_err("stats-csv", p, e))?;
     }
     let start = Instant::now();
-    let ending = f.run();
+    let ending = run_fabric(cfg, &mut f, progress);
     let wall = start.elapsed().as_secs_f64();
     let paths = [out.vcd.as_ref(), out.fst.as_ref()];
     for (probe, path) in f.take_probes().into_iter().zip(paths.into_iter().flatten()) {

@@ -712,3 +712,32 @@ fn pmnb_runs_on_the_realistic_router() {
     assert_eq!(v["algorithm_failures"], serde_json::json!([]));
     assert!(v["avg_delay_slots"].as_f64().unwrap() > 0.0);
 }
+
+/// A long run on a terminal (a pseudo-terminal from util-linux's `script`) shows a progress
+/// line on standard error and still ends with the summary; through a pipe, and with
+/// `--quiet`, nothing of it is printed.
+#[test]
+fn progress_line_on_a_terminal_only() {
+    let args = ["run", "--topology", "mesh", "--dims", "32x32", "--traffic", "uniform", "--cycles", "4000", "--json", "/dev/null"];
+    let piped = flitwave(&args);
+    assert_eq!(piped.status.code(), Some(0), "{}", describe(&args, &piped));
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("cycles/s"), "{}", describe(&args, &piped));
+    let Ok(script) = Command::new("script").args(["-qec", "true", "/dev/null"]).output() else {
+        eprintln!("note: no `script` (util-linux) on this machine; the terminal half of this test is skipped");
+        return;
+    };
+    assert!(script.status.success());
+    let line = format!("{BIN} {}", args.join(" "));
+    let start = std::time::Instant::now();
+    let tty = Command::new("script").args(["-qec", &line, "/dev/null"]).output().expect("script runs");
+    let took = start.elapsed().as_secs_f64();
+    let text = String::from_utf8_lossy(&tty.stdout);
+    assert_eq!(tty.status.code(), Some(0), "{text}");
+    assert!(text.contains("accepted"), "no summary after the progress line: {text}");
+    // The line appears once a run has taken a second (with margin for start-up).
+    if took > 1.5 {
+        assert!(text.contains("/4000 cycles,") && text.contains("cycles/s"), "no progress line in {took:.1} s: {text}");
+    }
+    let quiet = Command::new("script").args(["-qec", &format!("{line} --quiet"), "/dev/null"]).output().expect("script runs");
+    assert!(quiet.stdout.is_empty(), "--quiet printed: {}", String::from_utf8_lossy(&quiet.stdout));
+}
