@@ -271,7 +271,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
     };
     let progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let report = run::run_with_outputs(&cfg, progress)?;
-    let json = serde_json::to_string_pretty(&report).expect("report serializes");
+    let json = crate::json::to_string(&report);
     if let Some((path, mut file)) = json_file {
         writeln!(file, "{json}").map_err(|e| ConfigError(format!("json: {path}: cannot write it: {e}")))?;
     }

@@ -74,7 +74,7 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
         let r = run::run(&cfg);
         code = code.max(r.exit_code());
         let path = out.join(format!("{stem}.json"));
-        std::fs::write(&path, serde_json::to_string_pretty(&r).unwrap() + "\n")
+        std::fs::write(&path, crate::json::to_string(&r) + "\n")
             .map_err(|e| ConfigError(format!("out: {}: cannot write it: {e}", path.display())))?;
         let b = |x: Option<u64>| x.map_or("-".into(), |v| v.to_string());
         let lat = match (r.latency_avg_cycles, r.latency_p99_cycles) {
