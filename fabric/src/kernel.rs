@@ -161,10 +161,8 @@ pub struct Fabric {
     down: Vec<u32>,
     up: Vec<u32>,
     /// The same links as (router, local index) pairs, so the commit phase needs no division:
-    /// per output port the downstream router and the local VC index of its VC 0; per input
-    /// port the upstream router and output port.
+    /// per output port the downstream router and the local VC index of its VC 0.
     down_at: Vec<(u32, u32)>,
-    up_at: Vec<(u32, u32)>,
     class_mask: [u16; 2],
     active: Vec<u32>,
     in_active: Vec<bool>,
@@ -209,7 +207,6 @@ impl Fabric {
         };
         let v = spec.vcs as usize;
         let down_at = down.iter().map(|&ip| split(ip, p, v)).collect();
-        let up_at = up.iter().map(|&op| split(op, p, 1)).collect();
         let all = ((1u32 << spec.vcs) - 1) as u16;
         let class_mask = if topo.dateline {
             let half = spec.vcs / 2;
@@ -232,7 +229,6 @@ impl Fabric {
             down,
             up,
             down_at,
-            up_at,
             class_mask,
             active: (0..n as u32).collect(),
             in_active: vec![true; n],
@@ -338,6 +334,8 @@ impl Fabric {
             }
             self.activate(n as usize);
         }
+        // Credits due in cycles that were skipped.
+        self.routers.deliver_credits(t);
         let mut list = std::mem::take(&mut self.active);
         match self.shuffle.as_mut() {
             Some(rng) => list.shuffle(rng),
@@ -520,10 +518,11 @@ impl Fabric {
         }
     }
 
-    /// Phase B: flits into downstream buffers, credits onto return lines.
+    /// Phase B: flits into downstream buffers, credits onto return lines; then the credits
+    /// usable in the next cycle become visible.
     fn commit(&mut self, t: u64) {
         let lat = self.spec.pipeline.link_latency as u64;
-        let credit_ready = t + 1 + self.spec.pipeline.credit_delay as u64;
+        let credit_delay = self.spec.pipeline.credit_delay as u64;
         for i in 0..self.outbox.departures.len() {
             let d = self.outbox.departures[i];
             let (r, l0) = self.down_at[d.out_port as usize];
@@ -536,10 +535,16 @@ impl Fabric {
             }
             self.activate(r as usize);
         }
-        for f in self.outbox.freed.drain(..) {
-            let (r, o) = self.up_at[f.in_port as usize];
-            self.routers.return_credit_at(r as usize, o as usize, f.vc, credit_ready);
+        if credit_delay == 0 {
+            for f in self.outbox.freed.drain(..) {
+                self.routers.credit_now(self.up[f.in_port as usize] as usize, f.vc);
+            }
+        } else {
+            for f in self.outbox.freed.drain(..) {
+                self.routers.return_credit(self.up[f.in_port as usize] as usize, f.vc, t + 1 + credit_delay);
+            }
         }
+        self.routers.deliver_credits(t + 1);
     }
 
     /// Build the wait-for graph of blocked input VCs and find a cycle in it.

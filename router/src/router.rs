@@ -26,6 +26,7 @@ use crate::params::RouterParams;
 use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
 use crate::vc_set::{MAX_ROUTER_VCS, VcBits, VcSet, bit, members};
+use std::collections::VecDeque;
 
 /// What an input VC is doing, as a waveform shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,8 +100,8 @@ pub(crate) struct Scratch {
 
 /// Per router, what its pipeline looks at first every cycle, in two cache lines: the sets of
 /// its input VCs that hold flits, hold a routed packet, have a network branch lacking an
-/// output VC, and wait for an ejection channel; the network output ports with credits in
-/// flight; the ejection channels held; the flits buffered.
+/// output VC, and wait for an ejection channel; the ejection channels held; the flits
+/// buffered.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(64))]
 struct RouterRegs {
@@ -108,7 +109,6 @@ struct RouterRegs {
     routed: VcSet,
     need_va: VcSet,
     need_ej: VcSet,
-    credit_ports: u64,
     ej_owned: u64,
     occupancy: u32,
 }
@@ -124,6 +124,9 @@ pub struct Routers {
     regs: Vec<RouterRegs>,
     /// Flits buffered in the whole fabric.
     pub buffered: u64,
+    /// The credit return lines of every output port: credits freed downstream, in the order
+    /// they become visible, as (cycle visible, global output port, VC).
+    credit_line: VecDeque<(u64, u32, u32)>,
     /// The latest cycle at which a returned credit becomes visible.
     credit_horizon: u64,
     /// The input VCs of the injection ports.
@@ -172,6 +175,7 @@ impl Routers {
             outputs: OutputUnits::new(n * p, v, params.buffer_flits),
             regs: vec![RouterRegs::default(); n],
             buffered: 0,
+            credit_line: VecDeque::new(),
             credit_horizon: 0,
 
             injection_vcs,
@@ -282,19 +286,50 @@ impl Routers {
         self.buffered += 1;
     }
 
-    /// A credit for `vc` of output port `op` (global index), usable from cycle `ready`.
+    /// A credit for `vc` of output port `op` (global index) goes onto the return line, usable
+    /// from cycle `ready`: it becomes visible when [`Routers::deliver_credits`] reaches
+    /// `ready`.
     #[inline]
     pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
-        let r = op / self.np;
-        self.return_credit_at(r, op - r * self.np, vc, ready);
+        let entry = (ready, op as u32, vc as u32);
+        self.outputs.credit_sent(op);
+        self.credit_horizon = self.credit_horizon.max(ready);
+        match self.credit_line.back() {
+            Some(&(last, _, _)) if last > ready => {
+                let at = self.credit_line.partition_point(|&(r, _, _)| r <= ready);
+                self.credit_line.insert(at, entry);
+            }
+            _ => self.credit_line.push_back(entry),
+        }
     }
 
-    /// [`Routers::return_credit`] for output port `o` of router `r`.
+    /// A credit for `vc` of output port `op` that is visible from the next cycle on (a
+    /// return line of no delay): no queueing.
     #[inline]
-    pub fn return_credit_at(&mut self, r: usize, o: usize, vc: u8, ready: u64) {
-        self.outputs.return_credit(r * self.np + o, vc, ready);
-        self.regs[r].credit_ports |= 1u64 << o;
-        self.credit_horizon = self.credit_horizon.max(ready);
+    pub fn credit_now(&mut self, op: usize, vc: u8) {
+        self.outputs.add_credit(op * self.nv + vc as usize, self.params.buffer_flits);
+    }
+
+    /// Make the credits on the return lines that are usable by cycle `t` visible. The fabric
+    /// calls it before cycle `t` is evaluated (after the previous cycle's commit, with `t`
+    /// the next cycle), so a router sees in cycle `t` exactly the credits that have arrived.
+    #[inline]
+    pub fn deliver_credits(&mut self, t: u64) {
+        while let Some(&(ready, op, vc)) = self.credit_line.front() {
+            if ready > t {
+                break;
+            }
+            self.credit_line.pop_front();
+            let op = op as usize;
+            self.outputs.credit_arrived(op, op * self.nv + vc as usize, self.params.buffer_flits);
+        }
+    }
+
+    /// Credits of output VC `vc` of port `op` as the router will see them in cycle `t`.
+    pub fn credits_at(&self, op: usize, vc: usize, t: u64) -> u16 {
+        let coming =
+            self.credit_line.iter().take_while(|&&(ready, _, _)| ready <= t).filter(|&&(_, o, v)| (o, v) == (op as u32, vc as u32)).count();
+        self.outputs.credits[op * self.nv + vc] + coming as u16
     }
 
     /// The latest cycle at which a credit now on a return line becomes visible.
@@ -305,8 +340,7 @@ impl Routers {
     /// Could router `r`'s registers differ from the last cycle it was idle in: does it hold
     /// flits, or credits on its return lines?
     pub fn may_change(&self, r: NodeId) -> bool {
-        let g = &self.regs[r.idx()];
-        g.occupancy > 0 || g.credit_ports != 0
+        self.regs[r.idx()].occupancy > 0 || (0..self.np).any(|o| self.outputs.credits_in_flight(r.idx() * self.np + o) > 0)
     }
 
     /// Flits buffered in router `r` (all its input VCs).
@@ -422,19 +456,6 @@ impl Routers {
     /// [`Routers::stage_network`] computing VC sets in width `S`.
     pub fn stage_network_in<S: VcBits, E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, out: &mut Outbox) {
         let ri = r.idx();
-        let mut ports = self.regs[ri].credit_ports;
-        if ports != 0 {
-            let depth = self.params.buffer_flits;
-            while ports != 0 {
-                let o = ports.trailing_zeros() as usize;
-                ports &= ports - 1;
-                let op = ri * self.np + o;
-                self.outputs.absorb_credits(op, t, depth);
-                if self.outputs.credits_in_flight(op) == 0 {
-                    self.regs[ri].credit_ports &= !(1u64 << o);
-                }
-            }
-        }
         let g = self.regs[ri];
         if g.occupancy == 0 {
             return;

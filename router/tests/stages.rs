@@ -58,6 +58,7 @@ impl Bench {
     }
     /// Simulate one cycle; returns (departures as (out port, vc, packet, seq), ejections).
     fn cycle(&mut self) -> (Vec<Dep>, Vec<Ej>) {
+        self.r.deliver_credits(self.t);
         self.ejected.clear();
         self.r.stage_eject(NodeId(0), self.t, &self.env, &mut self.ejected, &mut self.out);
         self.r.stage_network(NodeId(0), self.t, &self.env, &mut self.out);
@@ -260,4 +261,27 @@ fn ejected_tail_is_not_ejected_again_while_a_branch_lags() {
     assert!(more.is_empty());
     assert_eq!(b.r.occupancy(0), 0);
     assert!((0..6).all(|p| b.r.output_vc_free(p)));
+}
+
+#[test]
+fn credits_on_the_return_line_become_visible_at_their_cycle() {
+    let mut r = Routers::new(params(Switching::Wormhole, Pipeline::REALISTIC, 2, 4), 2);
+    let op = r.port_index(NodeId(1), 3);
+    let ov = op * 2 + 1;
+    r.outputs.credits[ov] = 1;
+    r.return_credit(op, 1, 5);
+    r.return_credit(op, 1, 7);
+    // Out of order: queued before the credit due at 7.
+    r.return_credit(op, 1, 6);
+    assert_eq!(r.outputs.credits_in_flight(op), 3);
+    assert!(r.may_change(NodeId(1)) && !r.may_change(NodeId(0)));
+    assert_eq!((r.credits_at(op, 1, 4), r.credits_at(op, 1, 6), r.credits_at(op, 0, 9)), (1, 3, 4));
+    r.deliver_credits(4);
+    assert_eq!(r.outputs.credits[ov], 1);
+    r.deliver_credits(6);
+    assert_eq!(r.outputs.credits[ov], 3);
+    assert_eq!(r.outputs.credits_in_flight(op), 1);
+    r.credit_now(op, 1);
+    assert_eq!(r.outputs.credits[ov], 4, "a credit of no delay is visible at once");
+    assert_eq!(r.credit_horizon(), 7);
 }

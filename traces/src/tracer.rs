@@ -560,8 +560,9 @@ impl Tracer {
         };
         for (i, &node) in traced.iter().enumerate() {
             // Registers change only where the router was evaluated, holds flits, has credits
-            // coming back, or its NIC works.
-            if !(f.is_active(node) || r.may_change(node) || f.nics.busy(node)) {
+            // coming back or just arrived (a port still `hot`), or its NIC works.
+            let (plo, phi) = if reads_credits[i] { (port_start[i] as usize, port_start[i + 1] as usize) } else { (0, 0) };
+            if !(f.is_active(node) || r.may_change(node) || f.nics.busy(node) || port_hot[plo..phi].contains(&true)) {
                 continue;
             }
             let (lo, hi) = (ivc_start[i] as usize, ivc_start[i + 1] as usize);
@@ -599,7 +600,6 @@ impl Tracer {
                 }
             }
             // Credits of ports whose downstream is not traced, read from the router.
-            let (plo, phi) = if reads_credits[i] { (port_start[i] as usize, port_start[i + 1] as usize) } else { (0, 0) };
             let ports = ports[plo..phi].iter().zip(&counted[plo..phi]).zip(&mut port_hot[plo..phi]);
             for (k, ((p, &counted), hot)) in (plo..).zip(ports) {
                 if counted {
@@ -614,7 +614,8 @@ impl Tracer {
                 }
                 *hot = in_flight;
                 for (v, last) in credit_last[k * vcs..(k + 1) * vcs].iter_mut().enumerate() {
-                    let now = if in_flight { r.outputs.credits_at(op, v, t + 1) } else { r.outputs.credits[op * vcs + v] };
+                    // After the commit of `t`, the credits the router will see in `t + 1`.
+                    let now = r.outputs.credits[op * vcs + v];
                     if now != *last {
                         *last = now;
                         change(p.sig as usize + v, now as u64);
@@ -647,7 +648,7 @@ impl Tracer {
         if cfg!(debug_assertions) {
             for (k, p) in ports.iter().enumerate().filter(|&(k, _)| counted[k]) {
                 for v in 0..vcs {
-                    let router = r.outputs.credits_at(p.op as usize, v, t + 1);
+                    let router = r.credits_at(p.op as usize, v, t + 1);
                     assert_eq!(credit_now[k * vcs + v], router, "counted credits of output port {} VC {v} at cycle {}", p.op, t + 1);
                 }
             }
