@@ -143,6 +143,16 @@ impl RouterEnv for Env<'_> {
     }
 }
 
+/// An output port's link as the commit phase sees it (16 bytes, four to a cache line).
+#[derive(Clone, Copy, Debug)]
+struct OutLink {
+    /// Downstream router, and the local index of VC 0 of its input port.
+    router: u32,
+    vc0: u32,
+    /// Flits sent.
+    flits: u64,
+}
+
 /// A fabric of routers, links and NICs running one program on every node.
 pub struct Fabric {
     pub spec: FabricSpec,
@@ -153,16 +163,14 @@ pub struct Fabric {
     pub scoreboard: Scoreboard,
     pub counters: Counters,
     pub latencies: Latencies,
-    /// Flits sent on each output port (global port index).
-    pub port_flits: Vec<u64>,
     program: Box<dyn Program>,
     probes: Vec<Box<dyn Probe>>,
     /// Downstream input port of each output port, upstream output port of each input port.
     down: Vec<u32>,
     up: Vec<u32>,
-    /// The same links as (router, local index) pairs, so the commit phase needs no division:
-    /// per output port the downstream router and the local VC index of its VC 0.
-    down_at: Vec<(u32, u32)>,
+    /// Per output port, what the commit phase needs in one place: the downstream router and
+    /// the local VC index of its VC 0 (no division), and the flits sent so far.
+    links: Vec<OutLink>,
     class_mask: [u16; 2],
     active: Vec<u32>,
     in_active: Vec<bool>,
@@ -202,11 +210,14 @@ impl Fabric {
                 }
             }
         }
-        let split = |g: u32, per: usize, scale: usize| {
-            if g == NONE { (NONE, NONE) } else { ((g as usize / per) as u32, ((g as usize % per) * scale) as u32) }
-        };
         let v = spec.vcs as usize;
-        let down_at = down.iter().map(|&ip| split(ip, p, v)).collect();
+        let links = down
+            .iter()
+            .map(|&ip| {
+                let (router, vc0) = if ip == NONE { (NONE, NONE) } else { (ip / p as u32, (ip % p as u32) * v as u32) };
+                OutLink { router, vc0, flits: 0 }
+            })
+            .collect();
         let all = ((1u32 << spec.vcs) - 1) as u16;
         let class_mask = if topo.dateline {
             let half = spec.vcs / 2;
@@ -223,12 +234,11 @@ impl Fabric {
             scoreboard,
             counters: Counters::default(),
             latencies: Latencies::default(),
-            port_flits: vec![0; n * p],
             program,
             probes: Vec::new(),
             down,
             up,
-            down_at,
+            links,
             class_mask,
             active: (0..n as u32).collect(),
             in_active: vec![true; n],
@@ -265,6 +275,16 @@ impl Fabric {
     /// Downstream input port (global index) of output port `op`, if connected.
     pub fn downstream(&self, op: usize) -> Option<usize> {
         (self.down[op] != NONE).then_some(self.down[op] as usize)
+    }
+
+    /// Output ports in the fabric (routers × ports, NIC channels included).
+    pub fn output_ports(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Flits sent on output port `op` (global index) so far.
+    pub fn port_flits(&self, op: usize) -> u64 {
+        self.links[op].flits
     }
 
     /// Upstream output port (global index) of input port `ip`, if connected.
@@ -525,11 +545,12 @@ impl Fabric {
         let credit_delay = self.spec.pipeline.credit_delay as u64;
         for i in 0..self.outbox.departures.len() {
             let d = self.outbox.departures[i];
-            let (r, l0) = self.down_at[d.out_port as usize];
+            let link = &mut self.links[d.out_port as usize];
+            let (r, l0) = (link.router, link.vc0);
+            link.flits += 1;
             debug_assert!(r != NONE, "departure on unconnected port {}", d.out_port);
             self.routers.arrive_at(r as usize, l0 as usize + d.vc as usize, d.flit, t, t + lat);
             self.counters.flit_hops += 1;
-            self.port_flits[d.out_port as usize] += 1;
             if d.flit.is_tail() {
                 self.counters.link_transmissions += 1;
             }

@@ -173,7 +173,7 @@ fn fingerprint(f: &Fabric) -> (u64, u64, u64, u64, u64, Vec<u64>, Vec<u64>) {
         f.counters.packets_delivered,
         f.now,
         f.latencies.hist.clone(),
-        f.port_flits.clone(),
+        (0..f.output_ports()).map(|op| f.port_flits(op)).collect::<Vec<_>>(),
     )
 }
 

@@ -108,21 +108,21 @@ impl Stats {
         let width = r.params.link_width as f64;
         let mut links = Vec::new();
         let (mut sum, mut max, mut count) = (0.0, 0.0f64, 0usize);
-        for op in 0..f.port_flits.len() {
+        for op in 0..f.output_ports() {
             if op % p >= net {
                 continue;
             }
             let Some(ip) = f.downstream(op) else { continue };
-            let u = f.port_flits[op] as f64 / (cycles as f64 * width);
+            let u = f.port_flits(op) as f64 / (cycles as f64 * width);
             count += 1;
             sum += u;
             max = max.max(u);
-            if f.port_flits[op] > 0 {
+            if f.port_flits(op) > 0 {
                 links.push(LinkStat {
                     node: (op / p) as u32,
                     port: format!("out{}", op % p),
                     to_node: (ip / p) as u32,
-                    flits: f.port_flits[op],
+                    flits: f.port_flits(op),
                     utilization: u,
                 });
             }
@@ -160,13 +160,13 @@ impl Stats {
             )?;
         }
         let width = r.params.link_width as f64;
-        for op in 0..f.port_flits.len() {
+        for op in 0..f.output_ports() {
             if op % p >= net {
                 continue;
             }
             let Some(ip) = f.downstream(op) else { continue };
-            let u = f.port_flits[op] as f64 / (cycles as f64 * width);
-            writeln!(w, "link,{},out{},,,,,,{},{},{u:.6}", op / p, op % p, ip / p, f.port_flits[op])?;
+            let u = f.port_flits(op) as f64 / (cycles as f64 * width);
+            writeln!(w, "link,{},out{},,,,,,{},{},{u:.6}", op / p, op % p, ip / p, f.port_flits(op))?;
         }
         w.flush()
     }
