@@ -39,11 +39,11 @@ impl OutputUnits {
     }
 
     /// Bytes of state per output port (for memory estimates before building).
-    pub fn bytes_per_port(vcs: usize, _depth: u16) -> usize {
+    pub fn bytes_per_port(vcs: usize) -> usize {
         vcs * (4 + 2) + 2 + 2 * std::mem::size_of::<Arbiter>()
     }
 
-    /// A credit for output VC `ov` has left on the return line of its port `op`.
+    /// A credit has left on the return line of output port `op`.
     #[inline(always)]
     pub(crate) fn credit_sent(&mut self, op: usize) {
         self.in_flight[op] += 1;

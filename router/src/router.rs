@@ -206,7 +206,7 @@ impl Routers {
         let p = params.ports() as u128;
         let v = params.vcs as u128;
         let per_router = p * v * InputUnits::bytes_per_vc(params.buffer_flits) as u128
-            + p * OutputUnits::bytes_per_port(params.vcs as usize, params.buffer_flits) as u128
+            + p * OutputUnits::bytes_per_port(params.vcs as usize) as u128
             + std::mem::size_of::<RouterRegs>() as u128;
         per_router * n as u128
     }
