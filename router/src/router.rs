@@ -517,6 +517,11 @@ impl Routers {
         }
         let port = self.port_of[l] as usize;
         s.read |= b;
+        if self.params.link_width == 1 {
+            // One read per input port per cycle: no count to keep.
+            s.port_full |= self.port_mask[port];
+            return true;
+        }
         s.ports_read |= 1u64 << port;
         s.port_reads[port] += 1;
         if s.port_reads[port] >= self.params.link_width {
