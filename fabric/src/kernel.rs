@@ -418,21 +418,26 @@ impl Fabric {
     /// cost gets a wake-up timer instead.
     fn retire(&mut self, t: u64) {
         let Fabric { active, in_active, routers, nics, timers, fired, .. } = self;
-        active.retain(|&r| {
-            let n = NodeId(r);
-            if routers.occupancy(r as usize) > 0 || fired[r as usize] {
-                return true;
+        // Compacted in place, order kept (a hand-written `retain`: this runs every cycle).
+        let mut kept = 0;
+        for i in 0..active.len() {
+            let r = active[i];
+            let stays = routers.occupancy(r as usize) > 0 || fired[r as usize] || {
+                let (now, later) = nics.work(NodeId(r), t + 1);
+                if !now {
+                    if let Some(at) = later {
+                        timers.push(Reverse((at, r, WAKE)));
+                    }
+                    in_active[r as usize] = false;
+                }
+                now
+            };
+            if stays {
+                active[kept] = r;
+                kept += 1;
             }
-            let (now, later) = nics.work(n, t + 1);
-            if now {
-                return true;
-            }
-            if let Some(at) = later {
-                timers.push(Reverse((at, r, WAKE)));
-            }
-            in_active[r as usize] = false;
-            false
-        });
+        }
+        active.truncate(kept);
     }
 
     /// Phase A for router `r` (its pipeline computing VC sets in width `S`), its NIC and its

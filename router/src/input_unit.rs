@@ -97,10 +97,9 @@ impl InputUnits {
     #[inline(always)]
     fn account(&mut self, iv: usize, at: u64, new_level: u16) {
         let level = self.ctl[iv].len as usize;
-        let d = self.depth as usize + 1;
-        let row = &mut self.hist[iv * d..(iv + 1) * d];
-        row[level] = row[level].wrapping_add(at);
-        row[new_level as usize] = row[new_level as usize].wrapping_sub(at);
+        let row = iv * (self.depth as usize + 1);
+        self.hist[row + level] = self.hist[row + level].wrapping_add(at);
+        self.hist[row + new_level as usize] = self.hist[row + new_level as usize].wrapping_sub(at);
     }
 
     /// Cycles VC `iv` has spent at each occupancy 0..=depth, up to cycle `now`.
@@ -153,9 +152,17 @@ impl InputUnits {
         &self.buf[iv * depth + slot]
     }
 
+    /// The front entry (the FIFO is not empty): the slot at the read pointer, no wrap to compute.
+    #[inline(always)]
+    pub fn front_entry(&self, iv: usize) -> &BufEntry {
+        let c = &self.ctl[iv];
+        debug_assert!(c.len > 0);
+        &self.buf[iv * self.depth as usize + c.head as usize]
+    }
+
     #[inline(always)]
     pub fn front(&self, iv: usize) -> Option<&BufEntry> {
-        if self.ctl[iv].len == 0 { None } else { Some(self.entry(iv, 0)) }
+        if self.ctl[iv].len == 0 { None } else { Some(self.front_entry(iv)) }
     }
 
     /// Remove the front flit; the new occupancy holds from cycle `at`.

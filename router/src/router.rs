@@ -131,8 +131,9 @@ pub struct Routers {
     credit_horizon: u64,
     /// The input VCs of the injection ports.
     injection_vcs: VcSet,
-    /// The input VCs of the network ports (not the injection ports).
-    pub(crate) net_vcs: VcSet,
+    /// The input VCs of the network ports (not the injection ports): local VC indices
+    /// below this (network ports come first).
+    pub(crate) net_vcs: usize,
     /// Cached shape: VCs per port, ports, input VCs per router, network ports, NIC channels.
     pub(crate) nv: usize,
     pub(crate) np: usize,
@@ -157,7 +158,7 @@ impl Routers {
         let port_vcs = (1u128 << v) - 1;
         let net = params.net_ports as usize;
         let injection_vcs = (0..params.nic_channels as usize).fold(0, |m, k| m | port_vcs << ((net + k) * v));
-        let net_vcs = (0..net).fold(0, |m, o| m | port_vcs << (o * v));
+        let net_vcs = net * v;
         let mut port_of = [0u8; MAX_ROUTER_VCS];
         let mut vc_of = [0u8; MAX_ROUTER_VCS];
         for l in 0..local_vcs {
@@ -378,7 +379,7 @@ impl Routers {
         let rc = self.params.pipeline.rc_delay as u64;
         for l in members(which) {
             let iv = base + l;
-            let e = *self.inputs.entry(iv, 0);
+            let e = *self.inputs.front_entry(iv);
             if e.ready > t {
                 continue;
             }
@@ -481,7 +482,7 @@ impl Routers {
         self.scratch.popped |= bit(l);
         let e = self.inputs.pop(iv, t + 1);
         self.buffered -= 1;
-        if self.net_vcs & bit(l) != 0 {
+        if l < self.net_vcs {
             out.freed.push(Freed { in_port: (ri * self.np + self.port_of[l] as usize) as u32, vc: self.vc_of[l] });
         }
         let c = &mut self.inputs.ctl[iv];

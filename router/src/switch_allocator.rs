@@ -36,7 +36,7 @@ impl Routers {
             if !c.pending.contains(PortSet::LOCAL) || c.sa_ready > t || c.len == 0 {
                 continue;
             }
-            let e = *self.inputs.entry(iv, 0);
+            let e = *self.inputs.front_entry(iv);
             if e.ready > t || !self.take_read(l) {
                 continue;
             }
@@ -76,7 +76,7 @@ impl Routers {
             if branches == 0 {
                 continue;
             }
-            let e = self.inputs.entry(iv, 0);
+            let e = self.inputs.front_entry(iv);
             if e.ready > t {
                 continue;
             }
@@ -85,7 +85,7 @@ impl Routers {
                 Switching::Wormhole => 1,
                 // Store-and-forward: the head waits for its tail, except at an injection
                 // port, where the NIC already holds the whole packet.
-                Switching::StoreAndForward if head && self.net_vcs & bit(l) != 0 && !self.inputs.whole_packet_ready(iv, t) => {
+                Switching::StoreAndForward if head && l < self.net_vcs && !self.inputs.whole_packet_ready(iv, t) => {
                     continue;
                 }
                 _ if head => c.pkt_len,
@@ -145,7 +145,7 @@ impl Routers {
                 let taken = self.take_read(l);
                 debug_assert!(taken);
                 let iv = base + l;
-                let flit = self.inputs.entry(iv, 0).flit;
+                let flit = self.inputs.front_entry(iv).flit;
                 let c = &self.inputs.ctl[iv];
                 let ovc = if c.route.network().bits().is_power_of_two() {
                     c.ovc as usize
