@@ -41,18 +41,31 @@ pub struct VcCtl {
     pub ovc: u8,
     /// Output VCs the route allows at the next hop (bit v = VC v).
     pub vc_mask: u16,
-    /// Front packet: length in flits, priority key and creation cycle (copied from the header at RC).
+    /// Front packet: length in flits (copied from the header at RC).
     pub pkt_len: u16,
-    pub key: u32,
-    pub birth: u64,
-    /// Earliest cycle for VC allocation (RC done) and for switch allocation (VA done).
-    pub va_ready: u64,
+    /// Some branch has been granted an output VC (or ejection channel) since RC: VC
+    /// allocation for the remaining branches no longer waits for RC.
+    pub va_open: bool,
+    /// Earliest cycle for VC allocation (RC done; while `va_open` is false) and for switch
+    /// allocation (VA done).
     pub sa_ready: u64,
+    /// A copy of the front FIFO slot (valid when `len > 0`), so that the pipeline reads a
+    /// VC's front flit from this cache line.
+    pub front: BufEntry,
     /// Outputs the packet goes to; those holding an output VC (or ejection channel); and
     /// those that have not yet taken the front flit.
     pub route: PortSet,
     pub granted: PortSet,
     pub pending: PortSet,
+}
+
+impl VcCtl {
+    /// May the front packet's branches still lacking an output VC be allocated one in cycle
+    /// `t`? From the cycle its RC is done (`sa_ready` until the first grant raises it).
+    #[inline(always)]
+    pub fn va_may_start(&self, t: u64) -> bool {
+        self.va_open || self.sa_ready <= t
+    }
 }
 
 /// All input VCs of the fabric. VC `iv` has buffer slots `iv*depth .. (iv+1)*depth`.
@@ -71,6 +84,9 @@ pub struct InputUnits {
     hist: Vec<u64>,
     /// High-water mark of each VC's occupancy.
     pub max_len: Vec<u16>,
+    /// Front packet's priority key and creation cycle (set at RC), for the key and age
+    /// arbitration policies: kept apart from the control word, read only under contention.
+    pub rank: Vec<(u32, u64)>,
     pub stall_credit: Vec<u64>,
     pub stall_arb: Vec<u64>,
 }
@@ -83,6 +99,7 @@ impl InputUnits {
             buf: vec![BufEntry::default(); n_vcs * depth as usize],
             hist: vec![0; n_vcs * (depth as usize + 1)],
             max_len: vec![0; n_vcs],
+            rank: vec![(0, 0); n_vcs],
             stall_credit: vec![0; n_vcs],
             stall_arb: vec![0; n_vcs],
         }
@@ -90,7 +107,7 @@ impl InputUnits {
 
     /// Bytes of state per input VC (for memory estimates before building).
     pub fn bytes_per_vc(depth: u16) -> usize {
-        std::mem::size_of::<VcCtl>() + depth as usize * std::mem::size_of::<BufEntry>() + (depth as usize + 1) * 8 + 2 * 8 + 2
+        std::mem::size_of::<VcCtl>() + depth as usize * std::mem::size_of::<BufEntry>() + (depth as usize + 1) * 8 + 2 * 8 + 2 + 16
     }
 
     /// The occupancy of `iv` changes from cycle `at` on: close the current level's interval.
@@ -133,6 +150,9 @@ impl InputUnits {
         if slot >= depth {
             slot -= depth;
         }
+        if c.len == 0 {
+            c.front = BufEntry { flit, ready };
+        }
         c.len += 1;
         let len = c.len;
         self.max_len[iv] = self.max_len[iv].max(len);
@@ -152,12 +172,12 @@ impl InputUnits {
         &self.buf[iv * depth + slot]
     }
 
-    /// The front entry (the FIFO is not empty): the slot at the read pointer, no wrap to compute.
+    /// The front entry (the FIFO is not empty), from the control word's copy.
     #[inline(always)]
     pub fn front_entry(&self, iv: usize) -> &BufEntry {
         let c = &self.ctl[iv];
         debug_assert!(c.len > 0);
-        &self.buf[iv * self.depth as usize + c.head as usize]
+        &c.front
     }
 
     #[inline(always)]
@@ -172,12 +192,15 @@ impl InputUnits {
         let depth = self.depth as usize;
         let c = &mut self.ctl[iv];
         assert!(c.len > 0, "input VC {iv} underrun: pop from an empty FIFO");
-        let e = self.buf[iv * depth + c.head as usize];
+        let e = c.front;
         c.head += 1;
         if c.head as usize == depth {
             c.head = 0;
         }
         c.len -= 1;
+        if c.len > 0 {
+            c.front = self.buf[iv * depth + c.head as usize];
+        }
         e
     }
 
@@ -215,6 +238,29 @@ mod tests {
         // Each round: 1 cycle at 1 flit, 1 at 2, 1 at 1, and the next round starts at once.
         assert_eq!(u.occupancy_histogram(1, 15), vec![0, 10, 5, 0]);
         assert_eq!(u.occupancy_histogram(0, 15), vec![15, 0, 0, 0]);
+    }
+
+    proptest::proptest! {
+        /// The control word's copy of the front slot is always the FIFO's front, through
+        /// any sequence of writes and reads that wraps the ring.
+        #[test]
+        fn front_copy_is_the_fifo_front(depth in 1u16..6, ops in proptest::collection::vec(proptest::bool::ANY, 0..60)) {
+            let mut u = InputUnits::new(1, depth);
+            let mut model = std::collections::VecDeque::new();
+            for (t, push) in ops.into_iter().enumerate() {
+                let t = t as u64;
+                if push && model.len() < depth as usize {
+                    let f = Flit::of(PacketId(t as u32), 0, 1);
+                    u.push(0, f, t + 2, t);
+                    model.push_back((f, t + 2));
+                } else if !push && !model.is_empty() {
+                    let e = u.pop(0, t);
+                    proptest::prop_assert_eq!((e.flit, e.ready), model.pop_front().unwrap());
+                }
+                let front = u.front(0).map(|e| (e.flit, e.ready));
+                proptest::prop_assert_eq!(front, model.front().copied());
+            }
+        }
     }
 
     #[test]

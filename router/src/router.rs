@@ -393,10 +393,9 @@ impl Routers {
             c.granted = PortSet::empty();
             c.pending = rd.ports;
             c.pkt_len = meta.len;
-            c.key = meta.key;
-            c.birth = meta.birth;
-            c.va_ready = t + rc;
+            c.va_open = false;
             c.sa_ready = t + rc;
+            self.inputs.rank[iv] = (meta.key, meta.birth);
             let g = &mut self.regs[ri];
             g.routed |= bit(l);
             if !rd.ports.network().is_empty() {

@@ -137,8 +137,7 @@ impl Routers {
                     break;
                 }
                 let inputs = &self.inputs;
-                let Some(l) = self.outputs.sa_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
-                else {
+                let Some(l) = self.outputs.sa_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
                     break;
                 };
                 self.scratch.req[o] = (req & !S::bit(l)).store();

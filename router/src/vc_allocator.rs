@@ -2,7 +2,7 @@
 //! for LOCAL, an ejection channel), and holds it until its tail flit has passed.
 //!
 //! ```text
-//!  cycle t: RC done (t >= va_ready) ──► request free VCs allowed by vc_mask
+//!  cycle t: RC done (t >= sa_ready, or a branch already granted) ──► request free VCs allowed by vc_mask
 //!           each free output VC goes to the arbiter's winner ──► SA from t + va_delay
 //! ```
 
@@ -21,7 +21,7 @@ impl Routers {
         let policy = self.params.arbiter;
         let mut want = S::ZERO;
         for l in members(self.need_ej_set::<S>(ri)) {
-            if self.inputs.ctl[base + l].va_ready <= t {
+            if self.inputs.ctl[base + l].va_may_start(t) {
                 want |= S::bit(l);
             }
         }
@@ -36,8 +36,7 @@ impl Routers {
                 want.first()
             } else {
                 let inputs = &self.inputs;
-                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
-                else {
+                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
                     break;
                 };
                 l
@@ -46,6 +45,7 @@ impl Routers {
             let c = &mut self.inputs.ctl[base + l];
             self.outputs.owner[op * v] = (base + l) as u32;
             c.granted |= PortSet::LOCAL;
+            c.va_open = true;
             c.eject_ch = ch as u8;
             c.sa_ready = c.sa_ready.max(t + va_delay);
             self.outputs.va_arb[op].grant_accepted(self.npv, l);
@@ -65,7 +65,7 @@ impl Routers {
         let mut outs = 0u64;
         for l in members(waiting) {
             let c = &self.inputs.ctl[base + l];
-            if c.va_ready > t {
+            if !c.va_may_start(t) {
                 continue;
             }
             // Branches still owed the front flit and holding no VC (a branch that has sent
@@ -105,14 +105,14 @@ impl Routers {
                     continue;
                 }
                 let inputs = &self.inputs;
-                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| (inputs.ctl[base + l].key, inputs.ctl[base + l].birth))
-                else {
+                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
                     continue;
                 };
                 self.scratch.req[o] = (req & !S::bit(l)).store();
                 let c = &mut self.inputs.ctl[base + l];
                 self.outputs.owner[ov] = (base + l) as u32;
                 c.granted |= PortSet::port(o);
+                c.va_open = true;
                 c.ovc = vc as u8;
                 c.sa_ready = c.sa_ready.max(t + va_delay);
                 self.outputs.va_arb[op].grant_accepted(self.npv, l);
