@@ -107,7 +107,12 @@ impl InputUnits {
 
     /// Bytes of state per input VC (for memory estimates before building).
     pub fn bytes_per_vc(depth: u16) -> usize {
-        std::mem::size_of::<VcCtl>() + depth as usize * std::mem::size_of::<BufEntry>() + (depth as usize + 1) * 8 + 2 * 8 + 2 + 16
+        std::mem::size_of::<VcCtl>()
+            + depth as usize * std::mem::size_of::<BufEntry>()
+            + (depth as usize + 1) * 8
+            + 2 * 8
+            + 2
+            + std::mem::size_of::<(u32, u64)>()
     }
 
     /// The occupancy of `iv` changes from cycle `at` on: close the current level's interval.
