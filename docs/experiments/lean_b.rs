@@ -1,6 +1,17 @@
-//! Throwaway experiment (not flitwave): the lean model of benchmark (b) (see ../lean) with
-//! the routers split between T threads by rows, one spin barrier per cycle, flits and
-//! credits crossing the split through double-buffered mailboxes.
+//! Measurement artefact, not part of flitwave: the leanest model of benchmark (b) (issue 2,
+//! item 8) written to find out what any simulator could do on the build machine. BENCHMARKS.md,
+//! "What a lean model of (b) does on this machine", has the numbers and how to run it:
+//!
+//!     rustc --edition 2024 -O docs/experiments/lean_b.rs -o /tmp/lean_b && /tmp/lean_b 100000 2
+//!
+//! Model: 8x8 mesh, DOR, 5 ports, 2 VCs x 8 flits, 4-flit packets, RC 1 + VA 1 cycle, link 2,
+//! credit delay 1, injection latency 1, round-robin arbiters, one crossbar read per input port
+//! per cycle, Bernoulli (geometric gaps) uniform traffic at 0.025 packets/node/cycle, the given
+//! number of cycles, then drain. Arguments: cycles (default 100000), threads (default 2). The
+//! routers are split between the threads by rows, each thread owning its routers, sources and
+//! packets for the whole run; flits and credits that cross the split go through mailboxes
+//! (double-buffered by cycle parity) read after one spin barrier per cycle. Random streams are
+//! per thread, so results differ between thread counts (not between runs).
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;

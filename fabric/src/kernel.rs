@@ -13,6 +13,9 @@
 //! own same-cycle NIC activity) and writes only its own router's state and the outbox, so the
 //! order routers are visited in never changes a result. Routers with nothing buffered and
 //! nothing to inject are not visited; stretches in which nothing can happen are skipped.
+//! [`split`] runs the same cycle on several threads, each owning a range of routers.
+
+pub mod split;
 
 use crate::nic::Nics;
 use crate::packet::{Packet, PacketTable};
@@ -58,7 +61,33 @@ pub struct Latencies {
     pub sum: u128,
 }
 
+impl Counters {
+    /// Fold in another part's counters (of a fabric split between threads).
+    pub fn join(&mut self, o: &Counters) {
+        self.flit_hops += o.flit_hops;
+        self.link_transmissions += o.link_transmissions;
+        self.flits_injected += o.flits_injected;
+        self.flits_ejected += o.flits_ejected;
+        self.packets_sent += o.packets_sent;
+        self.packets_delivered += o.packets_delivered;
+        self.last_delivery = self.last_delivery.max(o.last_delivery);
+        self.flits_ejected_in_window += o.flits_ejected_in_window;
+    }
+}
+
 impl Latencies {
+    /// Fold in another part's latencies.
+    pub fn join(&mut self, o: &Latencies) {
+        if o.hist.len() > self.hist.len() {
+            self.hist.resize(o.hist.len(), 0);
+        }
+        for (a, b) in self.hist.iter_mut().zip(&o.hist) {
+            *a += b;
+        }
+        self.count += o.count;
+        self.sum += o.sum;
+    }
+
     fn record(&mut self, l: u64) {
         let i = l as usize;
         if i >= self.hist.len() {
@@ -186,6 +215,15 @@ pub struct Fabric {
     pub now: u64,
     last_move: u64,
     pub deadlock: Option<Deadlock>,
+    /// This fabric's share when the fabric is split between threads ([`split`]): part
+    /// `part` of `parts`, routers `part * chunk ..` (one part: everything).
+    part: u32,
+    parts: u32,
+    chunk: u32,
+    /// What this part sends each other part in the current cycle.
+    mail: Vec<split::Mail>,
+    /// Per input VC fed from another part: this part's id of the packet arriving on it.
+    xlat: Vec<u32>,
 }
 
 impl Fabric {
@@ -253,6 +291,11 @@ impl Fabric {
             now: 0,
             last_move: 0,
             deadlock: None,
+            part: 0,
+            parts: 1,
+            chunk: n as u32,
+            mail: Vec::new(),
+            xlat: Vec::new(),
             topo,
         }
     }
@@ -374,7 +417,11 @@ impl Fabric {
             }
         }
         self.active = list;
-        self.commit(t);
+        if self.parts > 1 {
+            self.commit::<true>(t);
+        } else {
+            self.commit::<false>(t);
+        }
         if !self.probes.is_empty() {
             let mut probes = std::mem::take(&mut self.probes);
             let view = CycleView {
@@ -397,7 +444,7 @@ impl Fabric {
             self.last_move = t;
         }
         self.retire(t);
-        if self.routers.buffered > 0 && t - self.last_move >= self.spec.watchdog_cycles {
+        if self.parts == 1 && self.routers.buffered > 0 && t - self.last_move >= self.spec.watchdog_cycles {
             self.deadlock = Some(self.find_deadlock(t));
         }
         if self.spec.measure_until == Some(t + 1) {
@@ -545,7 +592,7 @@ impl Fabric {
 
     /// Phase B: flits into downstream buffers, credits onto return lines; then the credits
     /// usable in the next cycle become visible.
-    fn commit(&mut self, t: u64) {
+    fn commit<const SPLIT: bool>(&mut self, t: u64) {
         let lat = self.spec.pipeline.link_latency as u64;
         let credit_delay = self.spec.pipeline.credit_delay as u64;
         for i in 0..self.outbox.departures.len() {
@@ -554,14 +601,20 @@ impl Fabric {
             let (r, l0) = (link.router, link.vc0);
             link.flits += 1;
             debug_assert!(r != NONE, "departure on unconnected port {}", d.out_port);
-            self.routers.arrive_at(r as usize, l0 as usize + d.vc as usize, d.flit, t, t + lat);
             self.counters.flit_hops += 1;
             if d.flit.is_tail() {
                 self.counters.link_transmissions += 1;
             }
+            if SPLIT && r / self.chunk != self.part {
+                self.mail_flit(r, l0 + d.vc as u32, d.flit);
+                continue;
+            }
+            self.routers.arrive_at(r as usize, l0 as usize + d.vc as usize, d.flit, t, t + lat);
             self.activate(r as usize);
         }
-        if credit_delay == 0 {
+        if SPLIT {
+            self.credits_split(t);
+        } else if credit_delay == 0 {
             for f in self.outbox.freed.drain(..) {
                 self.routers.credit_now(self.up[f.in_port as usize] as usize, f.vc);
             }

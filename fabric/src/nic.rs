@@ -132,13 +132,36 @@ impl Nics {
         net_ports * std::mem::size_of::<SendQueue>() + 36 + channels * 24 + 64
     }
 
-    /// Queue packet `p` at node `n`, to leave on network port `first_hop`.
-    pub fn enqueue(&mut self, n: NodeId, p: Packet, first_hop: usize, copy_flits: u32) {
-        let s = self.seq[n.idx()];
-        self.seq[n.idx()] += 1;
-        debug_assert!(s < 1 << 40, "more than 2^40 packets queued at one node");
-        let extra = (copy_flits as u64 * self.copy_cycles_per_flit).min(u32::MAX as u64) as u32;
-        let slab = match self.free.pop() {
+    /// Take the NICs of nodes `nodes` from `other`, a copy of these NICs that ran them (a
+    /// part of a fabric split between threads). Their queued packets come along; packets
+    /// already started refer to `other`'s packet table.
+    pub fn copy_nodes_from(&mut self, other: &Nics, nodes: std::ops::Range<usize>) {
+        for n in nodes.clone() {
+            for q in n * self.net..(n + 1) * self.net {
+                let mut voq = other.voq[q].clone();
+                for e in voq.fifo.iter_mut() {
+                    e.slab = self.adopt(other.slab[e.slab as usize]);
+                }
+                let heap: Vec<_> =
+                    voq.heap.drain().map(|Reverse(e)| Reverse(Queued { slab: self.adopt(other.slab[e.slab as usize]), ..e })).collect();
+                voq.heap = heap.into();
+                self.voq[q] = voq;
+            }
+        }
+        let k = self.k;
+        self.queued[nodes.clone()].copy_from_slice(&other.queued[nodes.clone()]);
+        self.seq[nodes.clone()].copy_from_slice(&other.seq[nodes.clone()]);
+        self.nonempty[nodes.clone()].copy_from_slice(&other.nonempty[nodes.clone()]);
+        self.claimed[nodes.clone()].copy_from_slice(&other.claimed[nodes.clone()]);
+        self.streaming[nodes.clone()].copy_from_slice(&other.streaming[nodes.clone()]);
+        self.inj[nodes.start * k..nodes.end * k].copy_from_slice(&other.inj[nodes.start * k..nodes.end * k]);
+        self.ej[nodes.start * k..nodes.end * k].copy_from_slice(&other.ej[nodes.start * k..nodes.end * k]);
+        self.max_queue = self.max_queue.max(other.max_queue);
+    }
+
+    /// A slab slot for a packet header.
+    fn adopt(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
             Some(i) => {
                 self.slab[i as usize] = p;
                 i
@@ -147,7 +170,16 @@ impl Nics {
                 self.slab.push(p);
                 self.slab.len() as u32 - 1
             }
-        };
+        }
+    }
+
+    /// Queue packet `p` at node `n`, to leave on network port `first_hop`.
+    pub fn enqueue(&mut self, n: NodeId, p: Packet, first_hop: usize, copy_flits: u32) {
+        let s = self.seq[n.idx()];
+        self.seq[n.idx()] += 1;
+        debug_assert!(s < 1 << 40, "more than 2^40 packets queued at one node");
+        let extra = (copy_flits as u64 * self.copy_cycles_per_flit).min(u32::MAX as u64) as u32;
+        let slab = self.adopt(p);
         let order = ((p.key() as u64) << 40) | (s & ((1 << 40) - 1));
         self.voq[n.idx() * self.net + first_hop].push(Queued { order, slab, extra });
         self.nonempty[n.idx()] |= 1 << first_hop;

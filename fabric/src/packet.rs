@@ -115,6 +115,13 @@ impl PacketTable {
         true
     }
 
+    /// Fold in the counts of `other`, the table of another part of a split fabric (its
+    /// packets stay there: this is for reporting).
+    pub fn join_counts(&mut self, other: &PacketTable) {
+        self.live += other.live;
+        self.peak_live += other.peak_live;
+    }
+
     /// Packets allocated and not yet fully delivered.
     pub fn live(&self) -> usize {
         self.live

@@ -19,7 +19,7 @@ pub struct CycleView<'a> {
 }
 
 /// An observer of a run. Idle cycles that the kernel skips are not shown.
-pub trait Probe {
+pub trait Probe: Send {
     fn cycle(&mut self, view: &CycleView<'_>);
     /// For taking a probe back as its own type after the run.
     fn as_any(self: Box<Self>) -> Box<dyn std::any::Any>;

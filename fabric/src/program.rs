@@ -87,7 +87,7 @@ impl NodeCtx<'_> {
 }
 
 /// A distributed algorithm: the program every node runs.
-pub trait Program {
+pub trait Program: std::marker::Send {
     /// Called once when the fabric is built: declare the messages the scoreboard must see delivered.
     fn setup(&mut self, _topo: &Topology, _scoreboard: &mut Scoreboard) {}
     /// Called for every node in cycle 0.
@@ -99,6 +99,13 @@ pub trait Program {
     /// Results beyond the kernel's counters, for the JSON report (after the run).
     fn report(&self) -> Option<serde_json::Value> {
         None
+    }
+    /// May a run of this program be split between threads ([`crate::kernel::split`])? Only
+    /// if every call touches only its node's state (random numbers from a stream per node)
+    /// and the program keeps no results of its own: `report` and `failures` are read from
+    /// the first part's copy.
+    fn splits(&self) -> bool {
+        false
     }
     /// Ways the algorithm found itself broken (a schedule overrun, a collision the paper
     /// rules out); any fails the run.

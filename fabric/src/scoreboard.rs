@@ -56,7 +56,15 @@ pub struct Scoreboard {
     misrouted: u64,
     /// The first problems seen, for the report.
     pub problems: Vec<String>,
+    /// When the fabric is split between threads: this part's number, carried in the top
+    /// bits of the ids it declares ([`PART_SHIFT`]), and deliveries of other parts'
+    /// messages (message, node, cycle), passed on to them.
+    part: Option<u32>,
+    pub foreign: Vec<(u32, NodeId, u64)>,
 }
+
+/// Message ids of a part of a split fabric carry the part number from this bit up.
+pub const PART_SHIFT: u32 = 26;
 
 const MAX_PROBLEMS: usize = 10;
 
@@ -81,7 +89,20 @@ impl Scoreboard {
             }
         };
         self.msgs.push(MsgRec { dest, slot });
-        self.msgs.len() as u32 - 1
+        let id = self.msgs.len() as u32 - 1;
+        match self.part {
+            None => id,
+            Some(k) => {
+                assert!(id < 1 << PART_SHIFT, "more than 2^{PART_SHIFT} messages declared by one part of a split fabric");
+                id | k << PART_SHIFT
+            }
+        }
+    }
+
+    /// Make this the scoreboard of part `k` of a split fabric.
+    pub fn set_part(&mut self, k: u32) {
+        assert!(self.msgs.is_empty() && self.pairs.is_none(), "a scoreboard is split before anything is declared");
+        self.part = Some(k);
     }
 
     /// Declare one message from every node to every other node; message
@@ -101,6 +122,16 @@ impl Scoreboard {
 
     /// Node `node` received message `msg` at cycle `t`.
     pub fn accept(&mut self, msg: u32, node: NodeId, t: u64, topo: &Topology) {
+        let msg = match self.part {
+            Some(k) if msg < PAIR_BASE => {
+                if msg >> PART_SHIFT != k {
+                    self.foreign.push((msg, node, t));
+                    return;
+                }
+                msg & ((1 << PART_SHIFT) - 1)
+            }
+            _ => msg,
+        };
         if msg >= PAIR_BASE
             && let Some(p) = self.pairs.as_mut()
         {
@@ -193,28 +224,61 @@ impl Scoreboard {
                 }
             }
         }
+        // Unicast messages by destination, in node order (the same however messages were
+        // numbered, e.g. on a fabric split between threads).
+        let mut lost = vec![0u64; topo.nodes()];
+        for rec in &self.msgs {
+            if let DestSet::One(d) = rec.dest
+                && rec.slot == 0
+            {
+                lost[d.idx()] += 1;
+            }
+        }
+        for (d, &k) in lost.iter().enumerate().filter(|&(_, &k)| k > 0) {
+            if out.len() >= max {
+                break;
+            }
+            out.push(if k == 1 { format!("1 message never reached node {d}") } else { format!("{k} messages never reached node {d}") });
+        }
         for (i, rec) in self.msgs.iter().enumerate() {
             if out.len() >= max {
                 break;
             }
-            match rec.dest {
-                DestSet::One(d) if rec.slot == 0 => out.push(format!("message {i} never reached node {d}")),
-                DestSet::One(_) | DestSet::Nobody => {}
-                DestSet::Broadcast { root, span } => {
-                    for n in 0..topo.nodes() as u32 {
-                        let node = NodeId(n);
-                        if out.len() >= max {
-                            break;
-                        }
-                        let seen = self.bits[rec.slot as usize + node.idx() / 64] & (1u64 << (node.idx() % 64)) != 0;
-                        if topo.in_broadcast(node, root, span) && !seen {
-                            out.push(format!("broadcast {i} from node {root} never reached node {node}"));
-                        }
+            if let DestSet::Broadcast { root, span } = rec.dest {
+                for n in 0..topo.nodes() as u32 {
+                    let node = NodeId(n);
+                    if out.len() >= max {
+                        break;
+                    }
+                    let seen = self.bits[rec.slot as usize + node.idx() / 64] & (1u64 << (node.idx() % 64)) != 0;
+                    if topo.in_broadcast(node, root, span) && !seen {
+                        out.push(format!("broadcast {i} from node {root} never reached node {node}"));
                     }
                 }
             }
         }
         out
+    }
+
+    /// Fold in `other`, the scoreboard of another part of a split fabric, after the run
+    /// (each part's deliveries of this part's messages already handed over). Its messages
+    /// are numbered after this one's.
+    pub fn join(&mut self, other: Scoreboard) {
+        let off = self.bits.len() as u64;
+        self.msgs.extend(other.msgs.into_iter().map(|m| match m.dest {
+            DestSet::Broadcast { .. } => MsgRec { slot: m.slot + off, ..m },
+            _ => m,
+        }));
+        self.bits.extend(other.bits);
+        assert!(other.pairs.is_none() && self.pairs.is_none(), "all-pairs blocks are not split");
+        self.expected += other.expected;
+        self.delivered += other.delivered;
+        self.duplicates += other.duplicates;
+        self.misrouted += other.misrouted;
+        for p in other.problems {
+            self.problem(|| p);
+        }
+        self.part = None;
     }
 
     pub fn ok(&self) -> bool {

@@ -5,11 +5,10 @@
 use fabric::algorithms::kbcast::{ActiveSet, KBcast, Variant};
 use fabric::algorithms::prefix::{Learned, Prefix};
 use fabric::*;
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 /// Per node: the cycle it learned its rank (or the total) and the value.
-type LearnedLog = Rc<RefCell<Vec<Option<(u64, u32)>>>>;
+type LearnedLog = Arc<Mutex<Vec<Option<(u64, u32)>>>>;
 
 /// Runs the prefix alone and records when and what every node learns.
 struct PrefixOnly {
@@ -23,7 +22,7 @@ struct PrefixOnly {
 impl PrefixOnly {
     fn note(&self, cx: &NodeCtx<'_>, l: Learned) {
         match l {
-            Learned::Rank(r) | Learned::Total(r) => self.learned.borrow_mut()[cx.node.idx()] = Some((cx.now, r)),
+            Learned::Rank(r) | Learned::Total(r) => self.learned.lock().unwrap()[cx.node.idx()] = Some((cx.now, r)),
             Learned::Nothing => {}
         }
     }
@@ -57,7 +56,7 @@ fn prefix_takes_2d_steps_and_ranks_correctly() {
             let n = 1usize << d;
             let flits = step.min(packet as u64);
             let a: Vec<u32> = (0..n).map(|x| ((x * 7 + 3) % 5 == 0) as u32 + (x % 11 == 0) as u32).collect();
-            let learned = Rc::new(RefCell::new(vec![None; n]));
+            let learned = Arc::new(Mutex::new(vec![None; n]));
             let mut spec = FabricSpec::ideal(TopologyKind::Hypercube, &[d]);
             spec.packet_flits = packet;
             spec.buffer_flits = 2 * packet;
@@ -65,7 +64,7 @@ fn prefix_takes_2d_steps_and_ranks_correctly() {
             let prog = PrefixOnly { p, learned: learned.clone(), step, flits: flits as u16 };
             let mut f = Fabric::new(&spec, Box::new(prog));
             assert_eq!(f.run(), Ending::Quiescent, "d={d} packet={packet} step={step}");
-            let l = learned.borrow();
+            let l = learned.lock().unwrap();
             let mut last = 0;
             for x in 0..n {
                 let (t, r) = l[x].unwrap_or_else(|| panic!("d={d}: node {x} never learned its rank"));

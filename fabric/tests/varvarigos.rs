@@ -219,8 +219,7 @@ fn dynamic_bound_at_light_load() {
 #[test]
 fn scan_takes_2d_steps_for_every_class_at_once() {
     use fabric::algorithms::pmnb::{Scan, rotl};
-    use std::cell::RefCell;
-    use std::rc::Rc;
+    use std::sync::{Arc, Mutex};
     struct ScanOnly {
         scan: Scan,
         d: u32,
@@ -229,7 +228,7 @@ fn scan_takes_2d_steps_for_every_class_at_once() {
         flits: u16,
         step: Vec<u32>,
         /// Per (class, node): (rank, total) read at cycle 2d t_p.
-        out: Rc<RefCell<Vec<(u32, u32)>>>,
+        out: Arc<Mutex<Vec<(u32, u32)>>>,
     }
     impl ScanOnly {
         fn due(&mut self, cx: &mut NodeCtx<'_>) {
@@ -246,7 +245,7 @@ fn scan_takes_2d_steps_for_every_class_at_once() {
             } else {
                 let n = 1usize << self.d;
                 for c in 0..self.d {
-                    self.out.borrow_mut()[c as usize * n + u] = (self.scan.rank(c, cx.node.0), self.scan.total(c, cx.node.0));
+                    self.out.lock().unwrap()[c as usize * n + u] = (self.scan.rank(c, cx.node.0), self.scan.total(c, cx.node.0));
                 }
             }
         }
@@ -275,7 +274,7 @@ fn scan_takes_2d_steps_for_every_class_at_once() {
                 scan.set_input(c, u, input(c, u));
             }
         }
-        let out = Rc::new(RefCell::new(vec![(u32::MAX, u32::MAX); (d * n) as usize]));
+        let out = Arc::new(Mutex::new(vec![(u32::MAX, u32::MAX); (d * n) as usize]));
         let mut spec = FabricSpec::ideal(TopologyKind::Hypercube, &[d]);
         spec.ports = PortModel::All;
         spec.packet_flits = packet;
@@ -292,7 +291,7 @@ fn scan_takes_2d_steps_for_every_class_at_once() {
             let total = order.iter().filter(|&&u| input(c, u)).count() as u32;
             let mut before = 0;
             for &u in &order {
-                assert_eq!(out.borrow()[(c * n + u) as usize], (before, total), "d={d} class {c} node {u}");
+                assert_eq!(out.lock().unwrap()[(c * n + u) as usize], (before, total), "d={d} class {c} node {u}");
                 before += input(c, u) as u32;
             }
         }

@@ -115,6 +115,19 @@ impl InputUnits {
             + std::mem::size_of::<(u32, u64)>()
     }
 
+    /// Take input VCs `vcs` (their FIFOs, control and statistics) from `other`, a copy of
+    /// these units that ran them.
+    pub fn copy_vcs_from(&mut self, other: &InputUnits, vcs: std::ops::Range<usize>) {
+        let d = self.depth as usize;
+        self.ctl[vcs.clone()].copy_from_slice(&other.ctl[vcs.clone()]);
+        self.buf[vcs.start * d..vcs.end * d].copy_from_slice(&other.buf[vcs.start * d..vcs.end * d]);
+        self.hist[vcs.start * (d + 1)..vcs.end * (d + 1)].copy_from_slice(&other.hist[vcs.start * (d + 1)..vcs.end * (d + 1)]);
+        self.max_len[vcs.clone()].copy_from_slice(&other.max_len[vcs.clone()]);
+        self.rank[vcs.clone()].copy_from_slice(&other.rank[vcs.clone()]);
+        self.stall_credit[vcs.clone()].copy_from_slice(&other.stall_credit[vcs.clone()]);
+        self.stall_arb[vcs.clone()].copy_from_slice(&other.stall_arb[vcs]);
+    }
+
     /// The occupancy of `iv` changes from cycle `at` on: close the current level's interval.
     #[inline(always)]
     fn account(&mut self, iv: usize, at: u64, new_level: u16) {
@@ -145,7 +158,7 @@ impl InputUnits {
 
     /// Write a flit at the tail; the new occupancy holds from cycle `at`. Writing to a full
     /// FIFO is a hardware bug (credit overrun).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, iv: usize, flit: Flit, ready: u64, at: u64) {
         self.account(iv, at, (self.ctl[iv].len + 1).min(self.depth));
         let depth = self.depth as usize;

@@ -43,6 +43,17 @@ impl OutputUnits {
         vcs * (4 + 2) + 2 + 2 * std::mem::size_of::<Arbiter>()
     }
 
+    /// Take output ports `ports` (owners, credits, arbiters) from `other`, a copy of these
+    /// units that ran them.
+    pub fn copy_ports_from(&mut self, other: &OutputUnits, ports: std::ops::Range<usize>) {
+        let v = self.vcs;
+        self.owner[ports.start * v..ports.end * v].copy_from_slice(&other.owner[ports.start * v..ports.end * v]);
+        self.credits[ports.start * v..ports.end * v].copy_from_slice(&other.credits[ports.start * v..ports.end * v]);
+        self.in_flight[ports.clone()].copy_from_slice(&other.in_flight[ports.clone()]);
+        self.va_arb[ports.clone()].copy_from_slice(&other.va_arb[ports.clone()]);
+        self.sa_arb[ports.clone()].copy_from_slice(&other.sa_arb[ports]);
+    }
+
     /// A credit has left on the return line of output port `op`.
     #[inline(always)]
     pub(crate) fn credit_sent(&mut self, op: usize) {

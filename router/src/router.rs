@@ -202,6 +202,22 @@ impl Routers {
         }
     }
 
+    /// Take routers `routers` (all their state, credits on their return lines included) from
+    /// `other`, a copy of this fabric's routers that ran them while these did not (the
+    /// parts of a fabric split between threads, joined after the run).
+    pub fn copy_routers_from(&mut self, other: &Routers, routers: std::ops::Range<usize>) {
+        self.inputs.copy_vcs_from(&other.inputs, routers.start * self.npv..routers.end * self.npv);
+        self.outputs.copy_ports_from(&other.outputs, routers.start * self.np..routers.end * self.np);
+        self.regs[routers.clone()].copy_from_slice(&other.regs[routers.clone()]);
+        self.buffered += other.regs[routers.clone()].iter().map(|g| g.occupancy as u64).sum::<u64>();
+        let ports = (routers.start * self.np) as u32..(routers.end * self.np) as u32;
+        let mut line: Vec<_> =
+            self.credit_line.drain(..).chain(other.credit_line.iter().copied().filter(|e| ports.contains(&e.1))).collect();
+        line.sort_by_key(|e| e.0);
+        self.credit_line = line.into();
+        self.credit_horizon = self.credit_horizon.max(other.credit_horizon);
+    }
+
     /// Bytes the routers of a fabric of `n` routers would need (checked before building).
     pub fn bytes_needed(params: &RouterParams, n: usize) -> u128 {
         let p = params.ports() as u128;
@@ -278,7 +294,7 @@ impl Routers {
     }
 
     /// [`Routers::arrive`] with the router `r` and its local VC index `l` known.
-    #[inline]
+    #[inline(always)]
     pub fn arrive_at(&mut self, r: usize, l: usize, flit: Flit, t: u64, ready: u64) {
         self.inputs.push(r * self.npv + l, flit, ready, t + 1);
         let g = &mut self.regs[r];

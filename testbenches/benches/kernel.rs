@@ -9,7 +9,11 @@
 //!     the crossbars copy it along its tree);
 //! (b) 8x8 mesh, uniform traffic at 0.1 flits/node/cycle (4-flit packets, 0.025
 //!     packets/node/cycle), wormhole, dimension-order routing, 2 VCs x 8-flit buffers,
-//!     realistic router, 20,000 cycles of injection, then drain.
+//!     realistic router, 20,000 cycles of injection, then drain; and, as
+//!     `b_..._2threads`, the same run split between two threads (`--threads 2`; each
+//!     thread builds its part inside the timed run).
+//! (d) a 32x32 mesh with (b)'s router at 0.01 packets/node/cycle, 2,000 cycles, on one
+//!     and on two threads: how a large fabric scales.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -50,8 +54,11 @@ pub const MESH_UNIFORM: &[(&str, &str)] = &[
     ("seed", "1"),
 ];
 
-fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)]) {
-    let cfg = config(settings);
+/// One scenario on `threads` threads (more than one: split between them, each building its
+/// part inside the timed run).
+fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)], threads: u32) {
+    let mut cfg = config(settings);
+    cfg.threads = threads;
     // One untimed run for the amounts of work (the runs are deterministic).
     let probe = run::run(&cfg);
     assert_eq!(probe.missing_deliveries, 0);
@@ -59,6 +66,10 @@ fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)]) {
     g.sample_size(10);
     for (unit, amount) in [("cycles", probe.simulated_cycles), ("flit-hops", probe.flit_hops)] {
         g.throughput(Throughput::Elements(amount));
+        if threads > 1 {
+            g.bench_function(unit, |b| b.iter(|| black_box(fabric::kernel::split::run_split(threads as usize, || run::build(&cfg).0))));
+            continue;
+        }
         g.bench_function(unit, |b| {
             b.iter_batched(
                 || run::build(&cfg).0,
@@ -72,6 +83,20 @@ fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)]) {
     }
     g.finish();
 }
+
+pub const MESH32_UNIFORM: &[(&str, &str)] = &[
+    ("topology", "mesh"),
+    ("dims", "32x32"),
+    ("traffic", "uniform"),
+    ("rate", "0.01"),
+    ("packet-flits", "4"),
+    ("switching", "wh"),
+    ("vcs", "2"),
+    ("buffer-flits", "8"),
+    ("router", "realistic"),
+    ("cycles", "2000"),
+    ("seed", "1"),
+];
 
 /// Issue 3: tracing a 16x16 mesh run must cost at most 4 times the untraced run. `discard`
 /// traces into a sink that drops every value, on the simulation thread: what tracing costs
@@ -161,9 +186,12 @@ fn thread_split(cfg: &Config, dir: &std::path::Path) {
 }
 
 fn benches(c: &mut Criterion) {
-    bench(c, "a_hypercube10_mnb_sbt", HYPERCUBE_MNB);
-    bench(c, "a_hypercube10_mnb_sbt_router", HYPERCUBE_MNB_ROUTER);
-    bench(c, "b_mesh8x8_uniform_wh", MESH_UNIFORM);
+    bench(c, "a_hypercube10_mnb_sbt", HYPERCUBE_MNB, 1);
+    bench(c, "a_hypercube10_mnb_sbt_router", HYPERCUBE_MNB_ROUTER, 1);
+    bench(c, "b_mesh8x8_uniform_wh", MESH_UNIFORM, 1);
+    bench(c, "b_mesh8x8_uniform_wh_2threads", MESH_UNIFORM, 2);
+    bench(c, "d_mesh32x32_uniform_wh", MESH32_UNIFORM, 1);
+    bench(c, "d_mesh32x32_uniform_wh_2threads", MESH32_UNIFORM, 2);
     tracing(c);
 }
 

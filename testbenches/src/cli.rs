@@ -143,6 +143,10 @@ pub struct RunArgs {
     /// Write buffer and link statistics as CSV.
     #[arg(long, allow_hyphen_values = true)]
     pub stats_csv: Option<String>,
+    /// Split a traffic run between this many threads, each owning a range of routers
+    /// (results do not depend on it).
+    #[arg(long, allow_hyphen_values = true)]
+    pub threads: Option<String>,
     /// kbcast variant: prefix, random, same-tree, rank-rotated.
     #[arg(long, allow_hyphen_values = true)]
     pub variant: Option<String>,
@@ -194,7 +198,7 @@ impl RunArgs {
     /// The flags given, as raw settings.
     pub fn raw(&self) -> Raw {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 45] = [
+        let fields: [(&str, &Option<String>); 46] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -227,6 +231,7 @@ impl RunArgs {
             ("trace-from", &self.trace_from),
             ("trace-to", &self.trace_to),
             ("stats-csv", &self.stats_csv),
+            ("threads", &self.threads),
             ("variant", &self.variant),
             ("active", &self.active),
             ("active-count", &self.active_count),

@@ -73,6 +73,7 @@ pub const FIELDS: &[&str] = &[
     "trace-from",
     "trace-to",
     "stats-csv",
+    "threads",
     "variant",
     "active",
     "active-count",
@@ -286,6 +287,8 @@ pub struct Config {
     pub copy_cycles_per_flit: u64,
     pub watchdog_cycles: u64,
     pub max_cycles: u64,
+    /// Threads the run is split between (synthetic traffic only; results do not depend on it).
+    pub threads: u32,
     pub outputs: Outputs,
     #[serde(skip)]
     pub port_model: PortModel,
@@ -727,7 +730,11 @@ impl Config {
         {
             return Err(err("forwarding", f, "only applies to broadcast algorithms, not --traffic"));
         }
-        check_workload_memory(&spec, &workload, max_cycles)?;
+        let threads = match raw.get("threads") {
+            Some(v) => uint("threads", v, 1, 64)? as u32,
+            None => 1,
+        };
+        check_workload_memory(&spec, &workload, max_cycles, threads)?;
         let outputs = Outputs {
             vcd: raw.get("vcd").map(String::from),
             fst: raw.get("fst").map(String::from),
@@ -770,6 +777,21 @@ impl Config {
         if let (Some(c), Workload::Algorithm { root, .. }) = (&cost, &workload) {
             crate::cost_model::check(c, &topology, &dims, nu, *root)?;
         }
+        if threads > 1 {
+            if let Workload::Algorithm { name, .. } = &workload {
+                return Err(err(
+                    "threads",
+                    threads,
+                    format!("1 for {name}: only synthetic traffic runs (--traffic) are split between threads"),
+                ));
+            }
+            if outputs.tracing() {
+                return Err(err("threads", threads, "1 with --vcd or --fst: waveforms are written from one thread"));
+            }
+            if threads as u64 > nodes {
+                return Err(err("threads", threads, format!("at most the {nodes} nodes of the fabric")));
+            }
+        }
         Ok(Config {
             topology,
             dims,
@@ -790,6 +812,7 @@ impl Config {
             copy_cycles_per_flit,
             watchdog_cycles,
             max_cycles,
+            threads,
             outputs,
             port_model,
             cost,
@@ -871,7 +894,8 @@ fn check_addressable(spec: &FabricSpec) -> Result<(), ConfigError> {
 
 /// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
 /// runs that cannot fit instead of aborting in the allocator.
-fn check_workload_memory(spec: &FabricSpec, workload: &Workload, max_cycles: u64) -> Result<(), ConfigError> {
+/// A run split between threads builds the fabric's state once per thread.
+fn check_workload_memory(spec: &FabricSpec, workload: &Workload, max_cycles: u64, threads: u32) -> Result<(), ConfigError> {
     let nodes = spec.nodes();
     // One record per declared message (24 bytes), plus a bitset over the nodes per broadcast.
     let record = 24u128;
@@ -924,7 +948,7 @@ fn check_workload_memory(spec: &FabricSpec, workload: &Workload, max_cycles: u64
             ("cycles", cycles.to_string(), format!("about {packets} packets over {cycles} cycles on {nodes} nodes"), packets * record)
         }
     };
-    let need = spec.bytes_needed() + bytes;
+    let need = spec.bytes_needed() * threads as u128 + bytes;
     let avail = fabric::spec::available_memory() as u128;
     if need > avail {
         return Err(err(field, value, format!("{what} needs {} of memory; this machine has {} available", gib(need), gib(avail))));

@@ -191,11 +191,23 @@ pub fn build(cfg: &Config) -> (Fabric, Bounds) {
 
 /// Run a configuration to the end.
 pub fn run(cfg: &Config) -> Report {
+    if cfg.threads > 1 {
+        let (f, ending, wall) = run_split(cfg);
+        return report(cfg, &f, program(cfg).1, ending, wall);
+    }
     let (mut f, bounds) = build(cfg);
     let start = Instant::now();
     let ending = f.run();
     let wall = start.elapsed().as_secs_f64();
     report(cfg, &f, bounds, ending, wall)
+}
+
+/// Run a configuration split between `cfg.threads` threads: the fabric joined after the
+/// run, how it ended and the wall time (each thread builds its part, in the time).
+fn run_split(cfg: &Config) -> (Fabric, Ending, f64) {
+    let start = Instant::now();
+    let (f, ending) = fabric::kernel::split::run_split(cfg.threads as usize, || build(cfg).0);
+    (f, ending, start.elapsed().as_secs_f64())
 }
 
 /// Run `f` to the end; with `progress`, a status line on standard error for runs that take
@@ -255,6 +267,17 @@ fn io_err(field: &str, path: &str, e: impl std::fmt::Display) -> ConfigError {
 /// With `progress`, a status line on standard error while a long run goes on.
 pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigError> {
     let out = &cfg.outputs;
+    if cfg.threads > 1 {
+        // No waveforms (checked with the configuration) and no progress line.
+        if let Some(p) = &out.stats_csv {
+            std::fs::File::create(p).map_err(|e| io_err("stats-csv", p, e))?;
+        }
+        let (f, ending, wall) = run_split(cfg);
+        if let Some(p) = &out.stats_csv {
+            Stats::write_csv(&f, Path::new(p)).map_err(|e| io_err("stats-csv", p, e))?;
+        }
+        return Ok(report(cfg, &f, program(cfg).1, ending, wall));
+    }
     let (mut f, bounds) = build(cfg);
     let title = cfg.title();
     let opts =

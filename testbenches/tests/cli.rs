@@ -741,3 +741,53 @@ fn progress_line_on_a_terminal_only() {
     let quiet = Command::new("script").args(["-qec", &format!("{line} --quiet"), "/dev/null"]).output().expect("script runs");
     assert!(quiet.stdout.is_empty(), "--quiet printed: {}", String::from_utf8_lossy(&quiet.stdout));
 }
+
+/// A traffic run split between threads gives the JSON of the same run on one thread (but
+/// for the wall time and the thread count it echoes), on a deadlocking torus ring too.
+#[test]
+fn threads_do_not_change_results() {
+    let strip = |mut v: Value| {
+        v.as_object_mut().unwrap().remove("wall_seconds");
+        v["config"].as_object_mut().unwrap().remove("threads");
+        v
+    };
+    let runs: [&[&str]; 2] = [
+        &["--topology", "mesh", "--dims", "6x5", "--traffic", "uniform", "--rate", "0.05", "--cycles", "1500"],
+        &[
+            "--topology",
+            "torus",
+            "--dims",
+            "8",
+            "--traffic",
+            "uniform",
+            "--rate",
+            "0.3",
+            "--cycles",
+            "2000",
+            "--vcs",
+            "1",
+            "--deadlock-avoidance",
+            "off",
+        ],
+    ];
+    for args in runs {
+        let one = run_json(&[args, &["--threads", "1"]].concat());
+        assert_eq!(one.1["config"]["threads"], 1);
+        for th in ["2", "3"] {
+            let split = run_json(&[args, &["--threads", th]].concat());
+            assert_eq!(split.0, one.0, "exit code with --threads {th}: {args:?}");
+            assert_eq!(split.1["config"]["threads"], th.parse::<u32>().unwrap());
+            assert_eq!(strip(split.1), strip(one.1.clone()), "--threads {th}: {args:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_threads() {
+    let traffic = ["run", "--topology", "mesh", "--dims", "4x4", "--traffic", "uniform"];
+    bad(&[&traffic[..], &["--threads", "0"]].concat(), &["threads: 0", "1 to 64"]);
+    bad(&[&traffic[..], &["--threads", "two"]].concat(), &["threads: two"]);
+    bad(&["run", "--topology", "linear", "--dims", "4", "--traffic", "uniform", "--threads", "5"], &["threads: 5", "4 nodes"]);
+    bad(&["run", "--dims", "4", "--threads", "2"], &["threads: 2", "snb", "--traffic"]);
+    bad(&[&traffic[..], &["--threads", "2", "--vcd", "/tmp/x.vcd"]].concat(), &["threads: 2", "--vcd"]);
+}

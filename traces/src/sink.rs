@@ -6,7 +6,7 @@ use std::io::{self, BufWriter};
 use std::path::Path;
 
 /// A waveform writer: declare scopes and variables, then timestamps and value changes.
-pub trait WaveSink {
+pub trait WaveSink: Send {
     fn scope(&mut self, name: &str) -> io::Result<()>;
     fn upscope(&mut self) -> io::Result<()>;
     /// Declare a `width`-bit variable in the current scope; returns its handle.

@@ -813,9 +813,8 @@ mod tests {
     use super::*;
     use crate::algorithms::kbcast::ActiveSet;
     use crate::{Ending, Fabric, FabricSpec, PortModel, TopologyKind};
-    use std::cell::RefCell;
     use std::collections::HashSet;
-    use std::rc::Rc;
+    use std::sync::{Arc, Mutex};
 
     /// One packing transmission: the step (0..d) and the link.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -873,7 +872,7 @@ mod tests {
     /// The PMNB, logging the packing packets it receives.
     struct Logged {
         inner: Pmnb,
-        log: Rc<RefCell<Vec<Hop>>>,
+        log: Arc<Mutex<Vec<Hop>>>,
         /// First cycle of the packing phase, and cycles per packing step.
         pack_start: u64,
         ms: u64,
@@ -893,7 +892,7 @@ mod tests {
             if aux_kind(m.aux) == PACK {
                 let since = m.birth - self.pack_start;
                 assert_eq!(since % self.ms, 0, "a packing packet sent between steps");
-                self.log.borrow_mut().push(Hop { step: since / self.ms, from: m.src.0, to: cx.node.0 });
+                self.log.lock().unwrap().push(Hop { step: since / self.ms, from: m.src.0, to: cx.node.0 });
             }
             self.inner.receive(cx, m);
         }
@@ -915,13 +914,13 @@ mod tests {
         let scans = if v == Variant::Three { 2 } else { 1 };
         let all = active.len() == 1 << d;
         let pack_start = if all { 0 } else { scans * 2 * d as u64 * tp_cycles };
-        let log = Rc::new(RefCell::new(Vec::new()));
+        let log = Arc::new(Mutex::new(Vec::new()));
         let prog = Logged { inner, log: log.clone(), pack_start, ms: flits as u64 / v.pieces(d) as u64 };
         let mut f = Fabric::new(&spec, Box::new(prog));
         assert_eq!(f.run(), Ending::Quiescent);
         assert!(f.scoreboard.ok(), "{v:?} d={d}: {:?}", f.scoreboard.counts());
         assert!(f.program().failures().is_empty(), "{v:?} d={d}: {:?}", f.program().failures());
-        log.take()
+        std::mem::take(&mut *log.lock().unwrap())
     }
 
     /// Active sets for the d-cube: random ones of several sizes, a subcube, §3.1's

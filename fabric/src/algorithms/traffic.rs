@@ -79,10 +79,9 @@ pub struct TrafficSpec {
 
 pub struct Traffic {
     spec: TrafficSpec,
-    /// One random stream per node, so results do not depend on the order nodes are visited.
+    /// One random stream per node, so results do not depend on the order nodes are visited
+    /// (nor on how the fabric is split between threads).
     rng: Vec<ChaCha8Rng>,
-    /// Packets generated.
-    pub generated: u64,
 }
 
 impl Traffic {
@@ -94,7 +93,7 @@ impl Traffic {
                 r
             })
             .collect();
-        Traffic { spec, rng, generated: 0 }
+        Traffic { spec, rng }
     }
 
     /// Cycles until the next Bernoulli success (0 = this cycle).
@@ -156,7 +155,6 @@ impl Traffic {
         if let Some(d) = self.destination(cx.topo, cx.node) {
             let msg = cx.declare(DestSet::One(d));
             cx.send(Send { dest: Dest::Node(d), msg, aux: 0, key: 0, flits: self.spec.flits, copy_flits: 0 });
-            self.generated += 1;
         }
         let next = cx.now + 1;
         self.schedule(cx, next);
@@ -172,5 +170,8 @@ impl Program for Traffic {
     }
     fn timer(&mut self, cx: &mut NodeCtx<'_>) {
         self.generate(cx);
+    }
+    fn splits(&self) -> bool {
+        true
     }
 }

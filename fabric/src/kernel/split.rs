@@ -1,0 +1,286 @@
+//! A fabric split between threads: each thread owns a range of consecutive routers with
+//! everything that belongs to them (NICs, node programs, packets it created, timers, its
+//! share of the scoreboard and counters) for the whole run, and only what crosses the
+//! boundary passes between threads, once per cycle:
+//!
+//! ```text
+//!  cycle t, every part on its own thread:
+//!    take in the mail of cycle t-1 (flits and packet headers into its buffers, credits onto
+//!    its return line, deliveries of its messages) ──► step(t) on its own routers
+//!    ──► mail for the other parts ──► barrier ──► the next cycle, agreed by all
+//! ```
+//!
+//! Only for programs that allow it ([`crate::Program::splits`]: each call touches only its
+//! node's state, random numbers come from a stream per node) and without probes. The
+//! results are those of the whole fabric on one thread: every part runs the same global
+//! cycles (the next one agreed at the barrier), a flit sent across the boundary in cycle t
+//! is written into the receiver's buffer before its cycle t + 1 with the timing the
+//! commit would give it, a head brings a copy of its packet's header (the receiver keeps it
+//! under its own packet id, translated per input VC for the flits behind it), credits go
+//! onto the owner's return line, and the watchdog sees movement anywhere. Each part builds
+//! the whole fabric's state but touches only its own share.
+
+use super::{Ending, Fabric};
+use crate::packet::Packet;
+use router::{Flit, NONE, NodeId, PacketId};
+use std::cmp::Reverse;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// What one part sends another in a cycle.
+#[derive(Debug, Default)]
+pub struct Mail {
+    /// Flits into the other part's input VCs (router, local VC, flit), with the packet's
+    /// header when the flit is a head.
+    pub flits: Vec<(u32, u32, Flit, Option<Packet>)>,
+    /// Credits for the other part's output VCs (global output port, VC).
+    pub credits: Vec<(u32, u8)>,
+    /// Deliveries of the other part's messages (message, node, cycle).
+    pub accepts: Vec<(u32, NodeId, u64)>,
+}
+
+impl Fabric {
+    /// Make this fabric part `k` of `parts`: it evaluates only its routers from now on.
+    pub fn make_part(&mut self, k: usize, parts: usize) {
+        let n = self.topo.nodes() as u32;
+        self.parts = parts as u32;
+        self.part = k as u32;
+        self.chunk = n.div_ceil(parts as u32);
+        self.mail = (0..parts).map(|_| Mail::default()).collect();
+        self.xlat = vec![NONE; self.routers.inputs.ctl.len()];
+        let own = self.own();
+        self.active.retain(|&r| own.contains(&(r as usize)));
+        for (r, a) in self.in_active.iter_mut().enumerate() {
+            *a = own.contains(&r);
+        }
+        self.scoreboard.set_part(k as u32);
+    }
+
+    /// The routers this part owns.
+    fn own(&self) -> std::ops::Range<usize> {
+        let n = self.topo.nodes();
+        let c = self.chunk as usize;
+        (self.part as usize * c).min(n)..((self.part as usize + 1) * c).min(n)
+    }
+
+    /// A flit leaves for router `r` of another part, on its local VC `l`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mail_flit(&mut self, r: u32, l: u32, flit: Flit) {
+        let header = flit.is_head().then(|| *self.packets.get(flit.packet));
+        self.mail[(r / self.chunk) as usize].flits.push((r, l, flit, header));
+        if flit.is_tail() {
+            // The packet has left this part: its copy here is done.
+            self.packets.delivered(flit.packet);
+        }
+    }
+
+    /// The commit's credits for the slots freed in cycle `t`, on a split fabric: onto this
+    /// part's return lines, or into the mail of the part that owns the upstream port.
+    #[inline(never)]
+    pub(super) fn credits_split(&mut self, t: u64) {
+        let credit_delay = self.spec.pipeline.credit_delay as u64;
+        let p = self.routers.ports() as u32;
+        for f in self.outbox.freed.drain(..) {
+            let op = self.up[f.in_port as usize];
+            let owner = op / p / self.chunk;
+            if owner != self.part {
+                self.mail[owner as usize].credits.push((op, f.vc));
+            } else if credit_delay == 0 {
+                self.routers.credit_now(op as usize, f.vc);
+            } else {
+                self.routers.return_credit(op as usize, f.vc, t + 1 + credit_delay);
+            }
+        }
+    }
+
+    /// Take in what another part sent in cycle `tp` (before this part's cycle `tp + 1`).
+    fn take_mail(&mut self, m: &mut Mail, tp: u64) {
+        let lat = self.spec.pipeline.link_latency as u64;
+        let credit_delay = self.spec.pipeline.credit_delay as u64;
+        let npv = self.routers.ports() * self.routers.vcs();
+        for (r, l, mut flit, header) in m.flits.drain(..) {
+            let iv = r as usize * npv + l as usize;
+            if let Some(p) = header {
+                self.xlat[iv] = self.packets.alloc(p).0;
+            }
+            flit.packet = PacketId(self.xlat[iv]);
+            self.routers.arrive_at(r as usize, l as usize, flit, tp, tp + lat);
+            self.activate(r as usize);
+        }
+        for (op, vc) in m.credits.drain(..) {
+            if credit_delay == 0 {
+                self.routers.credit_now(op as usize, vc);
+            } else {
+                self.routers.return_credit(op as usize, vc, tp + 1 + credit_delay);
+            }
+        }
+        for (msg, node, t) in m.accepts.drain(..) {
+            self.scoreboard.accept(msg, node, t, &self.topo);
+        }
+    }
+
+    /// Hand this cycle's deliveries of other parts' messages to their mail.
+    fn post_accepts(&mut self) {
+        let shift = crate::scoreboard::PART_SHIFT;
+        for (msg, node, t) in self.scoreboard.foreign.drain(..) {
+            self.mail[(msg >> shift) as usize].accepts.push((msg, node, t));
+        }
+    }
+
+    /// The next cycle this part needs simulated, if any.
+    fn next_needed(&self, t: u64) -> u64 {
+        if !self.active.is_empty() {
+            return t + 1;
+        }
+        match self.timers.peek() {
+            Some(&Reverse((at, _, _))) => at.max(t + 1),
+            None => u64::MAX,
+        }
+    }
+}
+
+/// A barrier for threads that meet every few microseconds: spin, and after a while give
+/// the core away (more threads than cores must still make progress).
+struct Barrier {
+    count: AtomicUsize,
+    epoch: AtomicU64,
+    n: usize,
+    /// Spins before yielding: none when there are more threads than cores.
+    spin: u32,
+}
+
+impl Barrier {
+    fn wait(&self, mine: &mut u64) {
+        *mine += 1;
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.count.store(0, Ordering::Relaxed);
+            self.epoch.store(*mine, Ordering::Release);
+        } else {
+            let mut spins = 0u32;
+            while self.epoch.load(Ordering::Acquire) < *mine {
+                if spins < self.spin {
+                    spins += 1;
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+}
+
+/// Run a fabric split into `parts` parts, one thread each (`build()` makes a whole fabric;
+/// each thread builds its own and keeps its share), and join the parts into one fabric to
+/// report on (counters, statistics, scoreboard, final router state); it is not to be run
+/// further. Results are those of the whole fabric run on one thread.
+pub fn run_split(parts: usize, build: impl Fn() -> Fabric + Sync) -> (Fabric, Ending) {
+    // Mailboxes by the parity of the round (cycles simulated so far: the same for every
+    // part, unlike cycle numbers, which may skip), sender and receiver; per part and parity
+    // its next cycle, its flits buffered and whether anything moved.
+    let boxes: Vec<Mutex<Mail>> = (0..2 * parts * parts).map(|_| Mutex::new(Mail::default())).collect();
+    let mb = |parity: u64, from: usize, to: usize| (parity as usize * parts + from) * parts + to;
+    let status: Vec<[AtomicU64; 3]> = (0..2 * parts).map(|_| [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]).collect();
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let barrier = Barrier { count: AtomicUsize::new(0), epoch: AtomicU64::new(0), n: parts, spin: if parts <= cores { 4096 } else { 0 } };
+    let mut done: Vec<(Fabric, Ending, u64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..parts)
+            .map(|k| {
+                let (boxes, status, barrier, build) = (&boxes, &status, &barrier, &build);
+                std::thread::Builder::new()
+                    .name(format!("flitwave-part-{k}"))
+                    .spawn_scoped(s, move || {
+                        let mut f = build();
+                        assert!(
+                            f.probes.is_empty() && f.program.splits(),
+                            "a fabric is split only for programs that allow it, without probes"
+                        );
+                        f.make_part(k, parts);
+                        let mut epoch = 0;
+                        let mut prev: Option<u64> = None;
+                        let mut round = 0u64;
+                        let mut last_move = 0;
+                        let ending = loop {
+                            let t = f.now;
+                            if let Some(tp) = prev {
+                                for j in (0..parts).filter(|&j| j != k) {
+                                    let mut m = boxes[mb(round.wrapping_sub(1) & 1, j, k)].lock().expect("a part's thread panicked");
+                                    f.take_mail(&mut m, tp);
+                                }
+                            }
+                            f.step();
+                            f.post_accepts();
+                            // Flits sent need the next cycle; credits and deliveries are taken
+                            // in whenever the receiver next runs (or at the end).
+                            let mut sent = false;
+                            for j in (0..parts).filter(|&j| j != k) {
+                                sent |= !f.mail[j].flits.is_empty();
+                                std::mem::swap(&mut f.mail[j], &mut *boxes[mb(round & 1, k, j)].lock().expect("a part's thread panicked"));
+                            }
+                            let next = if sent { t + 1 } else { f.next_needed(t) };
+                            let st = &status[2 * k + (round & 1) as usize];
+                            st[0].store(next, Ordering::Relaxed);
+                            st[1].store(f.routers.buffered, Ordering::Relaxed);
+                            st[2].store((f.last_move == t) as u64, Ordering::Relaxed);
+                            barrier.wait(&mut epoch);
+                            let (mut gnext, mut gbuf, mut moved) = (u64::MAX, 0, false);
+                            for j in 0..parts {
+                                let st = &status[2 * j + (round & 1) as usize];
+                                gnext = gnext.min(st[0].load(Ordering::Relaxed));
+                                gbuf += st[1].load(Ordering::Relaxed);
+                                moved |= st[2].load(Ordering::Relaxed) != 0;
+                            }
+                            if moved {
+                                last_move = t;
+                            }
+                            prev = Some(t);
+                            round += 1;
+                            if gbuf > 0 && t - last_move >= f.spec.watchdog_cycles {
+                                break Ending::Deadlock;
+                            }
+                            if gnext == u64::MAX {
+                                break Ending::Quiescent;
+                            }
+                            if gnext >= f.spec.max_cycles {
+                                f.now = gnext;
+                                break Ending::CycleLimit;
+                            }
+                            f.now = gnext;
+                        };
+                        // What the others sent in the last cycle.
+                        let t = prev.expect("at least one cycle");
+                        for j in (0..parts).filter(|&j| j != k) {
+                            let mut m = boxes[mb(round.wrapping_sub(1) & 1, j, k)].lock().expect("a part's thread panicked");
+                            f.take_mail(&mut m, t);
+                        }
+                        (f, ending, last_move)
+                    })
+                    .expect("cannot start a simulation thread")
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    let (mut f, ending, last_move) = done.remove(0);
+    let np = f.routers.ports();
+    for (p, _, _) in done {
+        let own = p.own();
+        f.routers.copy_routers_from(&p.routers, own.clone());
+        f.nics.copy_nodes_from(&p.nics, own.clone());
+        for op in own.start * np..own.end * np {
+            f.links[op].flits = p.links[op].flits;
+        }
+        f.counters.join(&p.counters);
+        f.latencies.join(&p.latencies);
+        f.packets.join_counts(&p.packets);
+        f.now = f.now.max(p.now);
+        f.scoreboard.join(p.scoreboard);
+    }
+    f.last_move = last_move;
+    (f.part, f.parts, f.chunk) = (0, 1, f.topo.nodes() as u32);
+    f.mail.clear();
+    f.xlat = Vec::new();
+    if ending == Ending::Deadlock {
+        f.deadlock = Some(f.find_deadlock(f.now - 1));
+    }
+    (f, ending)
+}

@@ -1,0 +1,96 @@
+//! A fabric split between threads gives exactly the results of the same fabric run on one
+//! thread: counters, latencies, scoreboard, per-VC and per-link statistics, how the run
+//! ended and the deadlock report.
+
+use fabric::algorithms::traffic::{Pattern, Traffic, TrafficSpec};
+use fabric::kernel::split::run_split;
+use fabric::*;
+use router::{NodeId, Pipeline, Switching};
+
+fn traffic(spec: &FabricSpec, pattern: Pattern, rate: f64, cycles: u64) -> Fabric {
+    let t = TrafficSpec { pattern, rate, cycles, flits: spec.packet_flits, seed: 7, hotspot: NodeId(1), hotspot_fraction: 0.3 };
+    let mut s = spec.clone();
+    s.measure_until = Some(cycles);
+    Fabric::new(&s, Box::new(Traffic::new(t, s.topology().nodes())))
+}
+
+/// Everything a run reports, as text (packet-table slot numbers aside, which are internal).
+fn outcome(f: &Fabric, ending: &Ending) -> String {
+    let r = &f.routers;
+    let vcs = r.inputs.ctl.len();
+    let per_vc: Vec<_> = (0..vcs)
+        .map(|iv| (r.inputs.max_len[iv], r.inputs.occupancy_histogram(iv, f.now), r.inputs.stall_credit[iv], r.inputs.stall_arb[iv]))
+        .collect();
+    let links: Vec<_> = (0..f.output_ports()).map(|op| f.port_flits(op)).collect();
+    format!(
+        "{ending:?} now {} counters {} latencies {:?} score {:?} problems {:?} buffered {} deadlock {} per-VC {per_vc:?} links {links:?} nic queue {}",
+        f.now,
+        serde_json::to_string(&f.counters).unwrap(),
+        f.latencies.hist,
+        f.scoreboard.counts(),
+        f.scoreboard.problems,
+        r.buffered,
+        serde_json::to_string(&f.deadlock).unwrap(),
+        f.nics.max_queue,
+    )
+}
+
+fn check(name: &str, build: impl Fn() -> Fabric + Sync, expect: Ending) {
+    let mut f = build();
+    let ending = f.run();
+    assert_eq!(ending, expect, "{name}: one thread");
+    let base = outcome(&f, &ending);
+    for parts in [2, 3, 5] {
+        let (g, e) = run_split(parts, &build);
+        assert_eq!(outcome(&g, &e), base, "{name}: {parts} parts");
+    }
+}
+
+fn spec(kind: TopologyKind, sizes: &[u32], switching: Switching, pipeline: Pipeline) -> FabricSpec {
+    let mut s = FabricSpec::ideal(kind, sizes);
+    s.switching = switching;
+    s.pipeline = pipeline;
+    s.vcs = 2;
+    s.packet_flits = 4;
+    s.buffer_flits = 4;
+    s.ports = PortModel::K(1);
+    s
+}
+
+#[test]
+fn wormhole_mesh_under_load() {
+    let s = spec(TopologyKind::Mesh, &[6, 5], Switching::Wormhole, Pipeline::REALISTIC);
+    check("uniform", || traffic(&s, Pattern::Uniform, 0.06, 1500), Ending::Quiescent);
+    check("hotspot", || traffic(&s, Pattern::Hotspot, 0.03, 1500), Ending::Quiescent);
+}
+
+#[test]
+fn torus_hypercube_and_other_switching() {
+    let mut s = spec(TopologyKind::Torus, &[6, 4], Switching::VirtualCutThrough, Pipeline::REALISTIC);
+    s.arbiter = router::ArbiterPolicy::Oldest;
+    check("torus vct", || traffic(&s, Pattern::Tornado, 0.05, 1200), Ending::Quiescent);
+    let mut h = spec(TopologyKind::Hypercube, &[5], Switching::StoreAndForward, Pipeline::IDEAL);
+    h.ports = PortModel::All;
+    h.nu = 1;
+    check("hypercube sf", || traffic(&h, Pattern::Uniform, 0.1, 800), Ending::Quiescent);
+}
+
+/// A run cut short keeps its flits in flight and reports the same missing deliveries.
+#[test]
+fn cycle_limit() {
+    let mut s = spec(TopologyKind::Mesh, &[4, 4], Switching::Wormhole, Pipeline::REALISTIC);
+    s.max_cycles = 700;
+    check("cut short", || traffic(&s, Pattern::Uniform, 0.1, 1000), Ending::CycleLimit);
+}
+
+/// The watchdog fires in the same cycle and finds the same wait-for cycle.
+#[test]
+fn deadlock_is_found_the_same() {
+    let mut s = spec(TopologyKind::Torus, &[8], Switching::Wormhole, Pipeline::REALISTIC);
+    s.deadlock_avoidance = false;
+    s.vcs = 1;
+    s.watchdog_cycles = 200;
+    check("torus ring without dateline", || traffic(&s, Pattern::Uniform, 0.3, 2000), Ending::Deadlock);
+    let (f, _) = run_split(2, || traffic(&s, Pattern::Uniform, 0.3, 2000));
+    assert!(f.deadlock.expect("a deadlock report").wait_for_cycle.len() >= 2);
+}
