@@ -387,6 +387,7 @@ impl Fabric {
     /// Simulate one cycle.
     pub fn step(&mut self) {
         let t = self.now;
+        let ejected_before = self.counters.flits_ejected;
         while let Some(&Reverse((tt, n, kind))) = self.timers.peek() {
             if tt > t {
                 break;
@@ -436,7 +437,7 @@ impl Fabric {
             }
             self.probes = probes;
         }
-        let moved = !self.outbox.departures.is_empty() || !self.eject_log.is_empty() || !self.inject_log.is_empty();
+        let moved = !self.outbox.departures.is_empty() || self.counters.flits_ejected != ejected_before || !self.inject_log.is_empty();
         self.outbox.departures.clear();
         self.eject_log.clear();
         self.inject_log.clear();
@@ -498,8 +499,10 @@ impl Fabric {
         for i in 0..self.ejected.len() {
             let ej = self.ejected[i];
             self.counters.flits_ejected += 1;
-            let msg = self.packets.get(ej.flit.packet).msg;
-            self.eject_log.push((r, ej, msg));
+            if !self.probes.is_empty() {
+                let msg = self.packets.get(ej.flit.packet).msg;
+                self.eject_log.push((r, ej, msg));
+            }
             if let Some(pid) = self.nics.receive(r, ej.channel, ej.flit) {
                 self.deliver(r, pid, t);
             }

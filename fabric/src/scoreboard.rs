@@ -61,6 +61,11 @@ pub struct Scoreboard {
     /// messages (message, node, cycle), passed on to them.
     part: Option<u32>,
     pub foreign: Vec<(u32, NodeId, u64)>,
+    /// Messages declared before the split (at setup), which every part holds and accepts
+    /// locally; their delivered-to bits, and their expected deliveries.
+    shared: usize,
+    shared_bits: usize,
+    shared_expected: u64,
 }
 
 /// Message ids of a part of a split fabric carry the part number from this bit up.
@@ -99,9 +104,13 @@ impl Scoreboard {
         }
     }
 
-    /// Make this the scoreboard of part `k` of a split fabric.
+    /// Make this the scoreboard of part `k` of a split fabric. The messages declared so far
+    /// (at setup, the same in every part) stay shared: each part records its own nodes'
+    /// deliveries of them, and [`Scoreboard::join`] merges those.
     pub fn set_part(&mut self, k: u32) {
-        assert!(self.msgs.is_empty() && self.pairs.is_none(), "a scoreboard is split before anything is declared");
+        assert!(self.pairs.is_none(), "all-pairs blocks are not split");
+        assert!(self.msgs.len() < 1 << PART_SHIFT, "too many messages declared at setup to split the scoreboard");
+        (self.shared, self.shared_bits, self.shared_expected) = (self.msgs.len(), self.bits.len(), self.expected);
         self.part = Some(k);
     }
 
@@ -123,7 +132,7 @@ impl Scoreboard {
     /// Node `node` received message `msg` at cycle `t`.
     pub fn accept(&mut self, msg: u32, node: NodeId, t: u64, topo: &Topology) {
         let msg = match self.part {
-            Some(k) if msg < PAIR_BASE => {
+            Some(k) if msg < PAIR_BASE && msg as usize >= self.shared => {
                 if msg >> PART_SHIFT != k {
                     self.foreign.push((msg, node, t));
                     return;
@@ -264,14 +273,26 @@ impl Scoreboard {
     /// (each part's deliveries of this part's messages already handed over). Its messages
     /// are numbered after this one's.
     pub fn join(&mut self, other: Scoreboard) {
-        let off = self.bits.len() as u64;
-        self.msgs.extend(other.msgs.into_iter().map(|m| match m.dest {
-            DestSet::Broadcast { .. } => MsgRec { slot: m.slot + off, ..m },
-            _ => m,
-        }));
-        self.bits.extend(other.bits);
         assert!(other.pairs.is_none() && self.pairs.is_none(), "all-pairs blocks are not split");
-        self.expected += other.expected;
+        // The shared messages: the other part's deliveries of them are to its own nodes.
+        for (mine, theirs) in self.msgs[..self.shared].iter_mut().zip(&other.msgs[..other.shared]) {
+            match mine.dest {
+                DestSet::Broadcast { .. } => {
+                    let (a, b) = (mine.slot as usize, theirs.slot as usize);
+                    for w in 0..self.words {
+                        self.bits[a + w] |= other.bits[b + w];
+                    }
+                }
+                _ => mine.slot = mine.slot.max(theirs.slot),
+            }
+        }
+        let off = self.bits.len() as u64 - other.shared_bits as u64;
+        self.msgs.extend(other.msgs[other.shared..].iter().map(|m| match m.dest {
+            DestSet::Broadcast { .. } => MsgRec { slot: m.slot + off, ..*m },
+            _ => *m,
+        }));
+        self.bits.extend_from_slice(&other.bits[other.shared_bits..]);
+        self.expected += other.expected - other.shared_expected;
         self.delivered += other.delivered;
         self.duplicates += other.duplicates;
         self.misrouted += other.misrouted;

@@ -2,6 +2,8 @@
 //! thread: counters, latencies, scoreboard, per-VC and per-link statistics, how the run
 //! ended and the deadlock report.
 
+use fabric::algorithms::Forwarding;
+use fabric::algorithms::mnb_sbt::MnbSbt;
 use fabric::algorithms::traffic::{Pattern, Traffic, TrafficSpec};
 use fabric::kernel::split::run_split;
 use fabric::*;
@@ -73,6 +75,20 @@ fn torus_hypercube_and_other_switching() {
     h.ports = PortModel::All;
     h.nu = 1;
     check("hypercube sf", || traffic(&h, Pattern::Uniform, 0.1, 800), Ending::Quiescent);
+}
+
+/// A node-forwarded multinode broadcast: messages declared at setup are shared by the parts,
+/// each recording its own nodes' deliveries.
+#[test]
+fn node_forwarded_mnb() {
+    for ports in [PortModel::All, PortModel::K(1)] {
+        let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[6]);
+        s.ports = ports;
+        check(&format!("mnb-sbt {ports:?}"), || Fabric::new(&s, Box::new(MnbSbt::new(1, Forwarding::Node))), Ending::Quiescent);
+        let (f, _) = run_split(2, || Fabric::new(&s, Box::new(MnbSbt::new(1, Forwarding::Node))));
+        let c = f.scoreboard.counts();
+        assert_eq!((c.expected, c.deliveries, c.missing), (64 * 63, 64 * 63, 0), "{ports:?}");
+    }
 }
 
 /// A run cut short keeps its flits in flight and reports the same missing deliveries.

@@ -143,8 +143,8 @@ pub struct RunArgs {
     /// Write buffer and link statistics as CSV.
     #[arg(long, allow_hyphen_values = true)]
     pub stats_csv: Option<String>,
-    /// Split a traffic run between this many threads, each owning a range of routers
-    /// (results do not depend on it).
+    /// Split a run (traffic, or node-forwarded mnb-sbt) between this many threads, each
+    /// owning a range of routers (results do not depend on it).
     #[arg(long, allow_hyphen_values = true)]
     pub threads: Option<String>,
     /// kbcast variant: prefix, random, same-tree, rank-rotated.

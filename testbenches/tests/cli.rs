@@ -751,8 +751,9 @@ fn threads_do_not_change_results() {
         v["config"].as_object_mut().unwrap().remove("threads");
         v
     };
-    let runs: [&[&str]; 2] = [
+    let runs: [&[&str]; 3] = [
         &["--topology", "mesh", "--dims", "6x5", "--traffic", "uniform", "--rate", "0.05", "--cycles", "1500"],
+        &["--dims", "6", "--algorithm", "mnb-sbt", "--ports", "one"],
         &[
             "--topology",
             "torus",
@@ -789,5 +790,6 @@ fn bad_threads() {
     bad(&[&traffic[..], &["--threads", "two"]].concat(), &["threads: two"]);
     bad(&["run", "--topology", "linear", "--dims", "4", "--traffic", "uniform", "--threads", "5"], &["threads: 5", "4 nodes"]);
     bad(&["run", "--dims", "4", "--threads", "2"], &["threads: 2", "snb", "--traffic"]);
+    bad(&["run", "--dims", "4", "--algorithm", "mnb-sbt", "--forwarding", "router", "--threads", "2"], &["threads: 2", "mnb-sbt"]);
     bad(&[&traffic[..], &["--threads", "2", "--vcd", "/tmp/x.vcd"]].concat(), &["threads: 2", "--vcd"]);
 }

@@ -82,4 +82,11 @@ impl Program for MnbSbt {
             self.forward(cx, NodeId(m.aux as u32), dim);
         }
     }
+
+    /// Node-forwarded, a node's calls depend only on what it receives. (With router
+    /// forwarding a packet is delivered in several parts of a split fabric at once, which
+    /// the split does not handle.)
+    fn splits(&self) -> bool {
+        self.forwarding == Forwarding::Node
+    }
 }
