@@ -216,10 +216,13 @@ pub struct Fabric {
     last_move: u64,
     pub deadlock: Option<Deadlock>,
     /// This fabric's share when the fabric is split between threads ([`split`]): part
-    /// `part` of `parts`, routers `part * chunk ..` (one part: everything).
+    /// `part` of `parts`, routers `part * chunk ..` (one part: everything), which are
+    /// routers `lo..hi` and output ports `lo * ports..hi * ports`.
     part: u32,
     parts: u32,
     chunk: u32,
+    lo: u32,
+    hi: u32,
     /// What this part sends each other part in the current cycle.
     mail: Vec<split::Mail>,
     /// Per input VC fed from another part: this part's id of the packet arriving on it.
@@ -294,6 +297,8 @@ impl Fabric {
             part: 0,
             parts: 1,
             chunk: n as u32,
+            lo: 0,
+            hi: n as u32,
             mail: Vec::new(),
             xlat: Vec::new(),
             topo,
@@ -608,7 +613,7 @@ impl Fabric {
             if d.flit.is_tail() {
                 self.counters.link_transmissions += 1;
             }
-            if SPLIT && r / self.chunk != self.part {
+            if SPLIT && (r < self.lo || r >= self.hi) {
                 self.mail_flit(r, l0 + d.vc as u32, d.flit);
                 continue;
             }

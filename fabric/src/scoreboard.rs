@@ -219,6 +219,16 @@ impl Scoreboard {
         }
     }
 
+    /// Deliveries recorded and expected here; on a part of a split fabric other than the
+    /// first, without the shared messages' expected deliveries (so the parts' sums are the
+    /// whole fabric's).
+    pub fn part_counts(&self) -> (u64, u64) {
+        match self.part {
+            Some(k) if k > 0 => (self.delivered, self.expected - self.shared_expected),
+            _ => (self.delivered, self.expected),
+        }
+    }
+
     /// Describe up to `max` (message, node) pairs never delivered.
     pub fn describe_missing(&self, topo: &Topology, max: usize) -> Vec<String> {
         let mut out = Vec::new();

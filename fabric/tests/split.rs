@@ -110,3 +110,18 @@ fn deadlock_is_found_the_same() {
     let (f, _) = run_split(2, || traffic(&s, Pattern::Uniform, 0.3, 2000));
     assert!(f.deadlock.expect("a deadlock report").wait_for_cycle.len() >= 2);
 }
+
+/// Watching a split run (the CLI's progress line) sees it advance and changes no result.
+#[test]
+fn watching_a_split_run_changes_nothing() {
+    let s = spec(TopologyKind::Mesh, &[6, 5], Switching::Wormhole, Pipeline::REALISTIC);
+    let build = || traffic(&s, Pattern::Uniform, 0.06, 20_000);
+    let (plain, e) = run_split(2, build);
+    let mut seen = Vec::new();
+    let (watched, e2) = fabric::kernel::split::run_split_watched(2, build, std::time::Duration::from_millis(1), |p| seen.push(p));
+    assert_eq!(outcome(&watched, &e2), outcome(&plain, &e));
+    assert!(!seen.is_empty(), "never called");
+    assert!(seen.windows(2).all(|w| w[0].now <= w[1].now && w[0].deliveries <= w[1].deliveries), "{seen:?}");
+    let total = plain.scoreboard.counts().deliveries;
+    assert!(seen.iter().all(|p| p.deliveries <= p.expected && p.deliveries <= total), "{seen:?}");
+}

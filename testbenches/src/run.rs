@@ -192,7 +192,7 @@ pub fn build(cfg: &Config) -> (Fabric, Bounds) {
 /// Run a configuration to the end.
 pub fn run(cfg: &Config) -> Report {
     if cfg.threads > 1 {
-        let (f, ending, wall) = run_split(cfg);
+        let (f, ending, wall) = run_split(cfg, false);
         return report(cfg, &f, program(cfg).1, ending, wall);
     }
     let (mut f, bounds) = build(cfg);
@@ -203,10 +203,24 @@ pub fn run(cfg: &Config) -> Report {
 }
 
 /// Run a configuration split between `cfg.threads` threads: the fabric joined after the
-/// run, how it ended and the wall time (each thread builds its part, in the time).
-fn run_split(cfg: &Config) -> (Fabric, Ending, f64) {
+/// run, how it ended and the wall time (each thread builds its part, in the time). With
+/// `progress`, the progress line of [`run_fabric`].
+fn run_split(cfg: &Config, progress: bool) -> (Fabric, Ending, f64) {
     let start = Instant::now();
-    let (f, ending) = fabric::kernel::split::run_split(cfg.threads as usize, || build(cfg).0);
+    let (f, ending) = if progress {
+        let mut line = ProgressLine::new(cfg);
+        let every = std::time::Duration::from_millis(200);
+        let r = fabric::kernel::split::run_split_watched(
+            cfg.threads as usize,
+            || build(cfg).0,
+            every,
+            |p| line.show(p.now, p.deliveries, p.expected),
+        );
+        line.clear();
+        r
+    } else {
+        fabric::kernel::split::run_split(cfg.threads as usize, || build(cfg).0)
+    };
     (f, ending, start.elapsed().as_secs_f64())
 }
 
@@ -218,27 +232,46 @@ fn run_fabric(cfg: &Config, f: &mut Fabric, progress: bool) -> Ending {
     if !progress {
         return f.run();
     }
-    let start = Instant::now();
-    let traffic_cycles = match cfg.workload {
-        Workload::Traffic { cycles, .. } => Some(cycles),
-        _ => None,
-    };
-    let mut bar: Option<indicatif::ProgressBar> = None;
+    let mut line = ProgressLine::new(cfg);
     let ending = f.run_watched(std::time::Duration::from_millis(200), |f| {
-        let elapsed = start.elapsed();
+        let c = f.scoreboard.counts();
+        line.show(f.now, c.deliveries, c.expected);
+    });
+    line.clear();
+    ending
+}
+
+/// The progress line of a run.
+struct ProgressLine {
+    start: Instant,
+    traffic_cycles: Option<u64>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl ProgressLine {
+    fn new(cfg: &Config) -> ProgressLine {
+        let traffic_cycles = match cfg.workload {
+            Workload::Traffic { cycles, .. } => Some(cycles),
+            _ => None,
+        };
+        ProgressLine { start: Instant::now(), traffic_cycles, bar: None }
+    }
+
+    /// The run is at cycle `now` with `deliveries` of the `expected` so far made.
+    fn show(&mut self, now: u64, deliveries: u64, expected: u64) {
+        let elapsed = self.start.elapsed();
         if elapsed.as_secs_f64() < 1.0 {
             return;
         }
-        let rate = f.now as f64 / elapsed.as_secs_f64();
-        let c = f.scoreboard.counts();
-        let (pos, len, msg) = match traffic_cycles {
-            Some(cycles) if f.now < cycles => (f.now, cycles, format!("cycles, {} deliveries, {rate:.0} cycles/s", c.deliveries)),
+        let rate = now as f64 / elapsed.as_secs_f64();
+        let (pos, len, msg) = match self.traffic_cycles {
+            Some(cycles) if now < cycles => (now, cycles, format!("cycles, {deliveries} deliveries, {rate:.0} cycles/s")),
             _ => {
-                let phase = if traffic_cycles.is_some() { "draining, " } else { "" };
-                (c.deliveries, c.expected, format!("deliveries, {phase}cycle {}, {rate:.0} cycles/s", f.now))
+                let phase = if self.traffic_cycles.is_some() { "draining, " } else { "" };
+                (deliveries, expected, format!("deliveries, {phase}cycle {now}, {rate:.0} cycles/s"))
             }
         };
-        match &bar {
+        match &self.bar {
             Some(b) => {
                 b.set_length(len);
                 b.set_message(msg);
@@ -249,14 +282,16 @@ fn run_fabric(cfg: &Config, f: &mut Fabric, progress: bool) -> Ending {
                     .expect("a valid template");
                 let b = indicatif::ProgressBar::new(len).with_style(style).with_elapsed(elapsed).with_message(msg).with_position(pos);
                 b.tick();
-                bar = Some(b);
+                self.bar = Some(b);
             }
         }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
     }
-    ending
+
+    fn clear(self) {
+        if let Some(b) = self.bar {
+            b.finish_and_clear();
+        }
+    }
 }
 
 fn io_err(field: &str, path: &str, e: impl std::fmt::Display) -> ConfigError {
@@ -268,11 +303,11 @@ fn io_err(field: &str, path: &str, e: impl std::fmt::Display) -> ConfigError {
 pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigError> {
     let out = &cfg.outputs;
     if cfg.threads > 1 {
-        // No waveforms (checked with the configuration) and no progress line.
+        // No waveforms (checked with the configuration).
         if let Some(p) = &out.stats_csv {
             std::fs::File::create(p).map_err(|e| io_err("stats-csv", p, e))?;
         }
-        let (f, ending, wall) = run_split(cfg);
+        let (f, ending, wall) = run_split(cfg, progress);
         if let Some(p) = &out.stats_csv {
             Stats::write_csv(&f, Path::new(p)).map_err(|e| io_err("stats-csv", p, e))?;
         }

@@ -26,6 +26,7 @@ use router::{Flit, NONE, NodeId, PacketId};
 use std::cmp::Reverse;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// What one part sends another in a cycle.
 #[derive(Debug, Default)]
@@ -49,6 +50,7 @@ impl Fabric {
         self.mail = (0..parts).map(|_| Mail::default()).collect();
         self.xlat = vec![NONE; self.routers.inputs.ctl.len()];
         let own = self.own();
+        (self.lo, self.hi) = (own.start as u32, own.end as u32);
         self.active.retain(|&r| own.contains(&(r as usize)));
         for (r, a) in self.in_active.iter_mut().enumerate() {
             *a = own.contains(&r);
@@ -81,11 +83,11 @@ impl Fabric {
     pub(super) fn credits_split(&mut self, t: u64) {
         let credit_delay = self.spec.pipeline.credit_delay as u64;
         let p = self.routers.ports() as u32;
+        let own = self.lo * p..self.hi * p;
         for f in self.outbox.freed.drain(..) {
             let op = self.up[f.in_port as usize];
-            let owner = op / p / self.chunk;
-            if owner != self.part {
-                self.mail[owner as usize].credits.push((op, f.vc));
+            if !own.contains(&op) {
+                self.mail[(op / p / self.chunk) as usize].credits.push((op, f.vc));
             } else if credit_delay == 0 {
                 self.routers.credit_now(op as usize, f.vc);
             } else {
@@ -170,11 +172,31 @@ impl Barrier {
     }
 }
 
+/// How far a split run has got, for a progress display: the cycle being simulated, and the
+/// deliveries made and expected so far (as [`crate::Scoreboard::counts`] gives them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub now: u64,
+    pub deliveries: u64,
+    pub expected: u64,
+}
+
 /// Run a fabric split into `parts` parts, one thread each (`build()` makes a whole fabric;
 /// each thread builds its own and keeps its share), and join the parts into one fabric to
 /// report on (counters, statistics, scoreboard, final router state); it is not to be run
 /// further. Results are those of the whole fabric run on one thread.
 pub fn run_split(parts: usize, build: impl Fn() -> Fabric + Sync) -> (Fabric, Ending) {
+    run_split_watched(parts, build, Duration::MAX, |_| {})
+}
+
+/// [`run_split`], calling `watch` on the calling thread about every `every` while the parts
+/// run (watching never changes a result).
+pub fn run_split_watched(
+    parts: usize,
+    build: impl Fn() -> Fabric + Sync,
+    every: Duration,
+    mut watch: impl FnMut(Progress),
+) -> (Fabric, Ending) {
     // Mailboxes by the parity of the round (cycles simulated so far: the same for every
     // part, unlike cycle numbers, which may skip), sender and receiver; per part and parity
     // its next cycle, its flits buffered and whether anything moved.
@@ -183,10 +205,17 @@ pub fn run_split(parts: usize, build: impl Fn() -> Fabric + Sync) -> (Fabric, En
     let status: Vec<[AtomicU64; 3]> = (0..2 * parts).map(|_| [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]).collect();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     let barrier = Barrier { count: AtomicUsize::new(0), epoch: AtomicU64::new(0), n: parts, spin: if parts <= cores { 4096 } else { 0 } };
+    // For the watcher: the cycle, each part's deliveries and expected deliveries, and the
+    // parts that have finished.
+    let now = AtomicU64::new(0);
+    let counts: Vec<[AtomicU64; 2]> = (0..parts).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect();
+    let finished = AtomicUsize::new(0);
+    let caller = std::thread::current();
     let mut done: Vec<(Fabric, Ending, u64)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..parts)
             .map(|k| {
                 let (boxes, status, barrier, build) = (&boxes, &status, &barrier, &build);
+                let (now, counts, finished, caller) = (&now, &counts, &finished, &caller);
                 std::thread::Builder::new()
                     .name(format!("flitwave-part-{k}"))
                     .spawn_scoped(s, move || {
@@ -222,6 +251,12 @@ pub fn run_split(parts: usize, build: impl Fn() -> Fabric + Sync) -> (Fabric, En
                             st[0].store(next, Ordering::Relaxed);
                             st[1].store(f.routers.buffered, Ordering::Relaxed);
                             st[2].store((f.last_move == t) as u64, Ordering::Relaxed);
+                            let (delivered, expected) = f.scoreboard.part_counts();
+                            counts[k][0].store(delivered, Ordering::Relaxed);
+                            counts[k][1].store(expected, Ordering::Relaxed);
+                            if k == 0 {
+                                now.store(t, Ordering::Relaxed);
+                            }
                             barrier.wait(&mut epoch);
                             let (mut gnext, mut gbuf, mut moved) = (u64::MAX, 0, false);
                             for j in 0..parts {
@@ -253,11 +288,21 @@ pub fn run_split(parts: usize, build: impl Fn() -> Fabric + Sync) -> (Fabric, En
                             let mut m = boxes[mb(round.wrapping_sub(1) & 1, j, k)].lock().expect("a part's thread panicked");
                             f.take_mail(&mut m, t);
                         }
+                        finished.fetch_add(1, Ordering::Release);
+                        caller.unpark();
                         (f, ending, last_move)
                     })
                     .expect("cannot start a simulation thread")
             })
             .collect();
+        if every != Duration::MAX {
+            while finished.load(Ordering::Acquire) < parts && handles.iter().all(|h| !h.is_finished()) {
+                std::thread::park_timeout(every);
+                let (deliveries, expected) =
+                    counts.iter().fold((0, 0), |(d, e), c| (d + c[0].load(Ordering::Relaxed), e + c[1].load(Ordering::Relaxed)));
+                watch(Progress { now: now.load(Ordering::Relaxed), deliveries, expected });
+            }
+        }
         handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
     });
     let (mut f, ending, last_move) = done.remove(0);
@@ -276,7 +321,7 @@ pub fn run_split(parts: usize, build: impl Fn() -> Fabric + Sync) -> (Fabric, En
         f.scoreboard.join(p.scoreboard);
     }
     f.last_move = last_move;
-    (f.part, f.parts, f.chunk) = (0, 1, f.topo.nodes() as u32);
+    (f.part, f.parts, f.chunk, f.lo, f.hi) = (0, 1, f.topo.nodes() as u32, 0, f.topo.nodes() as u32);
     f.mail.clear();
     f.xlat = Vec::new();
     if ending == Ending::Deadlock {
