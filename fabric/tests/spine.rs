@@ -336,6 +336,22 @@ proptest! {
         prop_assert_eq!(f.packets.live(), 0);
     }
 
+    /// A run split between threads gives the one-thread results in any configuration:
+    /// counters, latencies, per-link flits, scoreboard, per-VC high-water marks, the ending.
+    #[test]
+    fn split_runs_match_one_thread(spec in arb_spec(), rate in 0.01f64..0.5, seed in 0u64..1000, parts in 2usize..=4) {
+        let n = spec.topology().nodes();
+        let parts = parts.min(n);
+        let mut one = traffic_fabric(&spec, Pattern::Uniform, rate, 300, seed);
+        let e1 = one.run();
+        let (split, e2) = fabric::kernel::split::run_split(parts, || traffic_fabric(&spec, Pattern::Uniform, rate, 300, seed));
+        prop_assert_eq!(e1, e2);
+        prop_assert_eq!(fingerprint(&one), fingerprint(&split));
+        prop_assert_eq!(one.scoreboard.counts(), split.scoreboard.counts());
+        prop_assert_eq!(&one.routers.inputs.max_len, &split.routers.inputs.max_len);
+        prop_assert_eq!(one.counters.flits_injected, split.counters.flits_injected);
+    }
+
     /// Broadcasts, node- or router-forwarded, reach every node exactly once in any configuration.
     #[test]
     fn broadcast_is_conserved(spec in arb_spec(), root_pick in any::<u32>(), router_fwd in any::<bool>()) {
