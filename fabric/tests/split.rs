@@ -125,3 +125,28 @@ fn watching_a_split_run_changes_nothing() {
     let total = plain.scoreboard.counts().deliveries;
     assert!(seen.iter().all(|p| p.deliveries <= p.expected && p.deliveries <= total), "{seen:?}");
 }
+
+/// A part that panics stops the whole run with its own message (the others do not wait for
+/// it forever).
+#[test]
+fn a_panicking_part_stops_the_run() {
+    struct Faulty;
+    impl Program for Faulty {
+        fn start(&mut self, cx: &mut NodeCtx<'_>) {
+            cx.wake_at(5);
+        }
+        fn receive(&mut self, _: &mut NodeCtx<'_>, _: &Received) {}
+        fn timer(&mut self, cx: &mut NodeCtx<'_>) {
+            assert!(cx.node.0 != 13, "node 13 is faulty");
+            cx.wake_at(cx.now + 1);
+        }
+        fn splits(&self) -> bool {
+            true
+        }
+    }
+    let s = spec(TopologyKind::Mesh, &[4, 4], Switching::Wormhole, Pipeline::REALISTIC);
+    let r = std::panic::catch_unwind(|| run_split(2, || Fabric::new(&s, Box::new(Faulty))));
+    let Err(e) = r else { panic!("the run does not panic") };
+    let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|m| m.to_string())).unwrap_or_default();
+    assert!(msg.contains("node 13 is faulty"), "{msg}");
+}

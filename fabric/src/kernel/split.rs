@@ -25,7 +25,7 @@ use crate::packet::Packet;
 use router::{Flit, NONE, NodeId, PacketId};
 use std::cmp::Reverse;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// What one part sends another in a cycle.
@@ -70,6 +70,8 @@ impl Fabric {
     #[inline(never)]
     pub(super) fn mail_flit(&mut self, r: u32, l: u32, flit: Flit) {
         let header = flit.is_head().then(|| *self.packets.get(flit.packet));
+        // A broadcast replicated by the routers would be delivered in several parts.
+        assert!(!header.is_some_and(|p| p.is_broadcast()), "a router-forwarded broadcast crossed between parts of a split fabric");
         self.mail[(r / self.chunk) as usize].flits.push((r, l, flit, header));
         if flit.is_tail() {
             // The packet has left this part: its copy here is done.
@@ -150,6 +152,22 @@ struct Barrier {
     n: usize,
     /// Spins before yielding: none when there are more threads than cores.
     spin: u32,
+    /// A part's thread panicked: the others must not wait for it.
+    poisoned: AtomicBool,
+}
+
+/// The message of a part that stops because another part panicked.
+const OTHER_PANICKED: &str = "another part of the split fabric panicked";
+
+/// Poisons the barrier when its part's thread unwinds.
+struct PoisonOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for PoisonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Release);
+        }
+    }
 }
 
 impl Barrier {
@@ -161,6 +179,9 @@ impl Barrier {
         } else {
             let mut spins = 0u32;
             while self.epoch.load(Ordering::Acquire) < *mine {
+                if self.poisoned.load(Ordering::Acquire) {
+                    panic!("{OTHER_PANICKED}");
+                }
                 if spins < self.spin {
                     spins += 1;
                     std::hint::spin_loop();
@@ -204,7 +225,13 @@ pub fn run_split_watched(
     let mb = |parity: u64, from: usize, to: usize| (parity as usize * parts + from) * parts + to;
     let status: Vec<[AtomicU64; 3]> = (0..2 * parts).map(|_| [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]).collect();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let barrier = Barrier { count: AtomicUsize::new(0), epoch: AtomicU64::new(0), n: parts, spin: if parts <= cores { 4096 } else { 0 } };
+    let barrier = Barrier {
+        count: AtomicUsize::new(0),
+        epoch: AtomicU64::new(0),
+        n: parts,
+        spin: if parts <= cores { 4096 } else { 0 },
+        poisoned: AtomicBool::new(false),
+    };
     // For the watcher: the cycle, each part's deliveries and expected deliveries, and the
     // parts that have finished.
     let now = AtomicU64::new(0);
@@ -219,6 +246,7 @@ pub fn run_split_watched(
                 std::thread::Builder::new()
                     .name(format!("flitwave-part-{k}"))
                     .spawn_scoped(s, move || {
+                        let _poison = PoisonOnPanic(&barrier.poisoned);
                         let mut f = build();
                         assert!(
                             f.probes.is_empty() && f.program.splits(),
@@ -233,7 +261,8 @@ pub fn run_split_watched(
                             let t = f.now;
                             if let Some(tp) = prev {
                                 for j in (0..parts).filter(|&j| j != k) {
-                                    let mut m = boxes[mb(round.wrapping_sub(1) & 1, j, k)].lock().expect("a part's thread panicked");
+                                    let mut m =
+                                        boxes[mb(round.wrapping_sub(1) & 1, j, k)].lock().unwrap_or_else(|_| panic!("{OTHER_PANICKED}"));
                                     f.take_mail(&mut m, tp);
                                 }
                             }
@@ -244,7 +273,10 @@ pub fn run_split_watched(
                             let mut sent = false;
                             for j in (0..parts).filter(|&j| j != k) {
                                 sent |= !f.mail[j].flits.is_empty();
-                                std::mem::swap(&mut f.mail[j], &mut *boxes[mb(round & 1, k, j)].lock().expect("a part's thread panicked"));
+                                std::mem::swap(
+                                    &mut f.mail[j],
+                                    &mut *boxes[mb(round & 1, k, j)].lock().unwrap_or_else(|_| panic!("{OTHER_PANICKED}")),
+                                );
                             }
                             let next = if sent { t + 1 } else { f.next_needed(t) };
                             let st = &status[2 * k + (round & 1) as usize];
@@ -285,7 +317,7 @@ pub fn run_split_watched(
                         // What the others sent in the last cycle.
                         let t = prev.expect("at least one cycle");
                         for j in (0..parts).filter(|&j| j != k) {
-                            let mut m = boxes[mb(round.wrapping_sub(1) & 1, j, k)].lock().expect("a part's thread panicked");
+                            let mut m = boxes[mb(round.wrapping_sub(1) & 1, j, k)].lock().unwrap_or_else(|_| panic!("{OTHER_PANICKED}"));
                             f.take_mail(&mut m, t);
                         }
                         finished.fetch_add(1, Ordering::Release);
@@ -303,7 +335,16 @@ pub fn run_split_watched(
                 watch(Progress { now: now.load(Ordering::Relaxed), deliveries, expected });
             }
         }
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        let results: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        // Re-raise the panic that stopped the run, not the others' reaction to it.
+        let is_echo = |e: &Box<dyn std::any::Any + Send>| e.downcast_ref::<String>().is_some_and(|m| m == OTHER_PANICKED);
+        if let Some(i) =
+            results.iter().position(|r| r.as_ref().is_err_and(|e| !is_echo(e))).or_else(|| results.iter().position(|r| r.is_err()))
+        {
+            let Some(Err(e)) = results.into_iter().nth(i) else { unreachable!() };
+            std::panic::resume_unwind(e);
+        }
+        results.into_iter().map(|r| r.unwrap_or_else(|_| unreachable!())).collect()
     });
     let (mut f, ending, last_move) = done.remove(0);
     let np = f.routers.ports();
