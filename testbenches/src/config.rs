@@ -287,8 +287,8 @@ pub struct Config {
     pub copy_cycles_per_flit: u64,
     pub watchdog_cycles: u64,
     pub max_cycles: u64,
-    /// Threads the run is split between (traffic and node-forwarded mnb-sbt; results do not
-    /// depend on it).
+    /// Threads the run is split between (programs that allow it: see [`crate::run::check_threads`];
+    /// results do not depend on it).
     pub threads: u32,
     pub outputs: Outputs,
     #[serde(skip)]
@@ -779,15 +779,6 @@ impl Config {
             crate::cost_model::check(c, &topology, &dims, nu, *root)?;
         }
         if threads > 1 {
-            if let Workload::Algorithm { name, forwarding, .. } = &workload
-                && !(name == "mnb-sbt" && *forwarding == Forwarding::Node)
-            {
-                return Err(err(
-                    "threads",
-                    threads,
-                    format!("1 for {name}: only synthetic traffic runs (--traffic) and node-forwarded mnb-sbt are split between threads"),
-                ));
-            }
             if outputs.tracing() {
                 return Err(err("threads", threads, "1 with --vcd or --fst: waveforms are written from one thread"));
             }

@@ -189,9 +189,30 @@ pub fn build(cfg: &Config) -> (Fabric, Bounds) {
     (Fabric::new(&cfg.spec(), prog), bounds)
 }
 
+/// Can the run be split between `cfg.threads` threads? Only if its program's nodes keep no
+/// shared state ([`fabric::Program::splits`]): synthetic traffic, and the node-forwarded
+/// broadcasts and personalized communication of the hypercube papers.
+pub fn check_threads(cfg: &Config) -> Result<(), ConfigError> {
+    if cfg.threads <= 1 || program(cfg).0.splits() {
+        return Ok(());
+    }
+    let what = match &cfg.workload {
+        Workload::Algorithm { name, .. } => name.clone(),
+        Workload::Traffic { .. } => "this run".to_string(),
+    };
+    Err(ConfigError(format!(
+        "threads: {}: 1 for {what} (its program keeps state or results shared between nodes, or the routers forward its broadcasts); runs split between threads: \
+         --traffic, and node-forwarded snb, mnb, mnb-ring, mnb-sbt, scatter and gather",
+        cfg.threads
+    )))
+}
+
 /// Run a configuration to the end.
 pub fn run(cfg: &Config) -> Report {
     if cfg.threads > 1 {
+        if let Err(e) = check_threads(cfg) {
+            panic!("{e}");
+        }
         let (f, ending, wall) = run_split(cfg, false);
         return report(cfg, &f, program(cfg).1, ending, wall);
     }
@@ -302,6 +323,7 @@ fn io_err(field: &str, path: &str, e: impl std::fmt::Display) -> ConfigError {
 /// With `progress`, a status line on standard error while a long run goes on.
 pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigError> {
     let out = &cfg.outputs;
+    check_threads(cfg)?;
     if cfg.threads > 1 {
         // No waveforms (checked with the configuration).
         if let Some(p) = &out.stats_csv {

@@ -751,9 +751,12 @@ fn threads_do_not_change_results() {
         v["config"].as_object_mut().unwrap().remove("threads");
         v
     };
-    let runs: [&[&str]; 3] = [
+    let runs: [&[&str]; 6] = [
         &["--topology", "mesh", "--dims", "6x5", "--traffic", "uniform", "--rate", "0.05", "--cycles", "1500"],
         &["--dims", "6", "--algorithm", "mnb-sbt", "--ports", "one"],
+        &["--dims", "6", "--algorithm", "mnb"],
+        &["--topology", "mesh", "--dims", "5x4", "--algorithm", "snb", "--ports", "one", "--root", "2,1"],
+        &["--dims", "5", "--algorithm", "gather", "--root", "7"],
         &[
             "--topology",
             "torus",
@@ -789,7 +792,8 @@ fn bad_threads() {
     bad(&[&traffic[..], &["--threads", "0"]].concat(), &["threads: 0", "1 to 64"]);
     bad(&[&traffic[..], &["--threads", "two"]].concat(), &["threads: two"]);
     bad(&["run", "--topology", "linear", "--dims", "4", "--traffic", "uniform", "--threads", "5"], &["threads: 5", "4 nodes"]);
-    bad(&["run", "--dims", "4", "--threads", "2"], &["threads: 2", "snb", "--traffic"]);
+    bad(&["run", "--dims", "4", "--algorithm", "accumulate", "--threads", "2"], &["threads: 2", "accumulate", "--traffic", "mnb-sbt"]);
+    bad(&["run", "--dims", "4", "--algorithm", "snb", "--forwarding", "router", "--threads", "2"], &["threads: 2", "snb"]);
     bad(&["run", "--dims", "4", "--algorithm", "mnb-sbt", "--forwarding", "router", "--threads", "2"], &["threads: 2", "mnb-sbt"]);
     bad(&[&traffic[..], &["--threads", "2", "--vcd", "/tmp/x.vcd"]].concat(), &["threads: 2", "--vcd"]);
 }

@@ -68,6 +68,10 @@ impl Program for Mnb {
         cx.accept(m.msg);
         self.forward(cx, m.aux as u32);
     }
+    /// A node acts only on what it receives (the trees are read-only).
+    fn splits(&self) -> bool {
+        true
+    }
 }
 
 /// Declare one broadcast per node; returns the message id of node 0's (node t's is that + t).
@@ -134,6 +138,10 @@ impl Program for MnbRing {
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
         cx.accept(m.msg);
         self.send(cx, m.aux as u32);
+    }
+    /// A node acts only on what it receives (the ring is read-only).
+    fn splits(&self) -> bool {
+        true
     }
 }
 

@@ -97,6 +97,10 @@ impl Program for Scatter {
             });
         }
     }
+    /// A node acts only on what it receives (the tree is read-only).
+    fn splits(&self) -> bool {
+        true
+    }
 }
 
 pub struct Gather {
@@ -155,5 +159,9 @@ impl Program for Gather {
         } else {
             self.send_up(cx, y, m.msg, m.key + 1);
         }
+    }
+    /// A node acts only on its timers and what it receives (the tree is read-only).
+    fn splits(&self) -> bool {
+        true
     }
 }

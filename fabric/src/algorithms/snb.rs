@@ -117,6 +117,10 @@ impl Program for Snb {
             self.forward(cx, in_port);
         }
     }
+    /// Node-forwarded, a node acts only on what it receives.
+    fn splits(&self) -> bool {
+        self.forwarding == Forwarding::Node
+    }
 }
 
 /// Ports of a node's children in the broadcast tree (used by tests and the one-port reference).

@@ -144,6 +144,18 @@ impl Fabric {
     }
 }
 
+/// A value alone in its cache lines (two, for adjacent-line prefetch), so that parts
+/// writing their own entries do not slow each other.
+#[repr(align(128))]
+struct Padded<T>(T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// A barrier for threads that meet every few microseconds: spin, and after a while give
 /// the core away (more threads than cores must still make progress).
 struct Barrier {
@@ -221,9 +233,10 @@ pub fn run_split_watched(
     // Mailboxes by the parity of the round (cycles simulated so far: the same for every
     // part, unlike cycle numbers, which may skip), sender and receiver; per part and parity
     // its next cycle, its flits buffered and whether anything moved.
-    let boxes: Vec<Mutex<Mail>> = (0..2 * parts * parts).map(|_| Mutex::new(Mail::default())).collect();
+    let boxes: Vec<Padded<Mutex<Mail>>> = (0..2 * parts * parts).map(|_| Padded(Mutex::new(Mail::default()))).collect();
     let mb = |parity: u64, from: usize, to: usize| (parity as usize * parts + from) * parts + to;
-    let status: Vec<[AtomicU64; 3]> = (0..2 * parts).map(|_| [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]).collect();
+    let status: Vec<Padded<[AtomicU64; 3]>> =
+        (0..2 * parts).map(|_| Padded([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)])).collect();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     let barrier = Barrier {
         count: AtomicUsize::new(0),
@@ -235,7 +248,7 @@ pub fn run_split_watched(
     // For the watcher: the cycle, each part's deliveries and expected deliveries, and the
     // parts that have finished.
     let now = AtomicU64::new(0);
-    let counts: Vec<[AtomicU64; 2]> = (0..parts).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect();
+    let counts: Vec<Padded<[AtomicU64; 2]>> = (0..parts).map(|_| Padded([AtomicU64::new(0), AtomicU64::new(0)])).collect();
     let finished = AtomicUsize::new(0);
     let caller = std::thread::current();
     let mut done: Vec<(Fabric, Ending, u64)> = std::thread::scope(|s| {
