@@ -87,7 +87,7 @@ impl NodeCtx<'_> {
 }
 
 /// A distributed algorithm: the program every node runs.
-pub trait Program: std::marker::Send {
+pub trait Program: std::any::Any + std::marker::Send {
     /// Called once when the fabric is built: declare the messages the scoreboard must see delivered.
     fn setup(&mut self, _topo: &Topology, _scoreboard: &mut Scoreboard) {}
     /// Called for every node in cycle 0.
@@ -101,12 +101,14 @@ pub trait Program: std::marker::Send {
         None
     }
     /// May a run of this program be split between threads ([`crate::kernel::split`])? Only
-    /// if every call touches only its node's state (random numbers from a stream per node)
-    /// and the program keeps no results of its own: `report` and `failures` are read from
-    /// the first part's copy.
+    /// if every call touches only its node's state (random numbers from a stream per node);
+    /// results the program keeps are folded together by [`Program::join`] after the run.
     fn splits(&self) -> bool {
         false
     }
+    /// Fold in `other`, this same program having run another part of a split fabric (its
+    /// nodes' share of the results). Programs that keep no results need nothing here.
+    fn join(&mut self, _other: Box<dyn Program>) {}
     /// Ways the algorithm found itself broken (a schedule overrun, a collision the paper
     /// rules out); any fails the run.
     fn failures(&self) -> Vec<String> {

@@ -202,7 +202,7 @@ pub fn check_threads(cfg: &Config) -> Result<(), ConfigError> {
     };
     Err(ConfigError(format!(
         "threads: {}: 1 for {what} (its program keeps state or results shared between nodes, or the routers forward its broadcasts); runs split between threads: \
-         --traffic, and node-forwarded snb, mnb, mnb-ring, mnb-sbt, scatter and gather",
+         --traffic, node-forwarded snb, mnb, mnb-ring, mnb-sbt, scatter, gather, and pmnb-1, pmnb-2, pmnb-3",
         cfg.threads
     )))
 }

@@ -751,8 +751,10 @@ fn threads_do_not_change_results() {
         v["config"].as_object_mut().unwrap().remove("threads");
         v
     };
-    let runs: [&[&str]; 6] = [
+    let runs: [&[&str]; 8] = [
         &["--topology", "mesh", "--dims", "6x5", "--traffic", "uniform", "--rate", "0.05", "--cycles", "1500"],
+        &["--dims", "6", "--algorithm", "pmnb-3", "--active-count", "21", "--tp", "1", "--seed", "5"],
+        &["--dims", "6", "--algorithm", "pmnb-2", "--active-count", "9", "--tp", "2"],
         &["--dims", "6", "--algorithm", "mnb-sbt", "--ports", "one"],
         &["--dims", "6", "--algorithm", "mnb"],
         &["--topology", "mesh", "--dims", "5x4", "--algorithm", "snb", "--ports", "one", "--root", "2,1"],

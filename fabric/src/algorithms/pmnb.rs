@@ -806,6 +806,16 @@ impl Program for Pmnb {
     fn failures(&self) -> Vec<String> {
         self.engine.failures()
     }
+    /// Each call touches only its node's entries; the ranks known in advance are computed
+    /// at setup, in every part alike.
+    fn splits(&self) -> bool {
+        true
+    }
+    fn join(&mut self, other: Box<dyn Program>) {
+        let other = (other as Box<dyn std::any::Any>).downcast::<Pmnb>().expect("the same program in every part");
+        self.engine.collisions += other.engine.collisions;
+        self.engine.late_prefix += other.engine.late_prefix;
+    }
 }
 
 #[cfg(test)]
@@ -921,6 +931,21 @@ mod tests {
         assert!(f.scoreboard.ok(), "{v:?} d={d}: {:?}", f.scoreboard.counts());
         assert!(f.program().failures().is_empty(), "{v:?} d={d}: {:?}", f.program().failures());
         std::mem::take(&mut *log.lock().unwrap())
+    }
+
+    /// A split run's parts each count their own broken promises; the join adds them up.
+    #[test]
+    fn join_sums_the_parts_counters() {
+        let make = |c: u64, l: u64| {
+            let mut p = Pmnb::new(Variant::One, 3, &[1, 2], 1, 1, (0, 1));
+            (p.engine.collisions, p.engine.late_prefix) = (c, l);
+            p
+        };
+        let mut a = make(2, 0);
+        a.join(Box::new(make(3, 4)));
+        let r = a.report().unwrap();
+        assert_eq!((r["packing_delays"].as_u64(), r["late_prefix_packets"].as_u64()), (Some(5), Some(4)));
+        assert_eq!(a.failures().len(), 2);
     }
 
     /// Active sets for the d-cube: random ones of several sizes, a subcube, §3.1's

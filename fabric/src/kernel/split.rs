@@ -373,6 +373,7 @@ pub fn run_split_watched(
         f.packets.join_counts(&p.packets);
         f.now = f.now.max(p.now);
         f.scoreboard.join(p.scoreboard);
+        f.program.join(p.program);
     }
     f.last_move = last_move;
     (f.part, f.parts, f.chunk, f.lo, f.hi) = (0, 1, f.topo.nodes() as u32, 0, f.topo.nodes() as u32);
