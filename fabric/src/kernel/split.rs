@@ -156,16 +156,24 @@ impl<T> std::ops::Deref for Padded<T> {
     }
 }
 
-/// A barrier for threads that meet every few microseconds: spin, and after a while give
+/// Where the parts meet at the end of every round (a barrier): each part has its own slot,
+/// which it writes and the others spin on, holding how many rounds it has finished and,
+/// by the round's parity, what it reports for it. Waiting parts spin, and after a while give
 /// the core away (more threads than cores must still make progress).
-struct Barrier {
-    count: AtomicUsize,
-    epoch: AtomicU64,
-    n: usize,
+struct Meeting {
+    slots: Vec<Padded<Slot>>,
     /// Spins before yielding: none when there are more threads than cores.
     spin: u32,
     /// A part's thread panicked: the others must not wait for it.
     poisoned: AtomicBool,
+}
+
+#[derive(Default)]
+struct Slot {
+    rounds: AtomicU64,
+    /// Per round parity: the next cycle this part needs, its flits buffered, whether
+    /// anything moved in it.
+    report: [[AtomicU64; 3]; 2],
 }
 
 /// The message of a part that stops because another part panicked.
@@ -182,26 +190,41 @@ impl Drop for PoisonOnPanic<'_> {
     }
 }
 
-impl Barrier {
-    fn wait(&self, mine: &mut u64) {
-        *mine += 1;
-        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
-            self.count.store(0, Ordering::Relaxed);
-            self.epoch.store(*mine, Ordering::Release);
-        } else {
-            let mut spins = 0u32;
-            while self.epoch.load(Ordering::Acquire) < *mine {
-                if self.poisoned.load(Ordering::Acquire) {
-                    panic!("{OTHER_PANICKED}");
-                }
-                if spins < self.spin {
-                    spins += 1;
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
+impl Meeting {
+    /// Part `k` has finished round `r`, reporting `[next cycle, flits buffered, moved]`; wait
+    /// for every part to finish it and return the next cycle any needs, the flits buffered
+    /// in all and whether anything moved anywhere.
+    fn meet(&self, k: usize, r: u64, report: [u64; 3]) -> (u64, u64, bool) {
+        let parity = (r & 1) as usize;
+        let mine = &self.slots[k];
+        for (a, v) in mine.report[parity].iter().zip(report) {
+            a.store(v, Ordering::Relaxed);
+        }
+        mine.rounds.store(r + 1, Ordering::Release);
+        let (mut next, mut buffered, mut moved) = (u64::MAX, 0, false);
+        for (j, slot) in self.slots.iter().enumerate() {
+            if j != k {
+                let mut spins = 0u32;
+                while slot.rounds.load(Ordering::Acquire) <= r {
+                    if self.poisoned.load(Ordering::Acquire) {
+                        panic!("{OTHER_PANICKED}");
+                    }
+                    if spins < self.spin {
+                        spins += 1;
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::yield_now();
+                    }
                 }
             }
+            // A part writes this parity's report again only two rounds on, after every
+            // part has finished the round in between, so it is read whole here.
+            let rep = &slot.report[parity];
+            next = next.min(rep[0].load(Ordering::Relaxed));
+            buffered += rep[1].load(Ordering::Relaxed);
+            moved |= rep[2].load(Ordering::Relaxed) != 0;
         }
+        (next, buffered, moved)
     }
 }
 
@@ -231,17 +254,12 @@ pub fn run_split_watched(
     mut watch: impl FnMut(Progress),
 ) -> (Fabric, Ending) {
     // Mailboxes by the parity of the round (cycles simulated so far: the same for every
-    // part, unlike cycle numbers, which may skip), sender and receiver; per part and parity
-    // its next cycle, its flits buffered and whether anything moved.
+    // part, unlike cycle numbers, which may skip), sender and receiver.
     let boxes: Vec<Padded<Mutex<Mail>>> = (0..2 * parts * parts).map(|_| Padded(Mutex::new(Mail::default()))).collect();
     let mb = |parity: u64, from: usize, to: usize| (parity as usize * parts + from) * parts + to;
-    let status: Vec<Padded<[AtomicU64; 3]>> =
-        (0..2 * parts).map(|_| Padded([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)])).collect();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let barrier = Barrier {
-        count: AtomicUsize::new(0),
-        epoch: AtomicU64::new(0),
-        n: parts,
+    let meeting = Meeting {
+        slots: (0..parts).map(|_| Padded(Slot::default())).collect(),
         spin: if parts <= cores { 4096 } else { 0 },
         poisoned: AtomicBool::new(false),
     };
@@ -254,19 +272,18 @@ pub fn run_split_watched(
     let mut done: Vec<(Fabric, Ending, u64)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..parts)
             .map(|k| {
-                let (boxes, status, barrier, build) = (&boxes, &status, &barrier, &build);
+                let (boxes, meeting, build) = (&boxes, &meeting, &build);
                 let (now, counts, finished, caller) = (&now, &counts, &finished, &caller);
                 std::thread::Builder::new()
                     .name(format!("flitwave-part-{k}"))
                     .spawn_scoped(s, move || {
-                        let _poison = PoisonOnPanic(&barrier.poisoned);
+                        let _poison = PoisonOnPanic(&meeting.poisoned);
                         let mut f = build();
                         assert!(
                             f.probes.is_empty() && f.program.splits(),
                             "a fabric is split only for programs that allow it, without probes"
                         );
                         f.make_part(k, parts);
-                        let mut epoch = 0;
                         let mut prev: Option<u64> = None;
                         let mut round = 0u64;
                         let mut last_move = 0;
@@ -292,24 +309,13 @@ pub fn run_split_watched(
                                 );
                             }
                             let next = if sent { t + 1 } else { f.next_needed(t) };
-                            let st = &status[2 * k + (round & 1) as usize];
-                            st[0].store(next, Ordering::Relaxed);
-                            st[1].store(f.routers.buffered, Ordering::Relaxed);
-                            st[2].store((f.last_move == t) as u64, Ordering::Relaxed);
                             let (delivered, expected) = f.scoreboard.part_counts();
                             counts[k][0].store(delivered, Ordering::Relaxed);
                             counts[k][1].store(expected, Ordering::Relaxed);
                             if k == 0 {
                                 now.store(t, Ordering::Relaxed);
                             }
-                            barrier.wait(&mut epoch);
-                            let (mut gnext, mut gbuf, mut moved) = (u64::MAX, 0, false);
-                            for j in 0..parts {
-                                let st = &status[2 * j + (round & 1) as usize];
-                                gnext = gnext.min(st[0].load(Ordering::Relaxed));
-                                gbuf += st[1].load(Ordering::Relaxed);
-                                moved |= st[2].load(Ordering::Relaxed) != 0;
-                            }
+                            let (gnext, gbuf, moved) = meeting.meet(k, round, [next, f.routers.buffered, (f.last_move == t) as u64]);
                             if moved {
                                 last_move = t;
                             }
