@@ -135,7 +135,7 @@ impl Nics {
     /// Take the NICs of nodes `nodes` from `other`, a copy of these NICs that ran them (a
     /// part of a fabric split between threads). Their queued packets come along; packets
     /// already started refer to `other`'s packet table.
-    pub fn copy_nodes_from(&mut self, other: &Nics, nodes: std::ops::Range<usize>) {
+    pub(crate) fn copy_nodes_from(&mut self, other: &Nics, nodes: std::ops::Range<usize>) {
         for n in nodes.clone() {
             for q in n * self.net..(n + 1) * self.net {
                 let mut voq = other.voq[q].clone();

@@ -118,7 +118,7 @@ impl PacketTable {
     /// Fold in the counts of `other`, the table of another part of a split fabric (its
     /// packets stay there: this is for reporting; `peak_live` becomes the sum of the parts'
     /// peaks, an upper bound).
-    pub fn join_counts(&mut self, other: &PacketTable) {
+    pub(crate) fn join_counts(&mut self, other: &PacketTable) {
         self.live += other.live;
         self.peak_live += other.peak_live;
     }

@@ -60,7 +60,7 @@ pub struct Scoreboard {
     /// bits of the ids it declares ([`PART_SHIFT`]), and deliveries of other parts'
     /// messages (message, node, cycle), passed on to them.
     part: Option<u32>,
-    pub foreign: Vec<(u32, NodeId, u64)>,
+    pub(crate) foreign: Vec<(u32, NodeId, u64)>,
     /// Messages declared before the split (at setup), which every part holds and accepts
     /// locally; their delivered-to bits, and their expected deliveries.
     shared: usize,
@@ -107,7 +107,7 @@ impl Scoreboard {
     /// Make this the scoreboard of part `k` of a split fabric. The messages declared so far
     /// (at setup, the same in every part) stay shared: each part records its own nodes'
     /// deliveries of them, and [`Scoreboard::join`] merges those.
-    pub fn set_part(&mut self, k: u32) {
+    pub(crate) fn set_part(&mut self, k: u32) {
         assert!(self.pairs.is_none(), "all-pairs blocks are not split");
         assert!(self.msgs.len() < 1 << PART_SHIFT, "too many messages declared at setup to split the scoreboard");
         (self.shared, self.shared_bits, self.shared_expected) = (self.msgs.len(), self.bits.len(), self.expected);
@@ -222,7 +222,7 @@ impl Scoreboard {
     /// Deliveries recorded and expected here; on a part of a split fabric other than the
     /// first, without the shared messages' expected deliveries (so the parts' sums are the
     /// whole fabric's).
-    pub fn part_counts(&self) -> (u64, u64) {
+    pub(crate) fn part_counts(&self) -> (u64, u64) {
         match self.part {
             Some(k) if k > 0 => (self.delivered, self.expected - self.shared_expected),
             _ => (self.delivered, self.expected),
@@ -282,7 +282,7 @@ impl Scoreboard {
     /// Fold in `other`, the scoreboard of another part of a split fabric, after the run
     /// (each part's deliveries of this part's messages already handed over). Its messages
     /// are numbered after this one's.
-    pub fn join(&mut self, other: Scoreboard) {
+    pub(crate) fn join(&mut self, other: Scoreboard) {
         assert!(other.pairs.is_none() && self.pairs.is_none(), "all-pairs blocks are not split");
         // The shared messages: the other part's deliveries of them are to its own nodes.
         for (mine, theirs) in self.msgs[..self.shared].iter_mut().zip(&other.msgs[..other.shared]) {

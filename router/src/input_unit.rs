@@ -117,7 +117,7 @@ impl InputUnits {
 
     /// Take input VCs `vcs` (their FIFOs, control and statistics) from `other`, a copy of
     /// these units that ran them.
-    pub fn copy_vcs_from(&mut self, other: &InputUnits, vcs: std::ops::Range<usize>) {
+    pub(crate) fn copy_vcs_from(&mut self, other: &InputUnits, vcs: std::ops::Range<usize>) {
         let d = self.depth as usize;
         self.ctl[vcs.clone()].copy_from_slice(&other.ctl[vcs.clone()]);
         self.buf[vcs.start * d..vcs.end * d].copy_from_slice(&other.buf[vcs.start * d..vcs.end * d]);

@@ -45,7 +45,7 @@ impl OutputUnits {
 
     /// Take output ports `ports` (owners, credits, arbiters) from `other`, a copy of these
     /// units that ran them.
-    pub fn copy_ports_from(&mut self, other: &OutputUnits, ports: std::ops::Range<usize>) {
+    pub(crate) fn copy_ports_from(&mut self, other: &OutputUnits, ports: std::ops::Range<usize>) {
         let v = self.vcs;
         self.owner[ports.start * v..ports.end * v].copy_from_slice(&other.owner[ports.start * v..ports.end * v]);
         self.credits[ports.start * v..ports.end * v].copy_from_slice(&other.credits[ports.start * v..ports.end * v]);

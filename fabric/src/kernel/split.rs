@@ -30,19 +30,19 @@ use std::time::Duration;
 
 /// What one part sends another in a cycle.
 #[derive(Debug, Default)]
-pub struct Mail {
+pub(crate) struct Mail {
     /// Flits into the other part's input VCs (router, local VC, flit), with the packet's
     /// header when the flit is a head.
-    pub flits: Vec<(u32, u32, Flit, Option<Packet>)>,
+    flits: Vec<(u32, u32, Flit, Option<Packet>)>,
     /// Credits for the other part's output VCs (global output port, VC).
-    pub credits: Vec<(u32, u8)>,
+    credits: Vec<(u32, u8)>,
     /// Deliveries of the other part's messages (message, node, cycle).
-    pub accepts: Vec<(u32, NodeId, u64)>,
+    accepts: Vec<(u32, NodeId, u64)>,
 }
 
 impl Fabric {
     /// Make this fabric part `k` of `parts`: it evaluates only its routers from now on.
-    pub fn make_part(&mut self, k: usize, parts: usize) {
+    fn make_part(&mut self, k: usize, parts: usize) {
         let n = self.topo.nodes() as u32;
         self.parts = parts as u32;
         self.part = k as u32;
