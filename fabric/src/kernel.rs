@@ -602,7 +602,6 @@ impl Fabric {
     /// usable in the next cycle become visible.
     fn commit<const SPLIT: bool>(&mut self, t: u64) {
         let lat = self.spec.pipeline.link_latency as u64;
-        let credit_delay = self.spec.pipeline.credit_delay as u64;
         for i in 0..self.outbox.departures.len() {
             let d = self.outbox.departures[i];
             let link = &mut self.links[d.out_port as usize];
@@ -620,9 +619,11 @@ impl Fabric {
             self.routers.arrive_at(r as usize, l0 as usize + d.vc as usize, d.flit, t, t + lat);
             self.activate(r as usize);
         }
+        let credit_delay = self.spec.pipeline.credit_delay as u64;
         if SPLIT {
             self.credits_split(t);
         } else if credit_delay == 0 {
+            // The branch of `Routers::credit_freed`, taken once for all the cycle's credits.
             for f in self.outbox.freed.drain(..) {
                 self.routers.credit_now(self.up[f.in_port as usize] as usize, f.vc);
             }

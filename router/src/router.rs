@@ -327,6 +327,17 @@ impl Routers {
         self.outputs.add_credit(op * self.nv + vc as usize, self.params.buffer_flits);
     }
 
+    /// The credit for a slot of `vc` downstream of output port `op` (global index) freed in
+    /// cycle `t`: usable upstream from `t + 1 + credit_delay` (with no delay, from the next
+    /// cycle on, without queueing).
+    #[inline(always)]
+    pub fn credit_freed(&mut self, op: usize, vc: u8, t: u64) {
+        match self.params.pipeline.credit_delay {
+            0 => self.credit_now(op, vc),
+            d => self.return_credit(op, vc, t + 1 + d as u64),
+        }
+    }
+
     /// Make the credits on the return lines that are usable by cycle `t` visible. The fabric
     /// calls it before cycle `t` is evaluated (after the previous cycle's commit, with `t`
     /// the next cycle), so a router sees in cycle `t` exactly the credits that have arrived.

@@ -83,17 +83,14 @@ impl Fabric {
     /// part's return lines, or into the mail of the part that owns the upstream port.
     #[inline(never)]
     pub(super) fn credits_split(&mut self, t: u64) {
-        let credit_delay = self.spec.pipeline.credit_delay as u64;
         let p = self.routers.ports() as u32;
         let own = self.lo * p..self.hi * p;
         for f in self.outbox.freed.drain(..) {
             let op = self.up[f.in_port as usize];
-            if !own.contains(&op) {
-                self.mail[(op / p / self.chunk) as usize].credits.push((op, f.vc));
-            } else if credit_delay == 0 {
-                self.routers.credit_now(op as usize, f.vc);
+            if own.contains(&op) {
+                self.routers.credit_freed(op as usize, f.vc, t);
             } else {
-                self.routers.return_credit(op as usize, f.vc, t + 1 + credit_delay);
+                self.mail[(op / p / self.chunk) as usize].credits.push((op, f.vc));
             }
         }
     }
@@ -101,7 +98,6 @@ impl Fabric {
     /// Take in what another part sent in cycle `tp` (before this part's cycle `tp + 1`).
     fn take_mail(&mut self, m: &mut Mail, tp: u64) {
         let lat = self.spec.pipeline.link_latency as u64;
-        let credit_delay = self.spec.pipeline.credit_delay as u64;
         let npv = self.routers.ports() * self.routers.vcs();
         for (r, l, mut flit, header) in m.flits.drain(..) {
             let iv = r as usize * npv + l as usize;
@@ -113,11 +109,7 @@ impl Fabric {
             self.activate(r as usize);
         }
         for (op, vc) in m.credits.drain(..) {
-            if credit_delay == 0 {
-                self.routers.credit_now(op as usize, vc);
-            } else {
-                self.routers.return_credit(op as usize, vc, tp + 1 + credit_delay);
-            }
+            self.routers.credit_freed(op as usize, vc, tp);
         }
         for (msg, node, t) in m.accepts.drain(..) {
             self.scoreboard.accept(msg, node, t, &self.topo);
