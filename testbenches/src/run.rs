@@ -315,6 +315,23 @@ impl ProgressLine {
     }
 }
 
+/// Create the statistics CSV file asked for, before the run, so that an unwritable path
+/// fails at once.
+fn create_stats_csv(cfg: &Config) -> Result<(), ConfigError> {
+    if let Some(p) = &cfg.outputs.stats_csv {
+        std::fs::File::create(p).map_err(|e| io_err("stats-csv", p, e))?;
+    }
+    Ok(())
+}
+
+/// Write the statistics CSV file asked for, after the run.
+fn write_stats_csv(cfg: &Config, f: &Fabric) -> Result<(), ConfigError> {
+    if let Some(p) = &cfg.outputs.stats_csv {
+        Stats::write_csv(f, Path::new(p)).map_err(|e| io_err("stats-csv", p, e))?;
+    }
+    Ok(())
+}
+
 fn io_err(field: &str, path: &str, e: impl std::fmt::Display) -> ConfigError {
     ConfigError(format!("{field}: {path}: cannot write it: {e}"))
 }
@@ -326,13 +343,9 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
     check_threads(cfg)?;
     if cfg.threads > 1 {
         // No waveforms (checked with the configuration).
-        if let Some(p) = &out.stats_csv {
-            std::fs::File::create(p).map_err(|e| io_err("stats-csv", p, e))?;
-        }
+        create_stats_csv(cfg)?;
         let (f, ending, wall) = run_split(cfg, progress);
-        if let Some(p) = &out.stats_csv {
-            Stats::write_csv(&f, Path::new(p)).map_err(|e| io_err("stats-csv", p, e))?;
-        }
+        write_stats_csv(cfg, &f)?;
         return Ok(report(cfg, &f, program(cfg).1, ending, wall));
     }
     let (mut f, bounds) = build(cfg);
@@ -359,9 +372,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
         }
         f.add_probe(Box::new(t));
     }
-    if let Some(p) = &out.stats_csv {
-        std::fs::File::create(p).map_err(|e| io_err("stats-csv", p, e))?;
-    }
+    create_stats_csv(cfg)?;
     let start = Instant::now();
     let ending = run_fabric(cfg, &mut f, progress);
     let wall = start.elapsed().as_secs_f64();
@@ -370,9 +381,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
         let tracer = probe.as_any().downcast::<Tracer>().expect("the probes are tracers");
         tracer.finish(f.now).map_err(|e| io_err(if Some(path) == out.vcd.as_ref() { "vcd" } else { "fst" }, path, e))?;
     }
-    if let Some(p) = &out.stats_csv {
-        Stats::write_csv(&f, Path::new(p)).map_err(|e| io_err("stats-csv", p, e))?;
-    }
+    write_stats_csv(cfg, &f)?;
     Ok(report(cfg, &f, bounds, ending, wall))
 }
 

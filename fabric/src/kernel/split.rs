@@ -49,8 +49,8 @@ impl Fabric {
         self.chunk = n.div_ceil(parts as u32);
         self.mail = (0..parts).map(|_| Mail::default()).collect();
         self.xlat = vec![NONE; self.routers.inputs.ctl.len()];
+        (self.lo, self.hi) = ((k as u32 * self.chunk).min(n), ((k as u32 + 1) * self.chunk).min(n));
         let own = self.own();
-        (self.lo, self.hi) = (own.start as u32, own.end as u32);
         self.active.retain(|&r| own.contains(&(r as usize)));
         for (r, a) in self.in_active.iter_mut().enumerate() {
             *a = own.contains(&r);
@@ -60,9 +60,7 @@ impl Fabric {
 
     /// The routers this part owns.
     fn own(&self) -> std::ops::Range<usize> {
-        let n = self.topo.nodes();
-        let c = self.chunk as usize;
-        (self.part as usize * c).min(n)..((self.part as usize + 1) * c).min(n)
+        self.lo as usize..self.hi as usize
     }
 
     /// A flit leaves for router `r` of another part, on its local VC `l`.
