@@ -453,8 +453,9 @@ impl Fabric {
         if self.parts == 1 && self.routers.buffered > 0 && t - self.last_move >= self.spec.watchdog_cycles {
             self.deadlock = Some(self.find_deadlock(t));
         }
-        if self.spec.measure_until == Some(t + 1) {
-            self.counters.flits_ejected_in_window = self.counters.flits_ejected;
+        // Counted cycle by cycle: the window may end in cycles that are skipped.
+        if self.spec.measure_until.is_some_and(|m| t < m) {
+            self.counters.flits_ejected_in_window += self.counters.flits_ejected - ejected_before;
         }
         self.now = t + 1;
     }

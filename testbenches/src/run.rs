@@ -396,7 +396,7 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
     }
     let (accepted, offered) = match cfg.workload {
         Workload::Traffic { cycles, offered_flits, .. } => {
-            let window = if f.now >= cycles { f.counters.flits_ejected_in_window } else { f.counters.flits_ejected };
+            let window = f.counters.flits_ejected_in_window;
             (Some(window as f64 / (f.topo.nodes() as f64 * cycles as f64)), Some(offered_flits))
         }
         _ => (None, None),
