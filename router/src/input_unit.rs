@@ -71,16 +71,18 @@ impl VcCtl {
 /// All input VCs of the fabric. VC `iv` has buffer slots `iv*depth .. (iv+1)*depth`.
 ///
 /// Always-on statistics for buffer sizing: per VC, the cycles spent at each occupancy
-/// (`depth + 1` bins, time-weighted, updated when the occupancy changes), and the cycles its
+/// (`depth + 1` bins, time-weighted, one add when the occupancy changes), and the cycles its
 /// front flit was ready but stalled for lack of credits or lost switch arbitration.
 #[derive(Clone, Debug)]
 pub struct InputUnits {
     pub depth: u16,
     pub ctl: Vec<VcCtl>,
     buf: Vec<BufEntry>,
-    /// Per VC and occupancy level: the cycles spent there, kept as Σ(leave) − Σ(enter)
-    /// (wrapping), so that a change touches only this VC's row; the current level's
-    /// open interval is added when read.
+    /// Per VC and occupancy level `l` in `1..=depth` (entry `l - 1`): the cycles the
+    /// occupancy fell below `l` less the cycles it reached `l` (wrapping), so that a push or
+    /// a pop adds to one entry; the cycles spent at `l` or more are that plus the current
+    /// cycle while the occupancy is `l` or more, and those at exactly `l` the difference of
+    /// two such counts.
     hist: Vec<u64>,
     /// High-water mark of each VC's occupancy.
     pub max_len: Vec<u16>,
@@ -97,7 +99,7 @@ impl InputUnits {
             depth,
             ctl: vec![VcCtl::default(); n_vcs],
             buf: vec![BufEntry::default(); n_vcs * depth as usize],
-            hist: vec![0; n_vcs * (depth as usize + 1)],
+            hist: vec![0; n_vcs * depth as usize],
             max_len: vec![0; n_vcs],
             rank: vec![(0, 0); n_vcs],
             stall_credit: vec![0; n_vcs],
@@ -109,7 +111,7 @@ impl InputUnits {
     pub fn bytes_per_vc(depth: u16) -> usize {
         std::mem::size_of::<VcCtl>()
             + depth as usize * std::mem::size_of::<BufEntry>()
-            + (depth as usize + 1) * 8
+            + depth as usize * 8
             + 2 * 8
             + 2
             + std::mem::size_of::<(u32, u64)>()
@@ -121,29 +123,37 @@ impl InputUnits {
         let d = self.depth as usize;
         self.ctl[vcs.clone()].copy_from_slice(&other.ctl[vcs.clone()]);
         self.buf[vcs.start * d..vcs.end * d].copy_from_slice(&other.buf[vcs.start * d..vcs.end * d]);
-        self.hist[vcs.start * (d + 1)..vcs.end * (d + 1)].copy_from_slice(&other.hist[vcs.start * (d + 1)..vcs.end * (d + 1)]);
+        self.hist[vcs.start * d..vcs.end * d].copy_from_slice(&other.hist[vcs.start * d..vcs.end * d]);
         self.max_len[vcs.clone()].copy_from_slice(&other.max_len[vcs.clone()]);
         self.rank[vcs.clone()].copy_from_slice(&other.rank[vcs.clone()]);
         self.stall_credit[vcs.clone()].copy_from_slice(&other.stall_credit[vcs.clone()]);
         self.stall_arb[vcs.clone()].copy_from_slice(&other.stall_arb[vcs]);
     }
 
-    /// The occupancy of `iv` changes from cycle `at` on: close the current level's interval.
+    /// The occupancy of `iv` rises by one from cycle `at` on (it is below `depth`).
     #[inline(always)]
-    fn account(&mut self, iv: usize, at: u64, new_level: u16) {
-        let level = self.ctl[iv].len as usize;
-        let row = iv * (self.depth as usize + 1);
-        self.hist[row + level] = self.hist[row + level].wrapping_add(at);
-        self.hist[row + new_level as usize] = self.hist[row + new_level as usize].wrapping_sub(at);
+    fn account_up(&mut self, iv: usize, at: u64) {
+        let e = iv * self.depth as usize + self.ctl[iv].len as usize;
+        self.hist[e] = self.hist[e].wrapping_sub(at);
+    }
+
+    /// The occupancy of `iv` falls by one from cycle `at` on (it is above 0).
+    #[inline(always)]
+    fn account_down(&mut self, iv: usize, at: u64) {
+        let e = iv * self.depth as usize + self.ctl[iv].len as usize - 1;
+        self.hist[e] = self.hist[e].wrapping_add(at);
     }
 
     /// Cycles VC `iv` has spent at each occupancy 0..=depth, up to cycle `now`.
     pub fn occupancy_histogram(&self, iv: usize, now: u64) -> Vec<u64> {
-        let d = self.depth as usize + 1;
-        let mut h = self.hist[iv * d..(iv + 1) * d].to_vec();
-        let level = self.ctl[iv].len as usize;
-        h[level] = h[level].wrapping_add(now);
-        h
+        let (d, len) = (self.depth as usize, self.ctl[iv].len as usize);
+        // Cycles at `l` or more.
+        let at_least = |l: usize| match l {
+            0 => now,
+            l if l > d => 0,
+            l => self.hist[iv * d + l - 1].wrapping_add(if len >= l { now } else { 0 }),
+        };
+        (0..=d).map(|l| at_least(l).wrapping_sub(at_least(l + 1))).collect()
     }
 
     #[inline(always)]
@@ -160,10 +170,43 @@ impl InputUnits {
     /// FIFO is a hardware bug (credit overrun).
     #[inline(always)]
     pub fn push(&mut self, iv: usize, flit: Flit, ready: u64, at: u64) {
-        self.account(iv, at, (self.ctl[iv].len + 1).min(self.depth));
+        self.check_room(iv);
+        self.account_up(iv, at);
+        self.write_tail(iv, flit, ready);
+    }
+
+    #[inline(always)]
+    fn check_room(&self, iv: usize) {
+        let depth = self.depth;
+        assert!(self.ctl[iv].len < depth, "input VC {iv} overrun: FIFO of {depth} flits is full (credit protocol violated)");
+    }
+
+    /// [`InputUnits::push`] of a flit whose occupancy holds from cycle `at`, written one
+    /// cycle late: after the commit that follows, which took the front flit of this VC from
+    /// cycle `at + 1` on if `popped` and otherwise did not touch it. The histogram and
+    /// high-water mark come out as if the flit had been written in time. (A split fabric
+    /// whose links and credits take two cycles exchanges its boundary flits every other
+    /// cycle; nothing reads a flit before it is `ready`, so only the statistics can tell.)
+    pub fn push_late(&mut self, iv: usize, flit: Flit, ready: u64, at: u64, popped: bool) {
+        self.check_room(iv);
+        // The level in cycle `at` without this flit; it reached x0 + 1 at `at`.
+        let x0 = self.ctl[iv].len as usize + popped as usize;
+        let row = iv * self.depth as usize;
+        self.hist[row + x0] = self.hist[row + x0].wrapping_sub(at);
+        if popped {
+            // The recorded fall below x0 at `at + 1` was a fall below x0 + 1.
+            self.hist[row + x0 - 1] = self.hist[row + x0 - 1].wrapping_sub(at + 1);
+            self.hist[row + x0] = self.hist[row + x0].wrapping_add(at + 1);
+        }
+        self.write_tail(iv, flit, ready);
+        self.max_len[iv] = self.max_len[iv].max(x0 as u16 + 1);
+    }
+
+    /// The ring write of a push, into a FIFO with room (no statistics but the high-water mark).
+    #[inline(always)]
+    fn write_tail(&mut self, iv: usize, flit: Flit, ready: u64) {
         let depth = self.depth as usize;
         let c = &mut self.ctl[iv];
-        assert!((c.len as usize) < depth, "input VC {iv} overrun: FIFO of {depth} flits is full (credit protocol violated)");
         let mut slot = c.head as usize + c.len as usize;
         if slot >= depth {
             slot -= depth;
@@ -206,10 +249,10 @@ impl InputUnits {
     /// Remove the front flit; the new occupancy holds from cycle `at`.
     #[inline]
     pub fn pop(&mut self, iv: usize, at: u64) -> BufEntry {
-        self.account(iv, at, self.ctl[iv].len.saturating_sub(1));
+        assert!(self.ctl[iv].len > 0, "input VC {iv} underrun: pop from an empty FIFO");
+        self.account_down(iv, at);
         let depth = self.depth as usize;
         let c = &mut self.ctl[iv];
-        assert!(c.len > 0, "input VC {iv} underrun: pop from an empty FIFO");
         let e = c.front;
         c.head += 1;
         if c.head as usize == depth {
@@ -277,6 +320,47 @@ mod tests {
                 }
                 let front = u.front(0).map(|e| (e.flit, e.ready));
                 proptest::prop_assert_eq!(front, model.front().copied());
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A flit written a cycle late (after the next commit, which may have taken the
+        /// front flit) leaves the same histogram, high-water mark and FIFO as one written
+        /// in time. Flits take two cycles to become readable, as on the links it is used for.
+        #[test]
+        fn late_write_keeps_the_statistics(depth in 1u16..6, ops in proptest::collection::vec((proptest::bool::ANY, proptest::bool::ANY), 1..60)) {
+            let (mut on_time, mut late) = (InputUnits::new(1, depth), InputUnits::new(1, depth));
+            let mut pending: Option<(Flit, u64)> = None;
+            for (t, (arrive, pop)) in ops.into_iter().enumerate() {
+                let t = t as u64;
+                // The commit of cycle t: a pop (not of the flit that arrived in t-1, which is
+                // not readable yet), then an arrival.
+                let unready = pending.is_some() as u16;
+                let pop = pop && on_time.len(0) > unready;
+                if pop {
+                    let a = on_time.pop(0, t + 1);
+                    let b = late.pop(0, t + 1);
+                    proptest::prop_assert_eq!(a.flit, b.flit);
+                }
+                if let Some((f, at)) = pending.take() {
+                    late.push_late(0, f, at + 1, at, pop);
+                }
+                if arrive && on_time.len(0) < depth {
+                    let f = Flit::of(PacketId(t as u32), 0, 1);
+                    on_time.push(0, f, t + 2, t + 1);
+                    pending = Some((f, t + 1));
+                }
+            }
+            let end = on_time.len(0) as u64 + 100;
+            if let Some((f, at)) = pending.take() {
+                late.push_late(0, f, at + 1, at, false);
+            }
+            proptest::prop_assert_eq!(on_time.occupancy_histogram(0, end), late.occupancy_histogram(0, end));
+            proptest::prop_assert_eq!(on_time.max_len[0], late.max_len[0]);
+            proptest::prop_assert_eq!(on_time.len(0), late.len(0));
+            while on_time.len(0) > 0 {
+                proptest::prop_assert_eq!(on_time.pop(0, end).flit, late.pop(0, end).flit);
             }
         }
     }

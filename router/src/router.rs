@@ -303,6 +303,18 @@ impl Routers {
         self.buffered += 1;
     }
 
+    /// [`Routers::arrive_at`] of a flit that crossed a link in cycle `t`, written only after
+    /// the commit of cycle `t + 1` (which took a flit from the front of this VC if `popped`):
+    /// see [`InputUnits::push_late`]. The flit must not be readable before `t + 2`.
+    pub fn arrive_late(&mut self, r: usize, l: usize, flit: Flit, t: u64, ready: u64, popped: bool) {
+        debug_assert!(ready >= t + 2, "a flit written late must not be readable before it is written");
+        self.inputs.push_late(r * self.npv + l, flit, ready, t + 1, popped);
+        let g = &mut self.regs[r];
+        g.occupancy += 1;
+        g.nonempty |= bit(l);
+        self.buffered += 1;
+    }
+
     /// A credit for `vc` of output port `op` (global index) goes onto the return line, usable
     /// from cycle `ready`: it becomes visible when [`Routers::deliver_credits`] reaches
     /// `ready`.
