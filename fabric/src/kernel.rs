@@ -225,8 +225,10 @@ pub struct Fabric {
     hi: u32,
     /// What this part sends each other part in the current cycle.
     mail: Vec<split::Mail>,
-    /// Per input VC fed from another part: this part's id of the packet arriving on it.
+    /// Per input VC fed from another part: this part's id of the packet arriving on it, and
+    /// the last cycle a flit left it.
     xlat: Vec<u32>,
+    popped_at: Vec<u64>,
 }
 
 impl Fabric {
@@ -301,6 +303,7 @@ impl Fabric {
             hi: n as u32,
             mail: Vec::new(),
             xlat: Vec::new(),
+            popped_at: Vec::new(),
             topo,
         }
     }
@@ -614,7 +617,7 @@ impl Fabric {
                 self.counters.link_transmissions += 1;
             }
             if SPLIT && (r < self.lo || r >= self.hi) {
-                self.mail_flit(r, l0 + d.vc as u32, d.flit);
+                self.mail_flit(r, l0 + d.vc as u32, d.flit, t);
                 continue;
             }
             self.routers.arrive_at(r as usize, l0 as usize + d.vc as usize, d.flit, t, t + lat);

@@ -1,24 +1,28 @@
 //! A fabric split between threads: each thread owns a range of consecutive routers with
 //! everything that belongs to them (NICs, node programs, packets it created, timers, its
 //! share of the scoreboard and counters) for the whole run, and only what crosses the
-//! boundary passes between threads, once per cycle:
+//! boundary passes between threads, once per round of one or two cycles:
 //!
 //! ```text
-//!  cycle t, every part on its own thread:
-//!    take in the mail of cycle t-1 (flits and packet headers into its buffers, credits onto
-//!    its return line, deliveries of its messages) ──► step(t) on its own routers
-//!    ──► mail for the other parts ──► barrier ──► the next cycle, agreed by all
+//!  a round, every part on its own thread:
+//!    step(t) on its own routers [──► step(t + 1) if links and credits take two cycles]
+//!    ──► mail for the other parts ──► barrier ──► take in the others' mail (flits and
+//!    packet headers into its buffers, credits onto its return line, deliveries of its
+//!    messages) ──► the next cycle, agreed by all
 //! ```
 //!
 //! Only for programs that allow it ([`crate::Program::splits`]: each call touches only its
 //! node's state, random numbers come from a stream per node) and without probes. The
 //! results are those of the whole fabric on one thread: every part runs the same global
-//! cycles (the next one agreed at the barrier), a flit sent across the boundary in cycle t
-//! is written into the receiver's buffer before its cycle t + 1 with the timing the
-//! commit would give it, a head brings a copy of its packet's header (the receiver keeps it
-//! under its own packet id, translated per input VC for the flits behind it), credits go
-//! onto the owner's return line, and the watchdog sees movement anywhere. Each part builds
-//! the whole fabric's state but touches only its own share.
+//! cycles (the next one agreed at the barrier; a round's second cycle may be one a single
+//! thread would skip, with nothing to do anywhere), a flit sent across the boundary in
+//! cycle t is written into the receiver's buffer before its cycle t + 1 with the timing the
+//! commit would give it (or, sent in a round's first cycle, after the receiver's t + 1: it
+//! cannot be read before t + 2, and the buffer statistics are made those of a write in
+//! time), a head brings a copy of its packet's header (the receiver keeps it under its own
+//! packet id, translated per input VC for the flits behind it), credits go onto the
+//! owner's return line, and the watchdog sees movement anywhere. Each part builds the
+//! whole fabric's state but touches only its own share.
 
 use super::{Ending, Fabric};
 use crate::packet::Packet;
@@ -28,14 +32,15 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// What one part sends another in a cycle.
+/// What one part sends another in a round (one or two cycles).
 #[derive(Debug, Default)]
 pub(crate) struct Mail {
-    /// Flits into the other part's input VCs (router, local VC, flit), with the packet's
-    /// header when the flit is a head.
-    flits: Vec<(u32, u32, Flit, Option<Packet>)>,
-    /// Credits for the other part's output VCs (global output port, VC).
-    credits: Vec<(u32, u8)>,
+    /// Flits into the other part's input VCs (router, local VC, flit, cycle sent), with the
+    /// packet's header when the flit is a head.
+    flits: Vec<(u32, u32, Flit, u64, Option<Packet>)>,
+    /// Credits for the other part's output VCs (global output port, VC, cycle the slot was
+    /// freed).
+    credits: Vec<(u32, u8, u64)>,
     /// Deliveries of the other part's messages (message, node, cycle).
     accepts: Vec<(u32, NodeId, u64)>,
 }
@@ -49,6 +54,7 @@ impl Fabric {
         self.chunk = n.div_ceil(parts as u32);
         self.mail = (0..parts).map(|_| Mail::default()).collect();
         self.xlat = vec![NONE; self.routers.inputs.ctl.len()];
+        self.popped_at = vec![u64::MAX; self.routers.inputs.ctl.len()];
         (self.lo, self.hi) = ((k as u32 * self.chunk).min(n), ((k as u32 + 1) * self.chunk).min(n));
         let own = self.own();
         self.active.retain(|&r| own.contains(&(r as usize)));
@@ -63,14 +69,14 @@ impl Fabric {
         self.lo as usize..self.hi as usize
     }
 
-    /// A flit leaves for router `r` of another part, on its local VC `l`.
+    /// A flit leaves for router `r` of another part, on its local VC `l`, in cycle `t`.
     #[cold]
     #[inline(never)]
-    pub(super) fn mail_flit(&mut self, r: u32, l: u32, flit: Flit) {
+    pub(super) fn mail_flit(&mut self, r: u32, l: u32, flit: Flit, t: u64) {
         let header = flit.is_head().then(|| *self.packets.get(flit.packet));
         // A broadcast replicated by the routers would be delivered in several parts.
         assert!(!header.is_some_and(|p| p.is_broadcast()), "a router-forwarded broadcast crossed between parts of a split fabric");
-        self.mail[(r / self.chunk) as usize].flits.push((r, l, flit, header));
+        self.mail[(r / self.chunk) as usize].flits.push((r, l, flit, t, header));
         if flit.is_tail() {
             // The packet has left this part: its copy here is done.
             self.packets.delivered(flit.packet);
@@ -82,32 +88,41 @@ impl Fabric {
     #[inline(never)]
     pub(super) fn credits_split(&mut self, t: u64) {
         let p = self.routers.ports() as u32;
+        let v = self.routers.vcs();
         let own = self.lo * p..self.hi * p;
         for f in self.outbox.freed.drain(..) {
             let op = self.up[f.in_port as usize];
             if own.contains(&op) {
                 self.routers.credit_freed(op as usize, f.vc, t);
             } else {
-                self.mail[(op / p / self.chunk) as usize].credits.push((op, f.vc));
+                self.popped_at[f.in_port as usize * v + f.vc as usize] = t;
+                self.mail[(op / p / self.chunk) as usize].credits.push((op, f.vc, t));
             }
         }
     }
 
-    /// Take in what another part sent in cycle `tp` (before this part's cycle `tp + 1`).
-    fn take_mail(&mut self, m: &mut Mail, tp: u64) {
+    /// Take in what another part sent in the round that ended with cycle `t` (before this
+    /// part's next cycle). Flits sent in cycle `t - 1` are written late, after this part's
+    /// commit of cycle `t` (rounds of two cycles: see [`Fabric::two_cycle_rounds`]).
+    fn take_mail(&mut self, m: &mut Mail, t: u64) {
         let lat = self.spec.pipeline.link_latency as u64;
         let npv = self.routers.ports() * self.routers.vcs();
-        for (r, l, mut flit, header) in m.flits.drain(..) {
+        for (r, l, mut flit, sent, header) in m.flits.drain(..) {
             let iv = r as usize * npv + l as usize;
             if let Some(p) = header {
                 self.xlat[iv] = self.packets.alloc(p).0;
             }
             flit.packet = PacketId(self.xlat[iv]);
-            self.routers.arrive_at(r as usize, l as usize, flit, tp, tp + lat);
+            if sent == t {
+                self.routers.arrive_at(r as usize, l as usize, flit, sent, sent + lat);
+            } else {
+                assert!(sent + 1 == t && lat >= 2, "a flit of cycle {sent} taken in after cycle {t}");
+                self.routers.arrive_late(r as usize, l as usize, flit, sent, sent + lat, self.popped_at[iv] == t);
+            }
             self.activate(r as usize);
         }
-        for (op, vc) in m.credits.drain(..) {
-            self.routers.credit_freed(op as usize, vc, tp);
+        for (op, vc, freed) in m.credits.drain(..) {
+            self.routers.credit_freed(op as usize, vc, freed);
         }
         for (msg, node, t) in m.accepts.drain(..) {
             self.scoreboard.accept(msg, node, t, &self.topo);
@@ -120,6 +135,17 @@ impl Fabric {
         for (msg, node, t) in self.scoreboard.foreign.drain(..) {
             self.mail[(msg >> shift) as usize].accepts.push((msg, node, t));
         }
+    }
+
+    /// May the parts meet every other cycle? When a flit that crosses a link in cycle `t`
+    /// cannot be read before `t + 2` and the credit for a slot freed in `t` cannot be used
+    /// before `t + 2` either, what a part sends in the first cycle of a round can wait until
+    /// the end of the second: the receiver writes those flits late ([`Routers::arrive_late`]
+    /// keeps the buffer statistics exact) and nothing else could have seen them.
+    ///
+    /// [`Routers::arrive_late`]: router::Routers::arrive_late
+    fn two_cycle_rounds(&self) -> bool {
+        self.spec.pipeline.link_latency >= 2 && self.spec.pipeline.credit_delay >= 1
     }
 
     /// The next cycle this part needs simulated, if any.
@@ -161,9 +187,9 @@ struct Meeting {
 #[derive(Default)]
 struct Slot {
     rounds: AtomicU64,
-    /// Per round parity: the next cycle this part needs, its flits buffered, whether
-    /// anything moved in it.
-    report: [[AtomicU64; 3]; 2],
+    /// Per round parity: the next cycle this part needs, its flits buffered, the last cycle
+    /// anything moved in it, the last cycle of the round it needed simulated.
+    report: [[AtomicU64; 4]; 2],
 }
 
 /// The message of a part that stops because another part panicked.
@@ -181,17 +207,17 @@ impl Drop for PoisonOnPanic<'_> {
 }
 
 impl Meeting {
-    /// Part `k` has finished round `r`, reporting `[next cycle, flits buffered, moved]`; wait
-    /// for every part to finish it and return the next cycle any needs, the flits buffered
-    /// in all and whether anything moved anywhere.
-    fn meet(&self, k: usize, r: u64, report: [u64; 3]) -> (u64, u64, bool) {
+    /// Part `k` has finished round `r`, reporting `[next cycle, flits buffered, last move,
+    /// last cycle needed]`; wait for every part to finish it and return the next cycle any
+    /// needs, the flits buffered in all, and the maxima of the others.
+    fn meet(&self, k: usize, r: u64, report: [u64; 4]) -> (u64, u64, u64, u64) {
         let parity = (r & 1) as usize;
         let mine = &self.slots[k];
         for (a, v) in mine.report[parity].iter().zip(report) {
             a.store(v, Ordering::Relaxed);
         }
         mine.rounds.store(r + 1, Ordering::Release);
-        let (mut next, mut buffered, mut moved) = (u64::MAX, 0, false);
+        let (mut next, mut buffered, mut moved, mut needed) = (u64::MAX, 0, 0, 0);
         for (j, slot) in self.slots.iter().enumerate() {
             if j != k {
                 let mut spins = 0u32;
@@ -212,9 +238,10 @@ impl Meeting {
             let rep = &slot.report[parity];
             next = next.min(rep[0].load(Ordering::Relaxed));
             buffered += rep[1].load(Ordering::Relaxed);
-            moved |= rep[2].load(Ordering::Relaxed) != 0;
+            moved = moved.max(rep[2].load(Ordering::Relaxed));
+            needed = needed.max(rep[3].load(Ordering::Relaxed));
         }
-        (next, buffered, moved)
+        (next, buffered, moved, needed)
     }
 }
 
@@ -274,22 +301,29 @@ pub fn run_split_watched(
                             "a fabric is split only for programs that allow it, without probes"
                         );
                         f.make_part(k, parts);
-                        let mut prev: Option<u64> = None;
+                        let two_cycles = f.two_cycle_rounds();
+                        let (w, max_cycles) = (f.spec.watchdog_cycles, f.spec.max_cycles);
                         let mut round = 0u64;
+                        // The last cycle anything moved anywhere, as of the last meeting.
                         let mut last_move = 0;
                         let ending = loop {
                             let t = f.now;
-                            if let Some(tp) = prev {
-                                for j in (0..parts).filter(|&j| j != k) {
-                                    let mut m =
-                                        boxes[mb(round.wrapping_sub(1) & 1, j, k)].lock().unwrap_or_else(|_| panic!("{OTHER_PANICKED}"));
-                                    f.take_mail(&mut m, tp);
-                                }
-                            }
                             f.step();
+                            let mut needed = t;
+                            // A second cycle unless the watchdog or the cycle limit may end
+                            // the run after the first (the same decision in every part). It
+                            // may be one that one thread would skip, with nothing to do in
+                            // any part; then it changes nothing but the clock.
+                            if two_cycles && t + 1 < max_cycles && t - last_move < w {
+                                if f.next_needed(t) == t + 1 || f.mail.iter().any(|m| !m.flits.is_empty()) {
+                                    needed = t + 1;
+                                }
+                                f.step();
+                            }
+                            let t = f.now - 1;
                             f.post_accepts();
-                            // Flits sent need the next cycle; credits and deliveries are taken
-                            // in whenever the receiver next runs (or at the end).
+                            // Flits sent need the next cycle (their receiver is idle until it
+                            // takes them in); credits and deliveries need no cycle of their own.
                             let mut sent = false;
                             for j in (0..parts).filter(|&j| j != k) {
                                 sent |= !f.mail[j].flits.is_empty();
@@ -305,30 +339,27 @@ pub fn run_split_watched(
                             if k == 0 {
                                 now.store(t, Ordering::Relaxed);
                             }
-                            let (gnext, gbuf, moved) = meeting.meet(k, round, [next, f.routers.buffered, (f.last_move == t) as u64]);
-                            if moved {
-                                last_move = t;
+                            let (gnext, gbuf, moved, gneeded) = meeting.meet(k, round, [next, f.routers.buffered, f.last_move, needed]);
+                            for j in (0..parts).filter(|&j| j != k) {
+                                let mut m = boxes[mb(round & 1, j, k)].lock().unwrap_or_else(|_| panic!("{OTHER_PANICKED}"));
+                                f.take_mail(&mut m, t);
                             }
-                            prev = Some(t);
+                            last_move = moved;
                             round += 1;
-                            if gbuf > 0 && t - last_move >= f.spec.watchdog_cycles {
+                            if gbuf > 0 && t - last_move >= w {
                                 break Ending::Deadlock;
                             }
                             if gnext == u64::MAX {
+                                // The clock as one thread would leave it.
+                                f.now = gneeded + 1;
                                 break Ending::Quiescent;
                             }
-                            if gnext >= f.spec.max_cycles {
+                            if gnext >= max_cycles {
                                 f.now = gnext;
                                 break Ending::CycleLimit;
                             }
                             f.now = gnext;
                         };
-                        // What the others sent in the last cycle.
-                        let t = prev.expect("at least one cycle");
-                        for j in (0..parts).filter(|&j| j != k) {
-                            let mut m = boxes[mb(round.wrapping_sub(1) & 1, j, k)].lock().unwrap_or_else(|_| panic!("{OTHER_PANICKED}"));
-                            f.take_mail(&mut m, t);
-                        }
                         finished.fetch_add(1, Ordering::Release);
                         caller.unpark();
                         (f, ending, last_move)
