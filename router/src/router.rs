@@ -125,8 +125,8 @@ pub struct Routers {
     /// Flits buffered in the whole fabric.
     pub buffered: u64,
     /// The credit return lines of every output port: credits freed downstream, in the order
-    /// they become visible, as (cycle visible, global output port, VC).
-    credit_line: VecDeque<(u64, u32, u32)>,
+    /// they become visible.
+    credit_line: VecDeque<LineCredit>,
     /// The latest cycle at which a returned credit becomes visible.
     credit_horizon: u64,
     /// The input VCs of the injection ports.
@@ -146,6 +146,31 @@ pub struct Routers {
     /// The VCs of each port.
     port_mask: [VcSet; 64],
     pub(crate) scratch: Scratch,
+}
+
+/// A credit on a return line: the cycle it becomes visible (high 64 bits), the global output
+/// port (next 32) and the VC (low 8). One integer, so that queueing it is a pair of register
+/// stores (a tuple was assembled on the stack and read back whole, which stalled the commit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LineCredit(u128);
+
+impl LineCredit {
+    #[inline(always)]
+    fn new(ready: u64, op: u32, vc: u8) -> LineCredit {
+        LineCredit((ready as u128) << 64 | (op as u128) << 32 | vc as u128)
+    }
+    #[inline(always)]
+    fn ready(self) -> u64 {
+        (self.0 >> 64) as u64
+    }
+    #[inline(always)]
+    fn op(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+    #[inline(always)]
+    fn vc(self) -> u8 {
+        self.0 as u8
+    }
 }
 
 impl Routers {
@@ -212,8 +237,8 @@ impl Routers {
         self.buffered += other.regs[routers.clone()].iter().map(|g| g.occupancy as u64).sum::<u64>();
         let ports = (routers.start * self.np) as u32..(routers.end * self.np) as u32;
         let mut line: Vec<_> =
-            self.credit_line.drain(..).chain(other.credit_line.iter().copied().filter(|e| ports.contains(&e.1))).collect();
-        line.sort_by_key(|e| e.0);
+            self.credit_line.drain(..).chain(other.credit_line.iter().copied().filter(|e| ports.contains(&e.op()))).collect();
+        line.sort_by_key(|e| e.ready());
         self.credit_line = line.into();
         self.credit_horizon = self.credit_horizon.max(other.credit_horizon);
     }
@@ -320,12 +345,12 @@ impl Routers {
     /// `ready`.
     #[inline]
     pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
-        let entry = (ready, op as u32, vc as u32);
+        let entry = LineCredit::new(ready, op as u32, vc);
         self.outputs.credit_sent(op);
         self.credit_horizon = self.credit_horizon.max(ready);
         match self.credit_line.back() {
-            Some(&(last, _, _)) if last > ready => {
-                let at = self.credit_line.partition_point(|&(r, _, _)| r <= ready);
+            Some(last) if last.ready() > ready => {
+                let at = self.credit_line.partition_point(|e| e.ready() <= ready);
                 self.credit_line.insert(at, entry);
             }
             _ => self.credit_line.push_back(entry),
@@ -355,20 +380,20 @@ impl Routers {
     /// the next cycle), so a router sees in cycle `t` exactly the credits that have arrived.
     #[inline]
     pub fn deliver_credits(&mut self, t: u64) {
-        while let Some(&(ready, op, vc)) = self.credit_line.front() {
-            if ready > t {
+        while let Some(&e) = self.credit_line.front() {
+            if e.ready() > t {
                 break;
             }
             self.credit_line.pop_front();
-            let op = op as usize;
-            self.outputs.credit_arrived(op, op * self.nv + vc as usize, self.params.buffer_flits);
+            let op = e.op() as usize;
+            self.outputs.credit_arrived(op, op * self.nv + e.vc() as usize, self.params.buffer_flits);
         }
     }
 
     /// Credits of output VC `vc` of port `op` as the router will see them in cycle `t`.
     pub fn credits_at(&self, op: usize, vc: usize, t: u64) -> u16 {
         let coming =
-            self.credit_line.iter().take_while(|&&(ready, _, _)| ready <= t).filter(|&&(_, o, v)| (o, v) == (op as u32, vc as u32)).count();
+            self.credit_line.iter().take_while(|e| e.ready() <= t).filter(|e| (e.op(), e.vc() as usize) == (op as u32, vc)).count();
         self.outputs.credits[op * self.nv + vc] + coming as u16
     }
 

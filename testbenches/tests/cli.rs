@@ -174,8 +174,20 @@ fn accepted_throughput_counts_the_window_even_when_it_ends_idle() {
     for c in 100..124u32 {
         let cycles = c.to_string();
         let v = run_ok(&[
-            "--topology", "mesh", "--dims", "2x2", "--traffic", "uniform", "--rate", "0.01", "--cycles", &cycles,
-            "--startup-cycles", "50", "--seed", "3",
+            "--topology",
+            "mesh",
+            "--dims",
+            "2x2",
+            "--traffic",
+            "uniform",
+            "--rate",
+            "0.01",
+            "--cycles",
+            &cycles,
+            "--startup-cycles",
+            "50",
+            "--seed",
+            "3",
         ]);
         let flits = f64_of(&v, "accepted_flits_per_node_cycle") * 4.0 * c as f64;
         assert!(flits > 0.0 && flits + 1e-6 >= last, "C={c}: {flits} flits accepted in the window, {last} in a shorter one: {v:#}");
