@@ -150,6 +150,7 @@ impl FabricSpec {
         Routers::bytes_needed(&p, 1) * n
             + n * (Nics::bytes_per_node(p.net_ports as usize, p.nic_channels as usize) as u128 + 64)
             + n * p.ports() as u128 * 8
+            + Topology::coord_table_bytes(&self.kind, &self.sizes)
     }
 
     /// Check every field; the first problem found is returned.

@@ -48,6 +48,10 @@ pub struct Topology {
     pub sizes: Vec<u32>,
     strides: Vec<u32>,
     nodes: usize,
+    /// Every node's coordinates (node-major), so that routing reads them instead of
+    /// dividing; empty for the hypercube and for shapes with more than
+    /// [`Topology::COORD_TABLE_MAX`] entries (those divide).
+    coords: Vec<u16>,
     /// Split VCs into two dateline classes on the torus.
     pub dateline: bool,
 }
@@ -73,7 +77,31 @@ impl Topology {
             strides.push(s as u32);
             s *= n as u64;
         }
-        Topology { kind, sizes, strides, nodes: s as usize, dateline: false }
+        let mut t = Topology { kind, sizes, strides, nodes: s as usize, coords: Vec::new(), dateline: false };
+        if Self::table_entries(&t.kind, &t.sizes) > 0 {
+            t.coords = (0..t.nodes as u32)
+                .flat_map(|n| (0..t.ndims()).map(move |i| (n, i)))
+                .map(|(n, i)| t.coord_div(NodeId(n), i) as u16)
+                .collect();
+        }
+        t
+    }
+
+    /// Entries of the coordinate table at most (2 bytes each).
+    pub const COORD_TABLE_MAX: usize = 1 << 24;
+
+    /// Entries the coordinate table of a `kind` of `sizes` has: nodes × dimensions, or none.
+    fn table_entries(kind: &TopologyKind, sizes: &[u32]) -> usize {
+        let nodes = sizes.iter().try_fold(1usize, |a, &k| a.checked_mul(k as usize));
+        match nodes.map(|n| n.saturating_mul(sizes.len())) {
+            Some(e) if *kind != TopologyKind::Hypercube && e <= Self::COORD_TABLE_MAX && sizes.iter().all(|&k| k <= 1 << 16) => e,
+            _ => 0,
+        }
+    }
+
+    /// Bytes the coordinate table of a `kind` of `sizes` takes (for memory estimates).
+    pub fn coord_table_bytes(kind: &TopologyKind, sizes: &[u32]) -> u128 {
+        Self::table_entries(kind, sizes) as u128 * 2
     }
 
     pub fn nodes(&self) -> usize {
@@ -92,6 +120,11 @@ impl Topology {
     }
     #[inline]
     pub fn coord(&self, n: NodeId, dim: usize) -> u32 {
+        if self.coords.is_empty() { self.coord_div(n, dim) } else { self.coords[n.idx() * self.sizes.len() + dim] as u32 }
+    }
+
+    #[inline]
+    fn coord_div(&self, n: NodeId, dim: usize) -> u32 {
         (n.0 / self.strides[dim]) % self.sizes[dim]
     }
     pub fn coords(&self, n: NodeId) -> Vec<u32> {
@@ -339,6 +372,35 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Coordinates come out the same from the table and, for shapes too large for it, from
+    /// division: node n's coordinate in dimension i is n / (product of the sizes before i)
+    /// mod size i.
+    #[test]
+    fn coordinates_with_and_without_the_table() {
+        let shapes: [(TopologyKind, &[u32]); 5] = [
+            (TopologyKind::Mesh, &[5, 7, 3]),
+            (TopologyKind::Torus, &[4, 6]),
+            (TopologyKind::Linear, &[100]),
+            (TopologyKind::Mesh, &[4096, 4097]),
+            (TopologyKind::Linear, &[70_000]),
+        ];
+        for (kind, sizes) in shapes {
+            let t = Topology::new(kind.clone(), sizes);
+            let expect_table =
+                sizes.iter().product::<u32>() as usize * sizes.len() <= Topology::COORD_TABLE_MAX && sizes.iter().all(|&k| k <= 65536);
+            assert_eq!(!t.coords.is_empty(), expect_table, "{sizes:?}");
+            assert_eq!(Topology::coord_table_bytes(&kind, sizes), if expect_table { t.coords.len() as u128 * 2 } else { 0 });
+            let n = t.nodes() as u32;
+            for node in (0..n).step_by((n as usize / 5000).max(1)).chain([n - 1]) {
+                let mut below = 1;
+                for (i, &k) in sizes.iter().enumerate() {
+                    assert_eq!(t.coord(NodeId(node), i), node / below % k, "{sizes:?} node {node} dim {i}");
+                    below *= k;
+                }
+            }
+        }
+    }
 
     /// Breadth-first distances over the links, independent of the routing functions.
     fn bfs(t: &Topology, from: NodeId) -> Vec<u32> {

@@ -343,7 +343,7 @@ impl Routers {
     /// A credit for `vc` of output port `op` (global index) goes onto the return line, usable
     /// from cycle `ready`: it becomes visible when [`Routers::deliver_credits`] reaches
     /// `ready`.
-    #[inline]
+    #[inline(always)]
     pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
         let entry = LineCredit::new(ready, op as u32, vc);
         self.outputs.credit_sent(op);
