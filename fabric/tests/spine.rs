@@ -336,10 +336,28 @@ proptest! {
         prop_assert_eq!(f.packets.live(), 0);
     }
 
-    /// A run split between threads gives the one-thread results in any configuration:
-    /// counters, latencies, per-link flits, scoreboard, per-VC high-water marks, the ending.
+    /// A run split between threads gives the one-thread results in any configuration, any
+    /// router pipeline (parts meet every cycle or every other), runs cut short and watchdogs
+    /// that fire: counters, latencies, per-link flits, scoreboard, the ending and the clock,
+    /// and per input VC the high-water mark, the occupancy histogram and the stall counts.
     #[test]
-    fn split_runs_match_one_thread(spec in arb_spec(), rate in 0.01f64..0.5, seed in 0u64..1000, parts in 2usize..=4) {
+    fn split_runs_match_one_thread(
+        spec in arb_spec(),
+        rate in 0.01f64..0.5,
+        seed in 0u64..1000,
+        parts in 2usize..=4,
+        (rc, va, link, credit) in (0u32..=2, 0u32..=1, 1u32..=3, 0u32..=2),
+        max_cycles in proptest::option::of(20u64..400),
+        watchdog in proptest::option::of(2u64..40),
+    ) {
+        let mut spec = spec;
+        spec.pipeline = Pipeline { rc_delay: rc, va_delay: va, link_latency: link, credit_delay: credit, inject_latency: rc.min(1) };
+        if let Some(m) = max_cycles {
+            spec.max_cycles = m;
+        }
+        if let Some(w) = watchdog {
+            spec.watchdog_cycles = w;
+        }
         let n = spec.topology().nodes();
         let parts = parts.min(n);
         let mut one = traffic_fabric(&spec, Pattern::Uniform, rate, 300, seed);
@@ -348,8 +366,14 @@ proptest! {
         prop_assert_eq!(e1, e2);
         prop_assert_eq!(fingerprint(&one), fingerprint(&split));
         prop_assert_eq!(one.scoreboard.counts(), split.scoreboard.counts());
-        prop_assert_eq!(&one.routers.inputs.max_len, &split.routers.inputs.max_len);
         prop_assert_eq!(one.counters.flits_injected, split.counters.flits_injected);
+        prop_assert_eq!(one.counters.flits_ejected_in_window, split.counters.flits_ejected_in_window);
+        let per_vc = |f: &Fabric| {
+            let r = &f.routers.inputs;
+            (0..r.ctl.len()).map(|iv| (r.max_len[iv], r.occupancy_histogram(iv, f.now), r.stall_credit[iv], r.stall_arb[iv])).collect::<Vec<_>>()
+        };
+        prop_assert_eq!(per_vc(&one), per_vc(&split));
+        prop_assert_eq!(one.deadlock.map(|d| (d.cycle, d.flits_stuck, d.wait_for_cycle)), split.deadlock.map(|d| (d.cycle, d.flits_stuck, d.wait_for_cycle)));
     }
 
     /// Broadcasts, node- or router-forwarded, reach every node exactly once in any configuration.
