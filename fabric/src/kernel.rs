@@ -223,7 +223,7 @@ pub struct Fabric {
     chunk: u32,
     lo: u32,
     hi: u32,
-    /// What this part sends each other part in the current cycle.
+    /// What this part sends each other part in the current round (one or two cycles).
     mail: Vec<split::Mail>,
     /// Per input VC fed from another part: this part's id of the packet arriving on it, and
     /// the last cycle a flit left it.

@@ -297,10 +297,7 @@ impl Routers {
             return false;
         }
         self.inputs.push(iv, flit, t + self.params.pipeline.inject_latency as u64, t + 1);
-        let g = &mut self.regs[r.idx()];
-        g.occupancy += 1;
-        g.nonempty |= bit(l);
-        self.buffered += 1;
+        self.flit_written(r.idx(), l);
         true
     }
 
@@ -322,6 +319,12 @@ impl Routers {
     #[inline(always)]
     pub fn arrive_at(&mut self, r: usize, l: usize, flit: Flit, t: u64, ready: u64) {
         self.inputs.push(r * self.npv + l, flit, ready, t + 1);
+        self.flit_written(r, l);
+    }
+
+    /// Router `r`'s registers after a flit was written into its local VC `l`.
+    #[inline(always)]
+    fn flit_written(&mut self, r: usize, l: usize) {
         let g = &mut self.regs[r];
         g.occupancy += 1;
         g.nonempty |= bit(l);
@@ -334,10 +337,7 @@ impl Routers {
     pub fn arrive_late(&mut self, r: usize, l: usize, flit: Flit, t: u64, ready: u64, popped: bool) {
         debug_assert!(ready >= t + 2, "a flit written late must not be readable before it is written");
         self.inputs.push_late(r * self.npv + l, flit, ready, t + 1, popped);
-        let g = &mut self.regs[r];
-        g.occupancy += 1;
-        g.nonempty |= bit(l);
-        self.buffered += 1;
+        self.flit_written(r, l);
     }
 
     /// A credit for `vc` of output port `op` (global index) goes onto the return line, usable
