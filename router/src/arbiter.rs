@@ -62,7 +62,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn set(who: &[usize]) -> VcSet {
+    fn set(who: &[usize]) -> u128 {
         who.iter().fold(0, |m, &w| m | 1 << w)
     }
     fn rank(w: usize) -> (u32, u64) {

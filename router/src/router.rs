@@ -25,7 +25,7 @@ use crate::output_unit::OutputUnits;
 use crate::params::RouterParams;
 use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
-use crate::vc_set::{MAX_ROUTER_VCS, VcBits, VcSet, bit, members};
+use crate::vc_set::{EMPTY, MAX_ROUTER_VCS, VcBits, VcSet, members};
 use std::collections::VecDeque;
 
 /// What an input VC is doing, as a waveform shows it.
@@ -98,20 +98,23 @@ pub(crate) struct Scratch {
     pub req: [VcSet; 64],
 }
 
-/// Per router, what its pipeline looks at first every cycle, in two cache lines: the sets of
-/// its input VCs that hold flits, hold a routed packet, have a network branch lacking an
-/// output VC, and wait for an ejection channel; the ejection channels held; the flits
-/// buffered.
+/// Per router, what its pipeline looks at first every cycle, in one cache line: the sets
+/// (`sets[NONEMPTY..=NEED_EJ]`, VCs 0..64; 64..128 in [`Routers::regs_hi`]) of its input VCs
+/// that hold flits, hold a routed packet, have a network branch lacking an output VC, and
+/// wait for an ejection channel; the ejection channels held; the flits buffered.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(64))]
 struct RouterRegs {
-    nonempty: VcSet,
-    routed: VcSet,
-    need_va: VcSet,
-    need_ej: VcSet,
+    sets: [u64; 4],
     ej_owned: u64,
     occupancy: u32,
 }
+
+/// The sets in [`RouterRegs`].
+const NONEMPTY: usize = 0;
+const ROUTED: usize = 1;
+const NEED_VA: usize = 2;
+const NEED_EJ: usize = 3;
 
 /// The routers of a fabric, all with the same parameters, state in flat vectors.
 #[derive(Clone, Debug)]
@@ -122,6 +125,9 @@ pub struct Routers {
     pub outputs: OutputUnits,
     /// The registers the pipeline consults every cycle, one entry per router.
     regs: Vec<RouterRegs>,
+    /// The second words (VCs 64..128) of each router's register sets: only for routers with
+    /// more than 64 input VCs (empty otherwise).
+    regs_hi: Vec<[u64; 4]>,
     /// Flits buffered in the whole fabric.
     pub buffered: u64,
     /// The credit return lines of every output port: credits freed downstream, in the order
@@ -181,8 +187,9 @@ impl Routers {
         assert!(local_vcs <= MAX_ROUTER_VCS, "a router has {local_vcs} input VCs, at most {MAX_ROUTER_VCS}");
         assert!(p <= 64, "a router has {p} ports, at most 64");
         let port_vcs = (1u128 << v) - 1;
+        let stored = |w: u128| -> VcSet { [w as u64, (w >> 64) as u64] };
         let net = params.net_ports as usize;
-        let injection_vcs = (0..params.nic_channels as usize).fold(0, |m, k| m | port_vcs << ((net + k) * v));
+        let injection_vcs = stored((0..params.nic_channels as usize).fold(0, |m, k| m | port_vcs << ((net + k) * v)));
         let net_vcs = net * v;
         let mut port_of = [0u8; MAX_ROUTER_VCS];
         let mut vc_of = [0u8; MAX_ROUTER_VCS];
@@ -190,9 +197,9 @@ impl Routers {
             port_of[l] = (l / v) as u8;
             vc_of[l] = (l % v) as u8;
         }
-        let mut port_mask = [0; 64];
+        let mut port_mask = [EMPTY; 64];
         for (o, m) in port_mask.iter_mut().enumerate().take(p) {
-            *m = port_vcs << (o * v);
+            *m = stored(port_vcs << (o * v));
         }
         Routers {
             params,
@@ -200,6 +207,7 @@ impl Routers {
             inputs: InputUnits::new(n * local_vcs, params.buffer_flits),
             outputs: OutputUnits::new(n * p, v, params.buffer_flits),
             regs: vec![RouterRegs::default(); n],
+            regs_hi: vec![[0; 4]; if local_vcs > 64 { n } else { 0 }],
             buffered: 0,
             credit_line: VecDeque::new(),
             credit_horizon: 0,
@@ -215,14 +223,14 @@ impl Routers {
             vc_of,
             port_mask,
             scratch: Scratch {
-                read: 0,
-                popped: 0,
-                port_full: 0,
+                read: EMPTY,
+                popped: EMPTY,
+                port_full: EMPTY,
                 port_reads: [0; 64],
                 ports_read: 0,
                 sa_cycle: u64::MAX,
                 sa_first: 0,
-                req: [0; 64],
+                req: [EMPTY; 64],
             },
         }
     }
@@ -234,6 +242,9 @@ impl Routers {
         self.inputs.copy_vcs_from(&other.inputs, routers.start * self.npv..routers.end * self.npv);
         self.outputs.copy_ports_from(&other.outputs, routers.start * self.np..routers.end * self.np);
         self.regs[routers.clone()].copy_from_slice(&other.regs[routers.clone()]);
+        if !self.regs_hi.is_empty() {
+            self.regs_hi[routers.clone()].copy_from_slice(&other.regs_hi[routers.clone()]);
+        }
         self.buffered += other.regs[routers.clone()].iter().map(|g| g.occupancy as u64).sum::<u64>();
         let ports = (routers.start * self.np) as u32..(routers.end * self.np) as u32;
         let mut line: Vec<_> =
@@ -249,7 +260,8 @@ impl Routers {
         let v = params.vcs as u128;
         let per_router = p * v * InputUnits::bytes_per_vc(params.buffer_flits) as u128
             + p * OutputUnits::bytes_per_port(params.vcs as usize) as u128
-            + std::mem::size_of::<RouterRegs>() as u128;
+            + std::mem::size_of::<RouterRegs>() as u128
+            + if p * v > 64 { std::mem::size_of::<[u64; 4]>() as u128 } else { 0 };
         per_router * n as u128
     }
 
@@ -325,9 +337,9 @@ impl Routers {
     /// Router `r`'s registers after a flit was written into its local VC `l`.
     #[inline(always)]
     fn flit_written(&mut self, r: usize, l: usize) {
-        let g = &mut self.regs[r];
-        g.occupancy += 1;
-        g.nonempty |= bit(l);
+        self.regs[r].occupancy += 1;
+        // Any width: the commit does not know the pipeline's.
+        self.reg_insert::<u128>(r, NONEMPTY, l);
         self.buffered += 1;
     }
 
@@ -460,13 +472,12 @@ impl Routers {
             c.va_open = false;
             c.sa_ready = t + rc;
             self.inputs.rank[iv] = (meta.key, meta.birth);
-            let g = &mut self.regs[ri];
-            g.routed |= bit(l);
+            self.reg_insert::<S>(ri, ROUTED, l);
             if !rd.ports.network().is_empty() {
-                g.need_va |= bit(l);
+                self.reg_insert::<S>(ri, NEED_VA, l);
             }
             if rd.ports.contains(PortSet::LOCAL) {
-                g.need_ej |= bit(l);
+                self.reg_insert::<S>(ri, NEED_EJ, l);
             }
         }
     }
@@ -490,23 +501,22 @@ impl Routers {
             pr &= pr - 1;
         }
         s.ports_read = 0;
-        s.read = 0;
-        s.popped = 0;
-        s.port_full = 0;
+        S::ZERO.store_into(&mut s.read);
+        S::ZERO.store_into(&mut s.popped);
+        S::ZERO.store_into(&mut s.port_full);
         let ri = r.idx();
-        let g = self.regs[ri];
-        if g.occupancy == 0 {
+        if self.regs[ri].occupancy == 0 {
             return;
         }
-        let unrouted = S::load(g.nonempty & !g.routed);
+        let unrouted = self.reg::<S>(ri, NONEMPTY) & !self.reg::<S>(ri, ROUTED);
         if !unrouted.is_empty() {
             self.route_fronts(r, t, env, unrouted);
         }
-        if self.regs[ri].need_ej != 0 {
+        if !self.reg::<S>(ri, NEED_EJ).is_empty() {
             self.allocate_ejection::<S>(r, t);
         }
         if self.regs[ri].ej_owned != 0 {
-            self.eject(r, t, ejected, out);
+            self.eject::<S>(r, t, ejected, out);
         }
     }
 
@@ -520,15 +530,14 @@ impl Routers {
     /// [`Routers::stage_network`] computing VC sets in width `S`.
     pub fn stage_network_in<S: VcBits, E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, out: &mut Outbox) {
         let ri = r.idx();
-        let g = self.regs[ri];
-        if g.occupancy == 0 {
+        if self.regs[ri].occupancy == 0 {
             return;
         }
-        let new_heads = S::load(g.nonempty & !g.routed & self.injection_vcs);
+        let new_heads = self.reg::<S>(ri, NONEMPTY) & !self.reg::<S>(ri, ROUTED) & S::load(self.injection_vcs);
         if !new_heads.is_empty() {
             self.route_fronts(r, t, env, new_heads);
         }
-        if self.regs[ri].need_va != 0 {
+        if !self.reg::<S>(ri, NEED_VA).is_empty() {
             self.allocate_network_vcs::<S>(r, t);
         }
         if !self.switch_candidates::<S>(ri).is_empty() {
@@ -540,56 +549,58 @@ impl Routers {
     /// (a credit upstream for a network port), and get the VC ready for the next flit (or,
     /// after a tail, the next packet).
     #[inline]
-    pub(crate) fn pop_front(&mut self, ri: usize, l: usize, t: u64, out: &mut Outbox) {
+    pub(crate) fn pop_front<S: VcBits>(&mut self, ri: usize, l: usize, t: u64, out: &mut Outbox) {
         let iv = ri * self.npv + l;
-        self.scratch.popped |= bit(l);
+        S::insert_into(&mut self.scratch.popped, l);
         let e = self.inputs.pop(iv, t + 1);
         self.buffered -= 1;
         if l < self.net_vcs {
             out.freed.push(Freed { in_port: (ri * self.np + self.port_of[l] as usize) as u32, vc: self.vc_of[l] });
         }
+        self.regs[ri].occupancy -= 1;
         let c = &mut self.inputs.ctl[iv];
-        let g = &mut self.regs[ri];
-        g.occupancy -= 1;
-        if c.len == 0 {
-            g.nonempty &= !bit(l);
-        }
-        if e.flit.is_tail() {
+        let emptied = c.len == 0;
+        let tail = e.flit.is_tail();
+        if tail {
             debug_assert!(c.granted.is_empty(), "router {ri} VC {l}: tail left with branches still granted: {c:?}");
             c.stage = VcStage::Idle;
             c.route = PortSet::empty();
-            g.routed &= !bit(l);
         } else {
             c.pending = c.route;
+        }
+        if emptied {
+            self.reg_remove::<S>(ri, NONEMPTY, l);
+        }
+        if tail {
+            self.reg_remove::<S>(ri, ROUTED, l);
         }
     }
 
     /// Read local VC `l`'s front flit through the crossbar this cycle (once per cycle; it
     /// counts against its input port's `link_width` reads). False if that is not possible.
     #[inline]
-    pub(crate) fn take_read(&mut self, l: usize) -> bool {
-        let b = bit(l);
+    pub(crate) fn take_read<S: VcBits>(&mut self, l: usize) -> bool {
         let s = &mut self.scratch;
-        if s.popped & b != 0 {
+        if S::is_in(&s.popped, l) {
             return false;
         }
-        if s.read & b != 0 {
+        if S::is_in(&s.read, l) {
             return true;
         }
-        if s.port_full & b != 0 {
+        if S::is_in(&s.port_full, l) {
             return false;
         }
         let port = self.port_of[l] as usize;
-        s.read |= b;
+        S::insert_into(&mut s.read, l);
         if self.params.link_width == 1 {
             // One read per input port per cycle: no count to keep.
-            s.port_full |= self.port_mask[port];
+            (S::load(s.port_full) | S::load(self.port_mask[port])).store_into(&mut s.port_full);
             return true;
         }
         s.ports_read |= 1u64 << port;
         s.port_reads[port] += 1;
         if s.port_reads[port] >= self.params.link_width {
-            s.port_full |= self.port_mask[port];
+            (S::load(s.port_full) | S::load(self.port_mask[port])).store_into(&mut s.port_full);
         }
         true
     }
@@ -609,26 +620,25 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn readable<S: VcBits>(&self) -> S {
         let s = &self.scratch;
-        S::load(!s.popped & (s.read | !s.port_full))
+        !S::load(s.popped) & (S::load(s.read) | !S::load(s.port_full))
     }
 
     #[inline(always)]
-    pub(crate) fn clear_need_va(&mut self, r: usize, l: usize) {
-        self.regs[r].need_va &= !bit(l);
+    pub(crate) fn clear_need_va<S: VcBits>(&mut self, r: usize, l: usize) {
+        self.reg_remove::<S>(r, NEED_VA, l);
     }
     #[inline(always)]
     pub(crate) fn need_va_set<S: VcBits>(&self, r: usize) -> S {
-        S::load(self.regs[r].need_va)
+        self.reg(r, NEED_VA)
     }
     #[inline(always)]
     pub(crate) fn need_ej_set<S: VcBits>(&self, r: usize) -> S {
-        S::load(self.regs[r].need_ej)
+        self.reg(r, NEED_EJ)
     }
     #[inline(always)]
-    pub(crate) fn ej_granted(&mut self, r: usize, l: usize, ch: usize) {
-        let g = &mut self.regs[r];
-        g.need_ej &= !bit(l);
-        g.ej_owned |= 1u64 << ch;
+    pub(crate) fn ej_granted<S: VcBits>(&mut self, r: usize, l: usize, ch: usize) {
+        self.reg_remove::<S>(r, NEED_EJ, l);
+        self.regs[r].ej_owned |= 1u64 << ch;
     }
     #[inline(always)]
     pub(crate) fn ej_released(&mut self, r: usize, ch: usize) {
@@ -640,7 +650,33 @@ impl Routers {
     }
     #[inline(always)]
     pub(crate) fn switch_candidates<S: VcBits>(&self, r: usize) -> S {
-        let g = &self.regs[r];
-        S::load(g.routed & g.nonempty & !self.scratch.popped)
+        self.reg::<S>(r, ROUTED) & self.reg::<S>(r, NONEMPTY) & !S::load(self.scratch.popped)
+    }
+
+    /// Register set `f` of router `r` in width `S`.
+    #[inline(always)]
+    fn reg<S: VcBits>(&self, r: usize, f: usize) -> S {
+        let hi = if S::WIDTH > 64 && !self.regs_hi.is_empty() { self.regs_hi[r][f] } else { 0 };
+        S::from_words(self.regs[r].sets[f], hi)
+    }
+
+    /// Add local VC `l` to register set `f` of router `r` (which computes in width `S`).
+    #[inline(always)]
+    fn reg_insert<S: VcBits>(&mut self, r: usize, f: usize, l: usize) {
+        if S::WIDTH <= 64 || l < 64 {
+            self.regs[r].sets[f] |= 1 << (l & 63);
+        } else {
+            self.regs_hi[r][f] |= 1 << (l & 63);
+        }
+    }
+
+    /// Remove local VC `l` from register set `f` of router `r` (which computes in width `S`).
+    #[inline(always)]
+    fn reg_remove<S: VcBits>(&mut self, r: usize, f: usize, l: usize) {
+        if S::WIDTH <= 64 || l < 64 {
+            self.regs[r].sets[f] &= !(1 << (l & 63));
+        } else {
+            self.regs_hi[r][f] &= !(1 << (l & 63));
+        }
     }
 }

@@ -17,11 +17,11 @@ use crate::ids::{NONE, NodeId};
 use crate::params::Switching;
 use crate::port_set::PortSet;
 use crate::router::{Departure, Ejection, Outbox, Routers};
-use crate::vc_set::{VcBits, bit, members};
+use crate::vc_set::{VcBits, members};
 
 impl Routers {
     /// Each ejection channel takes the front flit of the packet holding it.
-    pub(crate) fn eject(&mut self, r: NodeId, t: u64, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
+    pub(crate) fn eject<S: VcBits>(&mut self, r: NodeId, t: u64, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
         let ri = r.idx();
         let (v, net) = (self.vcs(), self.net_ports());
         let base = ri * self.npv;
@@ -37,7 +37,7 @@ impl Routers {
                 continue;
             }
             let e = *self.inputs.front_entry(iv);
-            if e.ready > t || !self.take_read(l) {
+            if e.ready > t || !self.take_read::<S>(l) {
                 continue;
             }
             ejected.push(Ejection { channel: ch as u8, flit: e.flit });
@@ -50,7 +50,7 @@ impl Routers {
                 self.ej_released(ri, ch);
             }
             if done {
-                self.pop_front(ri, l, t, out);
+                self.pop_front::<S>(ri, l, t, out);
             }
         }
     }
@@ -98,7 +98,7 @@ impl Routers {
                 if self.outputs.credits[(pbase + o) * v + c.ovc as usize] < need {
                     starved = true;
                 } else {
-                    self.request(&mut outs, o, l);
+                    self.request::<S>(&mut outs, o, l);
                     requested |= S::bit(l);
                 }
             } else {
@@ -112,7 +112,7 @@ impl Routers {
                         starved = true;
                         continue;
                     }
-                    self.request(&mut outs, o, l);
+                    self.request::<S>(&mut outs, o, l);
                     requested |= S::bit(l);
                 }
             }
@@ -140,8 +140,8 @@ impl Routers {
                 let Some(l) = self.outputs.sa_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
                     break;
                 };
-                self.scratch.req[o] = (req & !S::bit(l)).store();
-                let taken = self.take_read(l);
+                (req & !S::bit(l)).store_into(&mut self.scratch.req[o]);
+                let taken = self.take_read::<S>(l);
                 debug_assert!(taken);
                 let iv = base + l;
                 let flit = self.inputs.front_entry(iv).flit;
@@ -162,7 +162,7 @@ impl Routers {
                 }
                 self.outputs.sa_arb[op].grant_accepted(self.npv, l);
                 if done {
-                    self.pop_front(ri, l, t, out);
+                    self.pop_front::<S>(ri, l, t, out);
                 }
             }
         }
@@ -174,11 +174,11 @@ impl Routers {
 
     /// Local VC `l` requests output `o` this cycle.
     #[inline(always)]
-    fn request(&mut self, outs: &mut u64, o: usize, l: usize) {
+    fn request<S: VcBits>(&mut self, outs: &mut u64, o: usize, l: usize) {
         if *outs & (1 << o) == 0 {
             *outs |= 1 << o;
-            self.scratch.req[o] = 0;
+            S::ZERO.store_into(&mut self.scratch.req[o]);
         }
-        self.scratch.req[o] |= bit(l);
+        S::insert_into(&mut self.scratch.req[o], l);
     }
 }

@@ -49,7 +49,7 @@ impl Routers {
             c.eject_ch = ch as u8;
             c.sa_ready = c.sa_ready.max(t + va_delay);
             self.outputs.va_arb[op].grant_accepted(self.npv, l);
-            self.ej_granted(ri, l, ch);
+            self.ej_granted::<S>(ri, l, ch);
         }
     }
 
@@ -76,9 +76,9 @@ impl Routers {
                 b &= b - 1;
                 if outs & (1 << o) == 0 {
                     outs |= 1 << o;
-                    self.scratch.req[o] = 0;
+                    S::ZERO.store_into(&mut self.scratch.req[o]);
                 }
-                self.scratch.req[o] |= S::bit(l).store();
+                S::insert_into(&mut self.scratch.req[o], l);
             }
         }
         let mut rest = outs;
@@ -108,7 +108,7 @@ impl Routers {
                 let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
                     continue;
                 };
-                self.scratch.req[o] = (req & !S::bit(l)).store();
+                (req & !S::bit(l)).store_into(&mut self.scratch.req[o]);
                 let c = &mut self.inputs.ctl[base + l];
                 self.outputs.owner[ov] = (base + l) as u32;
                 c.granted |= PortSet::port(o);
@@ -121,7 +121,7 @@ impl Routers {
         for l in members(waiting) {
             let c = &self.inputs.ctl[base + l];
             if c.pending.network().difference(c.granted).is_empty() {
-                self.clear_need_va(ri, l);
+                self.clear_need_va::<S>(ri, l);
             }
         }
     }

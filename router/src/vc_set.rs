@@ -1,17 +1,40 @@
 //! Sets of a router's input VCs: bit `l = port * vcs + vc`.
 //!
-//! Stored as [`VcSet`] (`u128`, so a router may have up to 128 input VCs); the pipeline
-//! stages compute in the narrowest width that holds the router's VCs ([`VcBits`]: `u64` for
-//! up to 64 input VCs, which is nearly every router, `u128` above), because 128-bit shifts,
-//! scans and rotations cost several instructions each on a 64-bit machine.
+//! Stored as [`VcSet`]: two 64-bit words, VCs 0..64 and 64..128, so a router may have up to
+//! 128 input VCs; routers with at most 64 (nearly every router) never touch the second
+//! word. The pipeline stages compute in the narrowest width that holds the router's VCs
+//! ([`VcBits`]: `u64` for up to 64 input VCs, `u128` above), because 128-bit shifts, scans
+//! and rotations cost several instructions each on a 64-bit machine, and a narrow router's
+//! sets then take one word each in its registers.
 
 use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, Not};
 
-/// A set of a router's input VCs as stored, bit `port * vcs + vc` (at most 128 per router).
-pub type VcSet = u128;
+/// A set of a router's input VCs as stored: bit `l % 64` of word `l / 64`.
+pub type VcSet = [u64; 2];
+
+/// The empty set.
+pub const EMPTY: VcSet = [0; 2];
 
 /// The most input VCs (ports × VCs) one router may have: the width of a [`VcSet`].
 pub const MAX_ROUTER_VCS: usize = 128;
+
+/// Add VC `l` to a stored set.
+#[inline(always)]
+pub fn insert(s: &mut VcSet, l: usize) {
+    s[(l >> 6) & 1] |= 1 << (l & 63);
+}
+
+/// Remove VC `l` from a stored set.
+#[inline(always)]
+pub fn remove(s: &mut VcSet, l: usize) {
+    s[(l >> 6) & 1] &= !(1 << (l & 63));
+}
+
+/// Is VC `l` in a stored set?
+#[inline(always)]
+pub fn has(s: &VcSet, l: usize) -> bool {
+    s[(l >> 6) & 1] & (1 << (l & 63)) != 0
+}
 
 /// The width the pipeline computes VC sets in.
 pub trait VcBits:
@@ -22,10 +45,16 @@ pub trait VcBits:
     const WIDTH: usize;
     /// `{l}`.
     fn bit(l: usize) -> Self;
-    /// A stored set, truncated to this width (the router has at most `WIDTH` VCs).
-    fn load(s: VcSet) -> Self;
-    /// Back to the stored width.
-    fn store(self) -> VcSet;
+    /// The set from its stored words (`hi` holds VCs 64..128: ignored by a width that does
+    /// not reach them, whose router has none).
+    fn from_words(lo: u64, hi: u64) -> Self;
+    /// A stored set in this width.
+    #[inline(always)]
+    fn load(s: VcSet) -> Self {
+        Self::from_words(s[0], s[1])
+    }
+    /// Store into `s` the words this width covers (the others stay empty).
+    fn store_into(self, s: &mut VcSet);
     fn is_empty(self) -> bool;
     /// Exactly one member (`self` not empty).
     fn is_single(self) -> bool;
@@ -34,6 +63,12 @@ pub trait VcBits:
     /// Without its smallest member.
     fn without_first(self) -> Self;
     fn rotate_right(self, n: u32) -> Self;
+    /// Add VC `l` (below `WIDTH`) to a stored set, touching only the words this width covers.
+    fn insert_into(s: &mut VcSet, l: usize);
+    /// Remove VC `l` (below `WIDTH`) from a stored set, likewise.
+    fn remove_from(s: &mut VcSet, l: usize);
+    /// Is VC `l` (below `WIDTH`) in a stored set?
+    fn is_in(s: &VcSet, l: usize) -> bool;
     #[inline(always)]
     fn contains(self, l: usize) -> bool {
         !(self & Self::bit(l)).is_empty()
@@ -74,18 +109,30 @@ impl VcBits for u64 {
         1 << (l & 63)
     }
     #[inline(always)]
-    fn load(s: VcSet) -> Self {
-        s as u64
+    fn from_words(lo: u64, _hi: u64) -> Self {
+        lo
     }
     #[inline(always)]
-    fn store(self) -> VcSet {
-        self as VcSet
+    fn store_into(self, s: &mut VcSet) {
+        s[0] = self;
+    }
+    #[inline(always)]
+    fn insert_into(s: &mut VcSet, l: usize) {
+        s[0] |= Self::bit(l);
+    }
+    #[inline(always)]
+    fn remove_from(s: &mut VcSet, l: usize) {
+        s[0] &= !Self::bit(l);
+    }
+    #[inline(always)]
+    fn is_in(s: &VcSet, l: usize) -> bool {
+        s[0] & Self::bit(l) != 0
     }
     same_for_every_width!(u64);
 }
 
 /// `1 << l` for every VC index: a table load is cheaper than a variable 128-bit shift.
-static BIT128: [VcSet; MAX_ROUTER_VCS] = {
+static BIT128: [u128; MAX_ROUTER_VCS] = {
     let mut t = [0; MAX_ROUTER_VCS];
     let mut l = 0;
     while l < MAX_ROUTER_VCS {
@@ -103,20 +150,26 @@ impl VcBits for u128 {
         BIT128[l & (MAX_ROUTER_VCS - 1)]
     }
     #[inline(always)]
-    fn load(s: VcSet) -> Self {
-        s
+    fn from_words(lo: u64, hi: u64) -> Self {
+        lo as u128 | (hi as u128) << 64
     }
     #[inline(always)]
-    fn store(self) -> VcSet {
-        self
+    fn store_into(self, s: &mut VcSet) {
+        *s = [self as u64, (self >> 64) as u64];
+    }
+    #[inline(always)]
+    fn insert_into(s: &mut VcSet, l: usize) {
+        insert(s, l);
+    }
+    #[inline(always)]
+    fn remove_from(s: &mut VcSet, l: usize) {
+        remove(s, l);
+    }
+    #[inline(always)]
+    fn is_in(s: &VcSet, l: usize) -> bool {
+        has(s, l)
     }
     same_for_every_width!(u128);
-}
-
-/// `{l}` in the stored width.
-#[inline(always)]
-pub fn bit(l: usize) -> VcSet {
-    <u128 as VcBits>::bit(l)
 }
 
 /// The members of a set in ascending order.
@@ -143,10 +196,10 @@ mod tests {
         #[test]
         fn widths_agree(a in any::<u64>(), b in any::<u64>(), l in 0usize..64, n in 0u32..64) {
             let (wa, wb) = (a as u128, b as u128);
-            prop_assert_eq!(<u64 as VcBits>::bit(l).store(), <u128 as VcBits>::bit(l));
-            prop_assert_eq!((a & !b).store(), wa & !wb);
+            prop_assert_eq!(<u64 as VcBits>::bit(l) as u128, <u128 as VcBits>::bit(l));
+            prop_assert_eq!((a & !b) as u128, wa & !wb);
             prop_assert_eq!(members(a).collect::<Vec<_>>(), members(wa).collect::<Vec<_>>());
-            prop_assert_eq!(<u64 as VcBits>::load(wa), a);
+            prop_assert_eq!(<u64 as VcBits>::load([a, b]), a);
             if a != 0 {
                 prop_assert_eq!(a.is_single(), wa.is_single());
                 prop_assert_eq!(a.first(), wa.first());
@@ -155,6 +208,35 @@ mod tests {
                 let r64 = (VcBits::rotate_right(a, n).first() + n as usize) % 64;
                 let r128 = (VcBits::rotate_right(wa, n).first() + n as usize) % 128;
                 prop_assert_eq!(r64, r128);
+            }
+        }
+
+        /// A stored set: its words, the bit operations on it and the wide width agree with a
+        /// `u128`, for all 128 VCs.
+        #[test]
+        fn stored_sets_are_u128(ops in proptest::collection::vec((proptest::bool::ANY, 0usize..128), 0..40)) {
+            let (mut s, mut w) = (EMPTY, 0u128);
+            for (add, l) in ops {
+                if add {
+                    insert(&mut s, l);
+                    w |= 1 << l;
+                } else {
+                    remove(&mut s, l);
+                    w &= !(1 << l);
+                }
+                prop_assert_eq!(has(&s, l), add);
+                prop_assert_eq!(<u128 as VcBits>::is_in(&s, l), add);
+                if l < 64 {
+                    let mut n = [s[0], 0];
+                    if add { <u64 as VcBits>::insert_into(&mut n, l) } else { <u64 as VcBits>::remove_from(&mut n, l) }
+                    prop_assert_eq!(n, [s[0], 0]);
+                    prop_assert_eq!(<u64 as VcBits>::is_in(&n, l), add);
+                }
+                prop_assert_eq!(<u128 as VcBits>::load(s), w);
+                let mut back = EMPTY;
+                w.store_into(&mut back);
+                prop_assert_eq!(back, s);
+                prop_assert_eq!(<u64 as VcBits>::load(s), w as u64);
             }
         }
     }
