@@ -606,16 +606,15 @@ impl Fabric {
     /// usable in the next cycle become visible.
     fn commit<const SPLIT: bool>(&mut self, t: u64) {
         let lat = self.spec.pipeline.link_latency as u64;
+        self.counters.flit_hops += self.outbox.departures.len() as u64;
         for i in 0..self.outbox.departures.len() {
             let d = self.outbox.departures[i];
             let link = &mut self.links[d.out_port as usize];
             let (r, l0) = (link.router, link.vc0);
             link.flits += 1;
             debug_assert!(r != NONE, "departure on unconnected port {}", d.out_port);
-            self.counters.flit_hops += 1;
-            if d.flit.is_tail() {
-                self.counters.link_transmissions += 1;
-            }
+            // Counted without a branch: which flit is a tail is data, not a pattern.
+            self.counters.link_transmissions += d.flit.is_tail() as u64;
             if SPLIT && (r < self.lo || r >= self.hi) {
                 self.mail_flit(r, l0 + d.vc as u32, d.flit, t);
                 continue;
