@@ -492,7 +492,8 @@ impl Routers {
         }
     }
 
-    /// [`Routers::stage_eject`] computing VC sets in width `S` (which must hold all the router's input VCs).
+    /// [`Routers::stage_eject`] computing VC sets in width `S` (which must hold all the
+    /// router's input VCs).
     pub fn stage_eject_in<S: VcBits, E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
         debug_assert!(S::WIDTH >= self.npv, "{} input VCs computed in {} bits", self.npv, S::WIDTH);
         let s = &mut self.scratch;

@@ -314,7 +314,6 @@ fn offered_run<S: VcBits>(vcs: u8, pipeline: Pipeline, offers: &[Offer]) -> (Vec
         q.extend((0..len).map(|s| Flit::of(PacketId(i as u32), s, len)));
     }
     let mut trace = Vec::new();
-    let mut returns: Vec<(usize, u8, u64)> = Vec::new();
     while b.t < 400 {
         for (k, q) in pending.iter_mut().enumerate() {
             let (port, vc) = (k / vcs as usize, k % vcs as usize);
@@ -339,9 +338,8 @@ fn offered_run<S: VcBits>(vcs: u8, pipeline: Pipeline, offers: &[Offer]) -> (Vec
         let mut deps: Vec<Dep> = b.out.departures.iter().map(|d| (d.out_port as usize, d.vc, d.flit.packet.0, d.flit.seq)).collect();
         deps.sort();
         let ejs = b.ejected.iter().map(|e| (e.channel, e.flit.packet.0, e.flit.seq)).collect();
-        returns.extend(b.out.departures.iter().map(|d| (d.out_port as usize, d.vc, b.t + 2)));
-        for &(op, vc, at) in returns.iter().filter(|r| r.2 == b.t + 2) {
-            b.r.return_credit(op, vc, at);
+        for d in &b.out.departures {
+            b.r.return_credit(d.out_port as usize, d.vc, b.t + 2);
         }
         b.out.departures.clear();
         b.out.freed.clear();
