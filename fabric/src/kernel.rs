@@ -631,9 +631,9 @@ impl Fabric {
                 self.routers.credit_now(self.up[f.in_port as usize] as usize, f.vc);
             }
         } else {
-            for f in self.outbox.freed.drain(..) {
-                self.routers.return_credit(self.up[f.in_port as usize] as usize, f.vc, t + 1 + credit_delay);
-            }
+            let up = self.up.as_slice();
+            let credits = self.outbox.freed.drain(..).map(move |f| (up[f.in_port as usize] as usize, f.vc));
+            self.routers.return_credits(t + 1 + credit_delay, credits);
         }
         self.routers.deliver_credits(t + 1);
     }

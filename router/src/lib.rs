@@ -10,6 +10,7 @@
 //! produced afterwards, so results never depend on the order routers are visited.
 
 pub mod arbiter;
+mod credit_line;
 pub mod flit;
 pub mod ids;
 pub mod input_unit;

@@ -1,6 +1,6 @@
-//! Output units: per output VC the input VC that owns it and the credits (free slots in the
-//! downstream input VC); per output port the credits still on the return line and the
-//! arbiters. The return lines themselves are one queue for the fabric
+//! Output units: per output VC the input VC that owns it, the credits (free slots in the
+//! downstream input VC) and the credits still on the return line; per output port the
+//! arbiters. The return lines themselves are one ring of per-cycle slots for the fabric
 //! ([`crate::Routers::return_credit`]).
 //!
 //! ```text
@@ -19,7 +19,7 @@ pub struct OutputUnits {
     /// Free slots in the downstream input VC, as the router sees them from the next cycle on
     /// (credits still on the return line are not counted).
     pub credits: Vec<u16>,
-    /// Credits on the return line of each output port, not yet visible.
+    /// Credits on the return line of each output VC, not yet visible.
     in_flight: Vec<u16>,
     /// VC-allocation and switch-allocation arbiter of each output port.
     pub va_arb: Vec<Arbiter>,
@@ -32,7 +32,7 @@ impl OutputUnits {
             vcs,
             owner: vec![NONE; n_ports * vcs],
             credits: vec![depth; n_ports * vcs],
-            in_flight: vec![0; n_ports],
+            in_flight: vec![0; n_ports * vcs],
             va_arb: vec![Arbiter::default(); n_ports],
             sa_arb: vec![Arbiter::default(); n_ports],
         }
@@ -40,7 +40,7 @@ impl OutputUnits {
 
     /// Bytes of state per output port (for memory estimates before building).
     pub fn bytes_per_port(vcs: usize) -> usize {
-        vcs * (4 + 2) + 2 + 2 * std::mem::size_of::<Arbiter>()
+        vcs * (4 + 2 + 2) + 2 * std::mem::size_of::<Arbiter>()
     }
 
     /// Take output ports `ports` (owners, credits, arbiters) from `other`, a copy of these
@@ -49,22 +49,31 @@ impl OutputUnits {
         let v = self.vcs;
         self.owner[ports.start * v..ports.end * v].copy_from_slice(&other.owner[ports.start * v..ports.end * v]);
         self.credits[ports.start * v..ports.end * v].copy_from_slice(&other.credits[ports.start * v..ports.end * v]);
-        self.in_flight[ports.clone()].copy_from_slice(&other.in_flight[ports.clone()]);
+        self.in_flight[ports.start * v..ports.end * v].copy_from_slice(&other.in_flight[ports.start * v..ports.end * v]);
         self.va_arb[ports.clone()].copy_from_slice(&other.va_arb[ports.clone()]);
         self.sa_arb[ports.clone()].copy_from_slice(&other.sa_arb[ports]);
     }
 
-    /// A credit has left on the return line of output port `op`.
+    /// A credit for output VC `ov` has left on the return line.
     #[inline(always)]
-    pub(crate) fn credit_sent(&mut self, op: usize) {
-        self.in_flight[op] += 1;
+    pub(crate) fn credit_sent(&mut self, ov: usize) {
+        self.in_flight[ov] += 1;
     }
 
-    /// A credit for output VC `ov` of port `op` comes off the return line: visible now.
+    /// Credits on the return line of each output VC: [`OutputUnits::credit_sent`] for a whole
+    /// cycle's credits at once.
     #[inline(always)]
-    pub(crate) fn credit_arrived(&mut self, op: usize, ov: usize, depth: u16) {
-        self.in_flight[op] -= 1;
-        self.add_credit(ov, depth);
+    pub(crate) fn in_flight_mut(&mut self) -> &mut [u16] {
+        &mut self.in_flight
+    }
+
+    /// Credits for output VCs `ovs` come off the return line: visible now.
+    #[inline(always)]
+    pub(crate) fn credits_arrived(&mut self, ovs: &[u32], depth: u16) {
+        for &ov in ovs {
+            self.in_flight[ov as usize] -= 1;
+            self.add_credit(ov as usize, depth);
+        }
     }
 
     /// One more free slot downstream of output VC `ov`.
@@ -76,7 +85,7 @@ impl OutputUnits {
 
     /// Credits in flight on the return line of `op`.
     pub fn credits_in_flight(&self, op: usize) -> usize {
-        self.in_flight[op] as usize
+        self.in_flight[op * self.vcs..(op + 1) * self.vcs].iter().map(|&c| c as usize).sum()
     }
 
     /// The output VC of port `op` owned by input VC `iv`, if any.

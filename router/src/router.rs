@@ -18,6 +18,7 @@
 //! routed, waiting for an output VC, waiting for an ejection channel — so that a cycle
 //! touches only VCs with work, and idle routers cost nothing.
 
+use crate::credit_line::CreditLine;
 use crate::flit::Flit;
 use crate::ids::{NONE, NodeId, PortId};
 use crate::input_unit::{InputUnits, VcStage};
@@ -26,7 +27,6 @@ use crate::params::RouterParams;
 use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
 use crate::vc_set::{EMPTY, MAX_ROUTER_VCS, VcBits, VcSet, members};
-use std::collections::VecDeque;
 
 /// What an input VC is doing, as a waveform shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,11 +130,9 @@ pub struct Routers {
     regs_hi: Vec<[u64; 4]>,
     /// Flits buffered in the whole fabric.
     pub buffered: u64,
-    /// The credit return lines of every output port: credits freed downstream, in the order
+    /// The credit return lines of every output port: credits freed downstream, by the cycle
     /// they become visible.
-    credit_line: VecDeque<LineCredit>,
-    /// The latest cycle at which a returned credit becomes visible.
-    credit_horizon: u64,
+    credit_line: CreditLine,
     /// The input VCs of the injection ports.
     injection_vcs: VcSet,
     /// The input VCs of the network ports (not the injection ports): local VC indices
@@ -154,31 +152,6 @@ pub struct Routers {
     pub(crate) scratch: Scratch,
 }
 
-/// A credit on a return line: the cycle it becomes visible (high 64 bits), the global output
-/// port (next 32) and the VC (low 8). One integer, so that queueing it is a pair of register
-/// stores (a tuple was assembled on the stack and read back whole, which stalled the commit).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct LineCredit(u128);
-
-impl LineCredit {
-    #[inline(always)]
-    fn new(ready: u64, op: u32, vc: u8) -> LineCredit {
-        LineCredit((ready as u128) << 64 | (op as u128) << 32 | vc as u128)
-    }
-    #[inline(always)]
-    fn ready(self) -> u64 {
-        (self.0 >> 64) as u64
-    }
-    #[inline(always)]
-    fn op(self) -> u32 {
-        (self.0 >> 32) as u32
-    }
-    #[inline(always)]
-    fn vc(self) -> u8 {
-        self.0 as u8
-    }
-}
-
 impl Routers {
     pub fn new(params: RouterParams, n: usize) -> Routers {
         let p = params.ports();
@@ -186,6 +159,7 @@ impl Routers {
         let local_vcs = p * v;
         assert!(local_vcs <= MAX_ROUTER_VCS, "a router has {local_vcs} input VCs, at most {MAX_ROUTER_VCS}");
         assert!(p <= 64, "a router has {p} ports, at most 64");
+        assert!(n * local_vcs <= u32::MAX as usize, "{n} routers of {local_vcs} VCs: VC indices must fit in 32 bits");
         let port_vcs = (1u128 << v) - 1;
         let stored = |w: u128| -> VcSet { [w as u64, (w >> 64) as u64] };
         let net = params.net_ports as usize;
@@ -209,8 +183,7 @@ impl Routers {
             regs: vec![RouterRegs::default(); n],
             regs_hi: vec![[0; 4]; if local_vcs > 64 { n } else { 0 }],
             buffered: 0,
-            credit_line: VecDeque::new(),
-            credit_horizon: 0,
+            credit_line: CreditLine::new(params.pipeline.credit_delay),
 
             injection_vcs,
             net_vcs,
@@ -246,12 +219,8 @@ impl Routers {
             self.regs_hi[routers.clone()].copy_from_slice(&other.regs_hi[routers.clone()]);
         }
         self.buffered += other.regs[routers.clone()].iter().map(|g| g.occupancy as u64).sum::<u64>();
-        let ports = (routers.start * self.np) as u32..(routers.end * self.np) as u32;
-        let mut line: Vec<_> =
-            self.credit_line.drain(..).chain(other.credit_line.iter().copied().filter(|e| ports.contains(&e.op()))).collect();
-        line.sort_by_key(|e| e.ready());
-        self.credit_line = line.into();
-        self.credit_horizon = self.credit_horizon.max(other.credit_horizon);
+        let ovs = (routers.start * self.npv) as u32..(routers.end * self.npv) as u32;
+        self.credit_line.join(&other.credit_line, |ov| ovs.contains(&ov));
     }
 
     /// Bytes the routers of a fabric of `n` routers would need (checked before building).
@@ -357,16 +326,24 @@ impl Routers {
     /// `ready`.
     #[inline(always)]
     pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
-        let entry = LineCredit::new(ready, op as u32, vc);
-        self.outputs.credit_sent(op);
-        self.credit_horizon = self.credit_horizon.max(ready);
-        match self.credit_line.back() {
-            Some(last) if last.ready() > ready => {
-                let at = self.credit_line.partition_point(|e| e.ready() <= ready);
-                self.credit_line.insert(at, entry);
-            }
-            _ => self.credit_line.push_back(entry),
-        }
+        let ov = op * self.nv + vc as usize;
+        self.outputs.credit_sent(ov);
+        self.credit_line.push(ready, ov as u32);
+    }
+
+    /// [`Routers::return_credit`] for a cycle's credits, all usable from cycle `ready`: each
+    /// a (global output port, VC).
+    #[inline(always)]
+    pub fn return_credits(&mut self, ready: u64, credits: impl ExactSizeIterator<Item = (usize, u8)>) {
+        let (in_flight, nv) = (self.outputs.in_flight_mut(), self.nv);
+        self.credit_line.push_all(
+            ready,
+            credits.map(move |(op, vc)| {
+                let ov = op * nv + vc as usize;
+                in_flight[ov] += 1;
+                ov as u32
+            }),
+        );
     }
 
     /// A credit for `vc` of output port `op` that is visible from the next cycle on (a
@@ -392,26 +369,19 @@ impl Routers {
     /// the next cycle), so a router sees in cycle `t` exactly the credits that have arrived.
     #[inline]
     pub fn deliver_credits(&mut self, t: u64) {
-        while let Some(&e) = self.credit_line.front() {
-            if e.ready() > t {
-                break;
-            }
-            self.credit_line.pop_front();
-            let op = e.op() as usize;
-            self.outputs.credit_arrived(op, op * self.nv + e.vc() as usize, self.params.buffer_flits);
-        }
+        let (outputs, depth) = (&mut self.outputs, self.params.buffer_flits);
+        self.credit_line.deliver(t, |ovs| outputs.credits_arrived(ovs, depth));
     }
 
     /// Credits of output VC `vc` of port `op` as the router will see them in cycle `t`.
     pub fn credits_at(&self, op: usize, vc: usize, t: u64) -> u16 {
-        let coming =
-            self.credit_line.iter().take_while(|e| e.ready() <= t).filter(|e| (e.op(), e.vc() as usize) == (op as u32, vc)).count();
-        self.outputs.credits[op * self.nv + vc] + coming as u16
+        let ov = op * self.nv + vc;
+        self.outputs.credits[ov] + self.credit_line.count(ov as u32, t) as u16
     }
 
     /// The latest cycle at which a credit now on a return line becomes visible.
     pub fn credit_horizon(&self) -> u64 {
-        self.credit_horizon
+        self.credit_line.horizon()
     }
 
     /// Could router `r`'s registers differ from the last cycle it was idle in: does it hold

@@ -286,6 +286,41 @@ fn credits_on_the_return_line_become_visible_at_their_cycle() {
     assert_eq!(r.credit_horizon(), 7);
 }
 
+#[test]
+fn credits_due_already_or_far_ahead_become_visible_at_their_cycle() {
+    let mut r = Routers::new(params(Switching::Wormhole, Pipeline::REALISTIC, 2, 4), 2);
+    let op = r.port_index(NodeId(0), 1);
+    let ov = op * 2;
+    r.outputs.credits[ov] = 0;
+    r.deliver_credits(10);
+    // Due before the last delivery (another thread's late mail), on time, and far ahead.
+    r.return_credit(op, 0, 9);
+    r.return_credit(op, 0, 12);
+    r.return_credit(op, 0, 500);
+    assert_eq!((r.credits_at(op, 0, 10), r.credits_at(op, 0, 499), r.credits_at(op, 0, 500)), (1, 2, 3));
+    r.deliver_credits(10);
+    assert_eq!(r.outputs.credits[ov], 1);
+    r.deliver_credits(11);
+    assert_eq!(r.outputs.credits[ov], 1);
+    r.deliver_credits(499);
+    assert_eq!((r.outputs.credits[ov], r.outputs.credits_in_flight(op)), (2, 1));
+    r.deliver_credits(500);
+    assert_eq!((r.outputs.credits[ov], r.outputs.credits_in_flight(op)), (3, 0));
+    assert_eq!(r.credit_horizon(), 500);
+}
+
+#[test]
+fn a_cycle_without_credits_leaves_the_horizon_alone() {
+    let mut r = Routers::new(params(Switching::Wormhole, Pipeline::REALISTIC, 2, 4), 2);
+    let op = r.port_index(NodeId(0), 1);
+    r.outputs.credits[op * 2 + 1] = 0;
+    r.return_credits(7, std::iter::once((op, 1)));
+    r.return_credits(9, std::iter::empty());
+    assert_eq!((r.credit_horizon(), r.outputs.credits_in_flight(op)), (7, 1));
+    r.deliver_credits(7);
+    assert_eq!((r.credit_horizon(), r.outputs.credits_in_flight(op), r.outputs.credits[op * 2 + 1]), (7, 0, 1));
+}
+
 /// What one cycle sent: departures (sorted) and ejections.
 type Cycle = (Vec<Dep>, Vec<Ej>);
 
