@@ -419,6 +419,7 @@ impl Routers {
     }
 
     /// Route computation for the VCs in `which` whose front head is readable.
+    #[inline(always)]
     fn route_fronts<S: VcBits, E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, which: S) {
         let ri = r.idx();
         let base = ri * self.npv;
