@@ -54,14 +54,7 @@ impl OutputUnits {
         self.sa_arb[ports.clone()].copy_from_slice(&other.sa_arb[ports]);
     }
 
-    /// A credit for output VC `ov` has left on the return line.
-    #[inline(always)]
-    pub(crate) fn credit_sent(&mut self, ov: usize) {
-        self.in_flight[ov] += 1;
-    }
-
-    /// Credits on the return line of each output VC: [`OutputUnits::credit_sent`] for a whole
-    /// cycle's credits at once.
+    /// Credits on the return line of each output VC (counted as they leave, a cycle's at once).
     #[inline(always)]
     pub(crate) fn in_flight_mut(&mut self) -> &mut [u16] {
         &mut self.in_flight

@@ -326,9 +326,7 @@ impl Routers {
     /// `ready`.
     #[inline(always)]
     pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
-        let ov = op * self.nv + vc as usize;
-        self.outputs.credit_sent(ov);
-        self.credit_line.push(ready, ov as u32);
+        self.return_credits(ready, std::iter::once((op, vc)));
     }
 
     /// [`Routers::return_credit`] for a cycle's credits, all usable from cycle `ready`: each
