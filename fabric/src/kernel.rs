@@ -15,6 +15,7 @@
 //! nothing to inject are not visited; stretches in which nothing can happen are skipped.
 //! [`split`] runs the same cycle on several threads, each owning a range of routers.
 
+mod placement;
 pub mod split;
 
 use crate::nic::Nics;

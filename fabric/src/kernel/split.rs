@@ -24,6 +24,7 @@
 //! owner's return line, and the watchdog sees movement anywhere. Each part builds the
 //! whole fabric's state but touches only its own share.
 
+use super::placement::Placement;
 use super::{Ending, Fabric};
 use crate::packet::Packet;
 use router::{Flit, NONE, NodeId, PacketId};
@@ -286,15 +287,19 @@ pub fn run_split_watched(
     let counts: Vec<Padded<[AtomicU64; 2]>> = (0..parts).map(|_| Padded([AtomicU64::new(0), AtomicU64::new(0)])).collect();
     let finished = AtomicUsize::new(0);
     let caller = std::thread::current();
+    let placement = Placement::for_parts(parts);
     let mut done: Vec<(Fabric, Ending, u64)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..parts)
             .map(|k| {
                 let (boxes, meeting, build) = (&boxes, &meeting, &build);
-                let (now, counts, finished, caller) = (&now, &counts, &finished, &caller);
+                let (now, counts, finished, caller, placement) = (&now, &counts, &finished, &caller, &placement);
                 std::thread::Builder::new()
                     .name(format!("flitwave-part-{k}"))
                     .spawn_scoped(s, move || {
                         let _poison = PoisonOnPanic(&meeting.poisoned);
+                        if let Some(p) = placement {
+                            p.place(k);
+                        }
                         let mut f = build();
                         assert!(
                             f.probes.is_empty() && f.program.splits(),
