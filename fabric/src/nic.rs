@@ -340,7 +340,7 @@ impl Nics {
 
 /// Hint the CPU to load `x`'s cache line (x86-64; a no-op elsewhere).
 #[inline(always)]
-fn prefetch<T>(x: &T) {
+pub(crate) fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and does not change memory.
     unsafe {

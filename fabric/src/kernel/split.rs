@@ -36,9 +36,12 @@ use std::time::Duration;
 /// What one part sends another in a round (one or two cycles).
 #[derive(Debug, Default)]
 pub(crate) struct Mail {
-    /// Flits into the other part's input VCs (router, local VC, flit, cycle sent), with the
-    /// packet's header when the flit is a head.
-    flits: Vec<(u32, u32, Flit, u64, Option<Packet>)>,
+    /// Flits into the other part's input VCs (router, local VC, flit, cycle sent).
+    flits: Vec<(u32, u32, Flit, u64)>,
+    /// The packet headers of the head flits among them, in their order (apart, so that a
+    /// flit's entry is 24 bytes: the receiver reads what the sender wrote from another
+    /// core's cache, line by line).
+    headers: Vec<Packet>,
     /// Credits for the other part's output VCs (global output port, VC, cycle the slot was
     /// freed).
     credits: Vec<(u32, u8, u64)>,
@@ -74,10 +77,14 @@ impl Fabric {
     #[cold]
     #[inline(never)]
     pub(super) fn mail_flit(&mut self, r: u32, l: u32, flit: Flit, t: u64) {
-        let header = flit.is_head().then(|| *self.packets.get(flit.packet));
-        // A broadcast replicated by the routers would be delivered in several parts.
-        assert!(!header.is_some_and(|p| p.is_broadcast()), "a router-forwarded broadcast crossed between parts of a split fabric");
-        self.mail[(r / self.chunk) as usize].flits.push((r, l, flit, t, header));
+        let mail = &mut self.mail[(r / self.chunk) as usize];
+        if flit.is_head() {
+            let header = *self.packets.get(flit.packet);
+            // A broadcast replicated by the routers would be delivered in several parts.
+            assert!(!header.is_broadcast(), "a router-forwarded broadcast crossed between parts of a split fabric");
+            mail.headers.push(header);
+        }
+        mail.flits.push((r, l, flit, t));
         if flit.is_tail() {
             // The packet has left this part: its copy here is done.
             self.packets.delivered(flit.packet);
@@ -108,9 +115,15 @@ impl Fabric {
     fn take_mail(&mut self, m: &mut Mail, t: u64) {
         let lat = self.spec.pipeline.link_latency as u64;
         let npv = self.routers.ports() * self.routers.vcs();
-        for (r, l, mut flit, sent, header) in m.flits.drain(..) {
+        // Ask for every line of the mail at once rather than one miss after another.
+        prefetch(&m.flits);
+        prefetch(&m.headers);
+        prefetch(&m.credits);
+        let mut headers = m.headers.drain(..);
+        for (r, l, mut flit, sent) in m.flits.drain(..) {
             let iv = r as usize * npv + l as usize;
-            if let Some(p) = header {
+            if flit.is_head() {
+                let p = headers.next().expect("a head flit in the mail without its header");
                 self.xlat[iv] = self.packets.alloc(p).0;
             }
             flit.packet = PacketId(self.xlat[iv]);
@@ -122,6 +135,8 @@ impl Fabric {
             }
             self.activate(r as usize);
         }
+        debug_assert!(headers.next().is_none(), "a header in the mail without its head flit");
+        drop(headers);
         for (op, vc, freed) in m.credits.drain(..) {
             self.routers.credit_freed(op as usize, vc, freed);
         }
@@ -158,6 +173,14 @@ impl Fabric {
             Some(&Reverse((at, _, _))) => at.max(t + 1),
             None => u64::MAX,
         }
+    }
+}
+
+/// Start loading the cache lines of `v` (written by another thread) without waiting.
+#[inline]
+fn prefetch<T>(v: &[T]) {
+    for x in v.iter().step_by((64 / std::mem::size_of::<T>().max(1)).max(1)) {
+        crate::nic::prefetch(x);
     }
 }
 
