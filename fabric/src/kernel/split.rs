@@ -197,9 +197,11 @@ impl<T> std::ops::Deref for Padded<T> {
 }
 
 /// Where the parts meet at the end of every round (a barrier): each part has its own slot,
-/// which it writes and the others spin on, holding how many rounds it has finished and,
-/// by the round's parity, what it reports for it. Waiting parts spin, and after a while give
-/// the core away (more threads than cores must still make progress).
+/// which it writes and the others spin on, holding per round parity how many rounds it has
+/// finished and what it reports for the last of them, in one cache line (a part that
+/// arrives reads another's report with the same line transfer that tells it the round is
+/// done). Waiting parts spin, and after a while give the core away (more threads than
+/// cores must still make progress).
 struct Meeting {
     slots: Vec<Padded<Slot>>,
     /// Spins before yielding: none when there are more threads than cores.
@@ -208,12 +210,20 @@ struct Meeting {
     poisoned: AtomicBool,
 }
 
+/// A part's slot: one line per round parity.
 #[derive(Default)]
 struct Slot {
+    lines: [Line; 2],
+}
+
+/// Rounds finished, then the report of the last: the next cycle the part needs, its flits
+/// buffered, the last cycle anything moved in it, the last cycle of the round it needed
+/// simulated.
+#[derive(Default)]
+#[repr(align(64))]
+struct Line {
     rounds: AtomicU64,
-    /// Per round parity: the next cycle this part needs, its flits buffered, the last cycle
-    /// anything moved in it, the last cycle of the round it needed simulated.
-    report: [[AtomicU64; 4]; 2],
+    report: [AtomicU64; 4],
 }
 
 /// The message of a part that stops because another part panicked.
@@ -236,16 +246,17 @@ impl Meeting {
     /// needs, the flits buffered in all, and the maxima of the others.
     fn meet(&self, k: usize, r: u64, report: [u64; 4]) -> (u64, u64, u64, u64) {
         let parity = (r & 1) as usize;
-        let mine = &self.slots[k];
-        for (a, v) in mine.report[parity].iter().zip(report) {
+        let mine = &self.slots[k].lines[parity];
+        for (a, v) in mine.report.iter().zip(report) {
             a.store(v, Ordering::Relaxed);
         }
         mine.rounds.store(r + 1, Ordering::Release);
         let (mut next, mut buffered, mut moved, mut needed) = (u64::MAX, 0, 0, 0);
         for (j, slot) in self.slots.iter().enumerate() {
+            let line = &slot.lines[parity];
             if j != k {
                 let mut spins = 0u32;
-                while slot.rounds.load(Ordering::Acquire) <= r {
+                while line.rounds.load(Ordering::Acquire) <= r {
                     if self.poisoned.load(Ordering::Acquire) {
                         panic!("{OTHER_PANICKED}");
                     }
@@ -257,9 +268,9 @@ impl Meeting {
                     }
                 }
             }
-            // A part writes this parity's report again only two rounds on, after every
-            // part has finished the round in between, so it is read whole here.
-            let rep = &slot.report[parity];
+            // A part writes this parity's line again only two rounds on, after every part
+            // has finished the round in between, so the report is read whole here.
+            let rep = &line.report;
             next = next.min(rep[0].load(Ordering::Relaxed));
             buffered += rep[1].load(Ordering::Relaxed);
             moved = moved.max(rep[2].load(Ordering::Relaxed));
