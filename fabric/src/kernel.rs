@@ -224,8 +224,10 @@ pub struct Fabric {
     chunk: u32,
     lo: u32,
     hi: u32,
-    /// What this part sends each other part in the current round (one or two cycles).
+    /// What this part sends each other part, per round parity (`parity * parts + part`),
+    /// and where the current round's begins.
     mail: Vec<split::Mail>,
+    mail_at: usize,
     /// Per input VC fed from another part: this part's id of the packet arriving on it, and
     /// the last cycle a flit left it.
     xlat: Vec<u32>,
@@ -303,6 +305,7 @@ impl Fabric {
             lo: 0,
             hi: n as u32,
             mail: Vec::new(),
+            mail_at: 0,
             xlat: Vec::new(),
             popped_at: Vec::new(),
             topo,

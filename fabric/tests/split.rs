@@ -150,3 +150,20 @@ fn a_panicking_part_stops_the_run() {
     let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|m| m.to_string())).unwrap_or_default();
     assert!(msg.contains("node 13 is faulty"), "{msg}");
 }
+
+/// A part whose fabric cannot be built stops the run too (the other part, already running,
+/// does not wait for it forever, nor it for the other).
+#[test]
+fn a_part_that_fails_to_build_stops_the_run() {
+    let s = spec(TopologyKind::Mesh, &[4, 4], Switching::Wormhole, Pipeline::REALISTIC);
+    let built = std::sync::atomic::AtomicUsize::new(0);
+    let r = std::panic::catch_unwind(|| {
+        run_split(2, || {
+            assert!(built.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0, "the second part cannot be built");
+            traffic(&s, Pattern::Uniform, 0.05, 100_000)
+        })
+    });
+    let Err(e) = r else { panic!("the run does not panic") };
+    let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|m| m.to_string())).unwrap_or_default();
+    assert!(msg.contains("the second part cannot be built"), "{msg}");
+}

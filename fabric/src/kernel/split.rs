@@ -11,6 +11,13 @@
 //!    messages) ──► the next cycle, agreed by all
 //! ```
 //!
+//! A part writes its mail into its own buffers, one set per round parity, and tells the
+//! receivers at the barrier how much there is (the lengths travel in the cache line that
+//! says the round is done; where the buffers are only when that changes); the receivers
+//! read it in place. A part refills a parity's buffers two rounds on, when every receiver
+//! has passed the barrier in between and so has read them. The receivers' read is a
+//! transfer from the sender's cache; nothing else crosses between the parts' cores.
+//!
 //! Only for programs that allow it ([`crate::Program::splits`]: each call touches only its
 //! node's state, random numbers come from a stream per node) and without probes. The
 //! results are those of the whole fabric on one thread: every part runs the same global
@@ -29,12 +36,11 @@ use super::{Ending, Fabric};
 use crate::packet::Packet;
 use router::{Flit, NONE, NodeId, PacketId};
 use std::cmp::Reverse;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// What one part sends another in a round (one or two cycles).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Mail {
     /// Flits into the other part's input VCs (router, local VC, flit, cycle sent).
     flits: Vec<(u32, u32, Flit, u64)>,
@@ -49,14 +55,41 @@ pub(crate) struct Mail {
     accepts: Vec<(u32, NodeId, u64)>,
 }
 
+impl Mail {
+    fn with_capacity(n: usize) -> Mail {
+        Mail {
+            flits: Vec::with_capacity(n),
+            headers: Vec::with_capacity(n),
+            credits: Vec::with_capacity(n),
+            accepts: Vec::with_capacity(n),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.flits.clear();
+        self.headers.clear();
+        self.credits.clear();
+        self.accepts.clear();
+    }
+}
+
 impl Fabric {
+    /// Does this part's mail of the current round carry flits?
+    fn sends_flits(&self) -> bool {
+        self.mail[self.mail_at..self.mail_at + self.parts as usize].iter().any(|m| !m.flits.is_empty())
+    }
+
     /// Make this fabric part `k` of `parts`: it evaluates only its routers from now on.
     fn make_part(&mut self, k: usize, parts: usize) {
         let n = self.topo.nodes() as u32;
         self.parts = parts as u32;
         self.part = k as u32;
         self.chunk = n.div_ceil(parts as u32);
-        self.mail = (0..parts).map(|_| Mail::default()).collect();
+        // Room for a busy round from the start, so that buffers rarely move and two never
+        // share a cache line in their used parts (a receiver reads one while the sender
+        // fills another of the other parity).
+        self.mail = vec![Mail::with_capacity(256); 2 * parts];
+        self.mail_at = 0;
         self.xlat = vec![NONE; self.routers.inputs.ctl.len()];
         self.popped_at = vec![u64::MAX; self.routers.inputs.ctl.len()];
         (self.lo, self.hi) = ((k as u32 * self.chunk).min(n), ((k as u32 + 1) * self.chunk).min(n));
@@ -77,7 +110,7 @@ impl Fabric {
     #[cold]
     #[inline(never)]
     pub(super) fn mail_flit(&mut self, r: u32, l: u32, flit: Flit, t: u64) {
-        let mail = &mut self.mail[(r / self.chunk) as usize];
+        let mail = &mut self.mail[self.mail_at + (r / self.chunk) as usize];
         if flit.is_head() {
             let header = *self.packets.get(flit.packet);
             // A broadcast replicated by the routers would be delivered in several parts.
@@ -104,7 +137,7 @@ impl Fabric {
                 self.routers.credit_freed(op as usize, f.vc, t);
             } else {
                 self.popped_at[f.in_port as usize * v + f.vc as usize] = t;
-                self.mail[(op / p / self.chunk) as usize].credits.push((op, f.vc, t));
+                self.mail[self.mail_at + (op / p / self.chunk) as usize].credits.push((op, f.vc, t));
             }
         }
     }
@@ -112,18 +145,14 @@ impl Fabric {
     /// Take in what another part sent in the round that ended with cycle `t` (before this
     /// part's next cycle). Flits sent in cycle `t - 1` are written late, after this part's
     /// commit of cycle `t` (rounds of two cycles: see [`Fabric::two_cycle_rounds`]).
-    fn take_mail(&mut self, m: &mut Mail, t: u64) {
+    fn take_mail(&mut self, m: &Sent<'_>, t: u64) {
         let lat = self.spec.pipeline.link_latency as u64;
         let npv = self.routers.ports() * self.routers.vcs();
-        // Ask for every line of the mail at once rather than one miss after another.
-        prefetch(&m.flits);
-        prefetch(&m.headers);
-        prefetch(&m.credits);
-        let mut headers = m.headers.drain(..);
-        for (r, l, mut flit, sent) in m.flits.drain(..) {
+        let mut headers = m.headers.iter();
+        for &(r, l, mut flit, sent) in m.flits {
             let iv = r as usize * npv + l as usize;
             if flit.is_head() {
-                let p = headers.next().expect("a head flit in the mail without its header");
+                let p = *headers.next().expect("a head flit in the mail without its header");
                 self.xlat[iv] = self.packets.alloc(p).0;
             }
             flit.packet = PacketId(self.xlat[iv]);
@@ -136,11 +165,10 @@ impl Fabric {
             self.activate(r as usize);
         }
         debug_assert!(headers.next().is_none(), "a header in the mail without its head flit");
-        drop(headers);
-        for (op, vc, freed) in m.credits.drain(..) {
+        for &(op, vc, freed) in m.credits {
             self.routers.credit_freed(op as usize, vc, freed);
         }
-        for (msg, node, t) in m.accepts.drain(..) {
+        for &(msg, node, t) in m.accepts {
             self.scoreboard.accept(msg, node, t, &self.topo);
         }
     }
@@ -149,7 +177,7 @@ impl Fabric {
     fn post_accepts(&mut self) {
         let shift = crate::scoreboard::PART_SHIFT;
         for (msg, node, t) in self.scoreboard.foreign.drain(..) {
-            self.mail[(msg >> shift) as usize].accepts.push((msg, node, t));
+            self.mail[self.mail_at + (msg >> shift) as usize].accepts.push((msg, node, t));
         }
     }
 
@@ -198,65 +226,107 @@ impl<T> std::ops::Deref for Padded<T> {
 
 /// Where the parts meet at the end of every round (a barrier): each part has its own slot,
 /// which it writes and the others spin on, holding per round parity how many rounds it has
-/// finished and what it reports for the last of them, in one cache line (a part that
-/// arrives reads another's report with the same line transfer that tells it the round is
-/// done). Waiting parts spin, and after a while give the core away (more threads than
-/// cores must still make progress).
+/// finished, what it reports for the last of them and how much mail it left each other part
+/// (for two parts all in one cache line: a part that arrives reads another's report and
+/// mail lengths with the same line transfer that tells it the round is done). Where each
+/// part's mail buffers are is published apart, written only when they move. Waiting parts
+/// spin, and after a while give the core away (more threads than cores must still make
+/// progress).
 struct Meeting {
-    slots: Vec<Padded<Slot>>,
+    slots: Vec<Slot>,
+    /// Per sender, receiver and round parity: where the sender's mail buffers are.
+    places: Vec<Padded<[AtomicUsize; 4]>>,
+    parts: usize,
     /// Spins before yielding: none when there are more threads than cores.
     spin: u32,
     /// A part's thread panicked: the others must not wait for it.
     poisoned: AtomicBool,
 }
 
-/// A part's slot: one line per round parity.
-#[derive(Default)]
+/// A part's slot: per round parity, the words [rounds finished, the report of the last
+/// (next cycle the part needs, its flits buffered, the last cycle anything moved in it, the
+/// last cycle of the round it needed simulated), then per other part the lengths of its
+/// mail there (flits and headers, credits and deliveries; two `u32` to a word)].
 struct Slot {
-    lines: [Line; 2],
+    lines: [Box<[Line]>; 2],
 }
 
-/// Rounds finished, then the report of the last: the next cycle the part needs, its flits
-/// buffered, the last cycle anything moved in it, the last cycle of the round it needed
-/// simulated.
 #[derive(Default)]
 #[repr(align(64))]
-struct Line {
-    rounds: AtomicU64,
-    report: [AtomicU64; 4],
-}
+struct Line([AtomicU64; 8]);
 
-/// The message of a part that stops because another part panicked.
-const OTHER_PANICKED: &str = "another part of the split fabric panicked";
+const ROUNDS: usize = 0;
+const REPORT: usize = 1;
+const LENGTHS: usize = 5;
 
-/// Poisons the barrier when its part's thread unwinds.
-struct PoisonOnPanic<'a>(&'a AtomicBool);
+impl Slot {
+    fn new(parts: usize) -> Slot {
+        let lines = (LENGTHS + 2 * (parts - 1)).div_ceil(8);
+        Slot { lines: [0, 1].map(|_| (0..lines).map(|_| Line::default()).collect()) }
+    }
 
-impl Drop for PoisonOnPanic<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.store(true, Ordering::Release);
-        }
+    fn word(&self, parity: usize, i: usize) -> &AtomicU64 {
+        &self.lines[parity][i / 8].0[i % 8]
     }
 }
 
+/// The mail one part left another for a round, read in place.
+pub(crate) struct Sent<'a> {
+    flits: &'a [(u32, u32, Flit, u64)],
+    headers: &'a [Packet],
+    credits: &'a [(u32, u8, u64)],
+    accepts: &'a [(u32, NodeId, u64)],
+}
+
 impl Meeting {
-    /// Part `k` has finished round `r`, reporting `[next cycle, flits buffered, last move,
-    /// last cycle needed]`; wait for every part to finish it and return the next cycle any
-    /// needs, the flits buffered in all, and the maxima of the others.
-    fn meet(&self, k: usize, r: u64, report: [u64; 4]) -> (u64, u64, u64, u64) {
-        let parity = (r & 1) as usize;
-        let mine = &self.slots[k].lines[parity];
-        for (a, v) in mine.report.iter().zip(report) {
-            a.store(v, Ordering::Relaxed);
+    fn new(parts: usize, spin: u32) -> Meeting {
+        Meeting {
+            slots: (0..parts).map(|_| Slot::new(parts)).collect(),
+            places: (0..2 * parts * parts).map(|_| Padded(Default::default())).collect(),
+            parts,
+            spin,
+            poisoned: AtomicBool::new(false),
         }
-        mine.rounds.store(r + 1, Ordering::Release);
+    }
+
+    /// Where receiver `to`'s lengths are among sender `from`'s words.
+    fn lengths_at(from: usize, to: usize) -> usize {
+        LENGTHS + 2 * if to < from { to } else { to - 1 }
+    }
+
+    fn place(&self, parity: usize, from: usize, to: usize) -> &[AtomicUsize; 4] {
+        &self.places[(parity * self.parts + from) * self.parts + to]
+    }
+
+    /// Part `k` has finished round `r`, reporting `[next cycle, flits buffered, last move,
+    /// last cycle needed]`, its mail for the round in `mail` (indexed by receiver); wait for
+    /// every part to finish it and return the next cycle any needs, the flits buffered in
+    /// all, and the maxima of the others.
+    fn meet(&self, k: usize, r: u64, report: [u64; 4], mail: &[Mail]) -> (u64, u64, u64, u64) {
+        let parity = (r & 1) as usize;
+        let mine = &self.slots[k];
+        for (i, v) in report.into_iter().enumerate() {
+            mine.word(parity, REPORT + i).store(v, Ordering::Relaxed);
+        }
+        for (j, m) in mail.iter().enumerate().filter(|&(j, _)| j != k) {
+            let len = |v: usize| u32::try_from(v).expect("more than 2^32 items of mail in a round") as u64;
+            let at = Self::lengths_at(k, j);
+            mine.word(parity, at).store(len(m.flits.len()) | len(m.headers.len()) << 32, Ordering::Relaxed);
+            mine.word(parity, at + 1).store(len(m.credits.len()) | len(m.accepts.len()) << 32, Ordering::Relaxed);
+            let ptrs = [m.flits.as_ptr() as usize, m.headers.as_ptr() as usize, m.credits.as_ptr() as usize, m.accepts.as_ptr() as usize];
+            for (a, p) in self.place(parity, k, j).iter().zip(ptrs) {
+                // Written only when a buffer moved: the line stays in the receiver's cache.
+                if a.load(Ordering::Relaxed) != p {
+                    a.store(p, Ordering::Relaxed);
+                }
+            }
+        }
+        mine.word(parity, ROUNDS).store(r + 1, Ordering::Release);
         let (mut next, mut buffered, mut moved, mut needed) = (u64::MAX, 0, 0, 0);
         for (j, slot) in self.slots.iter().enumerate() {
-            let line = &slot.lines[parity];
             if j != k {
                 let mut spins = 0u32;
-                while line.rounds.load(Ordering::Acquire) <= r {
+                while slot.word(parity, ROUNDS).load(Ordering::Acquire) <= r {
                     if self.poisoned.load(Ordering::Acquire) {
                         panic!("{OTHER_PANICKED}");
                     }
@@ -268,15 +338,76 @@ impl Meeting {
                     }
                 }
             }
-            // A part writes this parity's line again only two rounds on, after every part
+            // A part writes this parity's words again only two rounds on, after every part
             // has finished the round in between, so the report is read whole here.
-            let rep = &line.report;
-            next = next.min(rep[0].load(Ordering::Relaxed));
-            buffered += rep[1].load(Ordering::Relaxed);
-            moved = moved.max(rep[2].load(Ordering::Relaxed));
-            needed = needed.max(rep[3].load(Ordering::Relaxed));
+            let rep = |i: usize| slot.word(parity, REPORT + i).load(Ordering::Relaxed);
+            next = next.min(rep(0));
+            buffered += rep(1);
+            moved = moved.max(rep(2));
+            needed = needed.max(rep(3));
         }
         (next, buffered, moved, needed)
+    }
+
+    /// The mail part `from` left part `to` in round `r`, once both have met after it.
+    ///
+    /// # Safety
+    /// Call only between part `to`'s return from [`Meeting::meet`] for round `r` and its next
+    /// call, and drop the result before that call: the sender wrote the buffers before it
+    /// finished the round (the lengths and places are read after the acquire that saw it
+    /// finish), and touches them again only in round `r + 2`, which it cannot begin before
+    /// part `to` has come to the meeting of round `r + 1`.
+    unsafe fn sent<'a>(&self, from: usize, to: usize, r: u64) -> Sent<'a> {
+        let parity = (r & 1) as usize;
+        let slot = &self.slots[from];
+        let at = Self::lengths_at(from, to);
+        let (a, b) = (slot.word(parity, at).load(Ordering::Relaxed), slot.word(parity, at + 1).load(Ordering::Relaxed));
+        let place = self.place(parity, from, to);
+        // SAFETY: each place is the pointer of a live `Vec` of that element type (dangling
+        // and aligned when it is empty) holding at least the length sent with it, unchanged
+        // until the sender's round `r + 2` (see above).
+        unsafe fn part<'b, T>(p: &AtomicUsize, len: u64) -> &'b [T] {
+            let len = (len & 0xffff_ffff) as usize;
+            let s = unsafe { std::slice::from_raw_parts(p.load(Ordering::Relaxed) as *const T, len) };
+            // Ask for every line at once rather than one miss after another.
+            prefetch(s);
+            s
+        }
+        unsafe {
+            Sent {
+                flits: part(&place[0], a),
+                headers: part(&place[1], a >> 32),
+                credits: part(&place[2], b),
+                accepts: part(&place[3], b >> 32),
+            }
+        }
+    }
+}
+
+/// The message of a part that stops because another part panicked.
+const OTHER_PANICKED: &str = "another part of the split fabric panicked";
+
+/// Counts the parts whose threads have stopped; when its part's thread unwinds, poisons the
+/// barrier and waits for every other part to stop before the part's fabric (and with it the
+/// mail buffers the others read in place) is dropped.
+struct PartGuard<'a> {
+    meeting: &'a Meeting,
+    stopped: &'a AtomicUsize,
+}
+
+impl Drop for PartGuard<'_> {
+    fn drop(&mut self) {
+        let panicking = std::thread::panicking();
+        if panicking {
+            self.meeting.poisoned.store(true, Ordering::Release);
+        }
+        self.stopped.fetch_add(1, Ordering::AcqRel);
+        if panicking {
+            // The others stop at their next meeting at the latest.
+            while self.stopped.load(Ordering::Acquire) < self.meeting.parts {
+                std::thread::yield_now();
+            }
+        }
     }
 }
 
@@ -305,36 +436,32 @@ pub fn run_split_watched(
     every: Duration,
     mut watch: impl FnMut(Progress),
 ) -> (Fabric, Ending) {
-    // Mailboxes by the parity of the round (cycles simulated so far: the same for every
-    // part, unlike cycle numbers, which may skip), sender and receiver.
-    let boxes: Vec<Padded<Mutex<Mail>>> = (0..2 * parts * parts).map(|_| Padded(Mutex::new(Mail::default()))).collect();
-    let mb = |parity: u64, from: usize, to: usize| (parity as usize * parts + from) * parts + to;
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let meeting = Meeting {
-        slots: (0..parts).map(|_| Padded(Slot::default())).collect(),
-        spin: if parts <= cores { 4096 } else { 0 },
-        poisoned: AtomicBool::new(false),
-    };
+    let meeting = Meeting::new(parts, if parts <= cores { 4096 } else { 0 });
     // For the watcher: the cycle, each part's deliveries and expected deliveries, and the
     // parts that have finished.
     let now = AtomicU64::new(0);
     let counts: Vec<Padded<[AtomicU64; 2]>> = (0..parts).map(|_| Padded([AtomicU64::new(0), AtomicU64::new(0)])).collect();
     let finished = AtomicUsize::new(0);
+    let stopped = AtomicUsize::new(0);
     let caller = std::thread::current();
     let placement = Placement::for_parts(parts);
     let mut done: Vec<(Fabric, Ending, u64)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..parts)
             .map(|k| {
-                let (boxes, meeting, build) = (&boxes, &meeting, &build);
+                let (meeting, build, stopped) = (&meeting, &build, &stopped);
                 let (now, counts, finished, caller, placement) = (&now, &counts, &finished, &caller, &placement);
                 std::thread::Builder::new()
                     .name(format!("flitwave-part-{k}"))
                     .spawn_scoped(s, move || {
-                        let _poison = PoisonOnPanic(&meeting.poisoned);
+                        // Declared before the guard, so dropped after it: another part may
+                        // be reading this part's mail buffers when this thread unwinds.
+                        let mut part: Option<Fabric> = None;
+                        let _guard = PartGuard { meeting, stopped };
                         if let Some(p) = placement {
                             p.place(k);
                         }
-                        let mut f = build();
+                        let f = part.insert(build());
                         assert!(
                             f.probes.is_empty() && f.program.splits(),
                             "a fabric is split only for programs that allow it, without probes"
@@ -346,6 +473,14 @@ pub fn run_split_watched(
                         // The last cycle anything moved anywhere, as of the last meeting.
                         let mut last_move = 0;
                         let ending = loop {
+                            // Mail goes into the buffers of the round's parity (by rounds:
+                            // the same for every part, unlike cycle numbers, which may skip),
+                            // which every receiver has read by now (they came to the meeting
+                            // of the round in between).
+                            f.mail_at = (round & 1) as usize * parts;
+                            for m in &mut f.mail[f.mail_at..f.mail_at + parts] {
+                                m.clear();
+                            }
                             let t = f.now;
                             f.step();
                             let mut needed = t;
@@ -354,7 +489,7 @@ pub fn run_split_watched(
                             // may be one that one thread would skip, with nothing to do in
                             // any part; then it changes nothing but the clock.
                             if two_cycles && t + 1 < max_cycles && t - last_move < w {
-                                if f.next_needed(t) == t + 1 || f.mail.iter().any(|m| !m.flits.is_empty()) {
+                                if f.next_needed(t) == t + 1 || f.sends_flits() {
                                     needed = t + 1;
                                 }
                                 f.step();
@@ -363,25 +498,19 @@ pub fn run_split_watched(
                             f.post_accepts();
                             // Flits sent need the next cycle (their receiver is idle until it
                             // takes them in); credits and deliveries need no cycle of their own.
-                            let mut sent = false;
-                            for j in (0..parts).filter(|&j| j != k) {
-                                sent |= !f.mail[j].flits.is_empty();
-                                std::mem::swap(
-                                    &mut f.mail[j],
-                                    &mut *boxes[mb(round & 1, k, j)].lock().unwrap_or_else(|_| panic!("{OTHER_PANICKED}")),
-                                );
-                            }
-                            let next = if sent { t + 1 } else { f.next_needed(t) };
+                            let next = if f.sends_flits() { t + 1 } else { f.next_needed(t) };
                             let (delivered, expected) = f.scoreboard.part_counts();
                             counts[k][0].store(delivered, Ordering::Relaxed);
                             counts[k][1].store(expected, Ordering::Relaxed);
                             if k == 0 {
                                 now.store(t, Ordering::Relaxed);
                             }
-                            let (gnext, gbuf, moved, gneeded) = meeting.meet(k, round, [next, f.routers.buffered, f.last_move, needed]);
+                            let report = [next, f.routers.buffered, f.last_move, needed];
+                            let (gnext, gbuf, moved, gneeded) = meeting.meet(k, round, report, &f.mail[f.mail_at..f.mail_at + parts]);
                             for j in (0..parts).filter(|&j| j != k) {
-                                let mut m = boxes[mb(round & 1, j, k)].lock().unwrap_or_else(|_| panic!("{OTHER_PANICKED}"));
-                                f.take_mail(&mut m, t);
+                                // SAFETY: between this part's meeting of `round` and its next.
+                                let m = unsafe { meeting.sent(j, k, round) };
+                                f.take_mail(&m, t);
                             }
                             last_move = moved;
                             round += 1;
@@ -401,7 +530,7 @@ pub fn run_split_watched(
                         };
                         finished.fetch_add(1, Ordering::Release);
                         caller.unpark();
-                        (f, ending, last_move)
+                        (part.take().expect("the part's fabric"), ending, last_move)
                     })
                     .expect("cannot start a simulation thread")
             })
