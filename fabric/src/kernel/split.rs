@@ -437,10 +437,12 @@ pub fn run_split_watched(
     mut watch: impl FnMut(Progress),
 ) -> (Fabric, Ending) {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let meeting = Meeting::new(parts, if parts <= cores { 4096 } else { 0 });
+    // Each in lines of its own: every part reads the meeting's fields every round, and part 0
+    // writes the cycle for the watcher every round.
+    let meeting = Padded(Meeting::new(parts, if parts <= cores { 4096 } else { 0 }));
     // For the watcher: the cycle, each part's deliveries and expected deliveries, and the
     // parts that have finished.
-    let now = AtomicU64::new(0);
+    let now = Padded(AtomicU64::new(0));
     let counts: Vec<Padded<[AtomicU64; 2]>> = (0..parts).map(|_| Padded([AtomicU64::new(0), AtomicU64::new(0)])).collect();
     let finished = AtomicUsize::new(0);
     let stopped = AtomicUsize::new(0);
