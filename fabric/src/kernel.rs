@@ -232,6 +232,10 @@ pub struct Fabric {
     /// the last cycle a flit left it.
     xlat: Vec<u32>,
     popped_at: Vec<u64>,
+    /// On a split fabric: the upstream output port of each input port when this part owns
+    /// it (`NONE` otherwise), and the cycle's credits for this part's own return lines.
+    up_own: Vec<u32>,
+    own_credits: Vec<(usize, u8)>,
 }
 
 impl Fabric {
@@ -308,6 +312,8 @@ impl Fabric {
             mail_at: 0,
             xlat: Vec::new(),
             popped_at: Vec::new(),
+            up_own: Vec::new(),
+            own_credits: Vec::new(),
             topo,
         }
     }

@@ -51,16 +51,23 @@ impl CreditLine {
 
     /// Put credits for output VCs `ovs` on the line, all visible from cycle `ready`.
     #[inline(always)]
-    pub(crate) fn push_all(&mut self, ready: u64, ovs: impl ExactSizeIterator<Item = u32>) {
+    pub(crate) fn push_all(&mut self, ready: u64, ovs: impl Iterator<Item = u32>) {
         // No credits, no horizon: a traced run steps on until the horizon has passed.
-        if ovs.len() == 0 {
-            return;
-        }
-        self.horizon = self.horizon.max(ready);
-        if ready.wrapping_sub(self.done) <= self.mask {
-            self.slots[(ready & self.mask) as usize].extend(ovs);
+        let pushed = if ready.wrapping_sub(self.done) <= self.mask {
+            let slot = &mut self.slots[(ready & self.mask) as usize];
+            let before = slot.len();
+            slot.extend(ovs);
+            slot.len() != before
         } else {
-            ovs.for_each(|ov| self.push_outside(ready, ov));
+            let mut any = false;
+            for ov in ovs {
+                self.push_outside(ready, ov);
+                any = true;
+            }
+            any
+        };
+        if pushed {
+            self.horizon = self.horizon.max(ready);
         }
     }
 

@@ -332,7 +332,7 @@ impl Routers {
     /// [`Routers::return_credit`] for a cycle's credits, all usable from cycle `ready`: each
     /// a (global output port, VC).
     #[inline(always)]
-    pub fn return_credits(&mut self, ready: u64, credits: impl ExactSizeIterator<Item = (usize, u8)>) {
+    pub fn return_credits(&mut self, ready: u64, credits: impl Iterator<Item = (usize, u8)>) {
         let (in_flight, nv) = (self.outputs.in_flight_mut(), self.nv);
         self.credit_line.push_all(
             ready,

@@ -93,6 +93,9 @@ impl Fabric {
         self.xlat = vec![NONE; self.routers.inputs.ctl.len()];
         self.popped_at = vec![u64::MAX; self.routers.inputs.ctl.len()];
         (self.lo, self.hi) = ((k as u32 * self.chunk).min(n), ((k as u32 + 1) * self.chunk).min(n));
+        let p = self.routers.ports() as u32;
+        let own = self.lo * p..self.hi * p;
+        self.up_own = self.up.iter().map(|&op| if own.contains(&op) { op } else { NONE }).collect();
         let own = self.own();
         self.active.retain(|&r| own.contains(&(r as usize)));
         for (r, a) in self.in_active.iter_mut().enumerate() {
@@ -130,16 +133,24 @@ impl Fabric {
     pub(super) fn credits_split(&mut self, t: u64) {
         let p = self.routers.ports() as u32;
         let v = self.routers.vcs();
-        let own = self.lo * p..self.hi * p;
+        // This part's credits in one batch, as on one thread; those for other parts (only
+        // the boundary's) into the mail.
+        let mut ours = std::mem::take(&mut self.own_credits);
         for f in self.outbox.freed.drain(..) {
-            let op = self.up[f.in_port as usize];
-            if own.contains(&op) {
-                self.routers.credit_freed(op as usize, f.vc, t);
+            let op = self.up_own[f.in_port as usize];
+            if op != NONE {
+                ours.push((op as usize, f.vc));
             } else {
+                let op = self.up[f.in_port as usize];
                 self.popped_at[f.in_port as usize * v + f.vc as usize] = t;
                 self.mail[self.mail_at + (op / p / self.chunk) as usize].credits.push((op, f.vc, t));
             }
         }
+        match self.spec.pipeline.credit_delay as u64 {
+            0 => ours.drain(..).for_each(|(op, vc)| self.routers.credit_now(op, vc)),
+            d => self.routers.return_credits(t + 1 + d, ours.drain(..)),
+        }
+        self.own_credits = ours;
     }
 
     /// Take in what another part sent in the round that ended with cycle `t` (before this
