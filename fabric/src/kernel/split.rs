@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// What one part sends another in a round (one or two cycles).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub(crate) struct Mail {
     /// Flits into the other part's input VCs (router, local VC, flit, cycle sent).
     flits: Vec<(u32, u32, Flit, u64)>,
@@ -88,7 +88,7 @@ impl Fabric {
         // Room for a busy round from the start, so that buffers rarely move and two never
         // share a cache line in their used parts (a receiver reads one while the sender
         // fills another of the other parity).
-        self.mail = vec![Mail::with_capacity(256); 2 * parts];
+        self.mail = (0..2 * parts).map(|_| Mail::with_capacity(256)).collect();
         self.mail_at = 0;
         self.xlat = vec![NONE; self.routers.inputs.ctl.len()];
         self.popped_at = vec![u64::MAX; self.routers.inputs.ctl.len()];
