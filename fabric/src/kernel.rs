@@ -632,18 +632,11 @@ impl Fabric {
             self.routers.arrive_at(r as usize, l0 as usize + d.vc as usize, d.flit, t, t + lat);
             self.activate(r as usize);
         }
-        let credit_delay = self.spec.pipeline.credit_delay as u64;
         if SPLIT {
             self.credits_split(t);
-        } else if credit_delay == 0 {
-            // The branch of `Routers::credit_freed`, taken once for all the cycle's credits.
-            for f in self.outbox.freed.drain(..) {
-                self.routers.credit_now(self.up[f.in_port as usize] as usize, f.vc);
-            }
         } else {
             let up = self.up.as_slice();
-            let credits = self.outbox.freed.drain(..).map(move |f| (up[f.in_port as usize] as usize, f.vc));
-            self.routers.return_credits(t + 1 + credit_delay, credits);
+            self.routers.credits_freed(t, self.outbox.freed.drain(..).map(move |f| (up[f.in_port as usize] as usize, f.vc)));
         }
         self.routers.deliver_credits(t + 1);
     }

@@ -356,9 +356,16 @@ impl Routers {
     /// cycle on, without queueing).
     #[inline(always)]
     pub fn credit_freed(&mut self, op: usize, vc: u8, t: u64) {
+        self.credits_freed(t, std::iter::once((op, vc)));
+    }
+
+    /// [`Routers::credit_freed`] for a cycle's credits (each a global output port and VC),
+    /// the return line's delay looked at once for all.
+    #[inline(always)]
+    pub fn credits_freed(&mut self, t: u64, credits: impl Iterator<Item = (usize, u8)>) {
         match self.params.pipeline.credit_delay {
-            0 => self.credit_now(op, vc),
-            d => self.return_credit(op, vc, t + 1 + d as u64),
+            0 => credits.for_each(|(op, vc)| self.credit_now(op, vc)),
+            d => self.return_credits(t + 1 + d as u64, credits),
         }
     }
 

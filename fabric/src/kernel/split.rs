@@ -146,10 +146,7 @@ impl Fabric {
                 self.mail[self.mail_at + (op / p / self.chunk) as usize].credits.push((op, f.vc, t));
             }
         }
-        match self.spec.pipeline.credit_delay as u64 {
-            0 => ours.drain(..).for_each(|(op, vc)| self.routers.credit_now(op, vc)),
-            d => self.routers.return_credits(t + 1 + d, ours.drain(..)),
-        }
+        self.routers.credits_freed(t, ours.drain(..));
         self.own_credits = ours;
     }
 
@@ -282,7 +279,7 @@ impl Slot {
 }
 
 /// The mail one part left another for a round, read in place.
-pub(crate) struct Sent<'a> {
+struct Sent<'a> {
     flits: &'a [(u32, u32, Flit, u64)],
     headers: &'a [Packet],
     credits: &'a [(u32, u8, u64)],
