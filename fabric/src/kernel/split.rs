@@ -94,8 +94,8 @@ impl Fabric {
         self.popped_at = vec![u64::MAX; self.routers.inputs.ctl.len()];
         (self.lo, self.hi) = ((k as u32 * self.chunk).min(n), ((k as u32 + 1) * self.chunk).min(n));
         let p = self.routers.ports() as u32;
-        let own = self.lo * p..self.hi * p;
-        self.up_own = self.up.iter().map(|&op| if own.contains(&op) { op } else { NONE }).collect();
+        let own_ports = self.lo * p..self.hi * p;
+        self.up_own = self.up.iter().map(|&op| if own_ports.contains(&op) { op } else { NONE }).collect();
         let own = self.own();
         self.active.retain(|&r| own.contains(&(r as usize)));
         for (r, a) in self.in_active.iter_mut().enumerate() {
