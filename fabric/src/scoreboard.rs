@@ -1,9 +1,15 @@
 //! The scoreboard: every message an algorithm sends must reach each intended node exactly
 //! once. Lost, duplicated and misrouted deliveries are counted and the first few described.
+//!
+//! Messages are kept from the oldest one not yet complete on (a unicast is complete once
+//! delivered), so a traffic run of any length holds only the messages in flight; their ids
+//! wrap around within the id space, which the messages outstanding may fill only halfway
+//! (the half behind the oldest tells a late repeat of a completed message).
 
 use crate::topology::Topology;
 use router::NodeId;
 use serde::Serialize;
+use std::collections::VecDeque;
 
 /// Who must receive a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,9 +50,25 @@ struct Pairs {
 /// First message id of the all-pairs block.
 pub const PAIR_BASE: u32 = 1 << 31;
 
+impl MsgRec {
+    /// Nothing more to see for this message: a unicast delivered. (Broadcasts and ids kept
+    /// free stay: their records are what tells a late or wrong delivery.)
+    fn complete(&self) -> bool {
+        matches!(self.dest, DestSet::One(_)) && self.slot > 0
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
-    msgs: Vec<MsgRec>,
+    /// Messages declared before a split fabric's parts began (every part holds them), by id.
+    shared_msgs: Vec<MsgRec>,
+    /// The messages declared since, from the oldest not complete on: `msgs[j]` is message
+    /// number `lo + j` of this scoreboard (or part), id `shared + (lo + j) % id_room`.
+    msgs: VecDeque<MsgRec>,
+    lo: u64,
+    /// Ids for `msgs` (wrapping): from `shared` up to the part number's bits or the
+    /// all-pairs block.
+    id_room: u64,
     pairs: Option<Pairs>,
     bits: Vec<u64>,
     words: usize,
@@ -57,25 +79,37 @@ pub struct Scoreboard {
     /// The first problems seen, for the report.
     pub problems: Vec<String>,
     /// When the fabric is split between threads: this part's number, carried in the top
-    /// bits of the ids it declares ([`PART_SHIFT`]), and deliveries of other parts'
+    /// bits of the ids it declares (from `part_shift` up), and deliveries of other parts'
     /// messages (message, node, cycle), passed on to them.
     part: Option<u32>,
+    /// Where the part number starts in a split fabric's ids.
+    part_shift: u32,
     pub(crate) foreign: Vec<(u32, NodeId, u64)>,
-    /// Messages declared before the split (at setup), which every part holds and accepts
-    /// locally; their delivered-to bits, and their expected deliveries.
-    shared: usize,
+    /// The shared messages' delivered-to bits, and their expected deliveries.
     shared_bits: usize,
     shared_expected: u64,
 }
-
-/// Message ids of a part of a split fabric carry the part number from this bit up.
-pub const PART_SHIFT: u32 = 26;
 
 const MAX_PROBLEMS: usize = 10;
 
 impl Scoreboard {
     pub fn new(nodes: usize) -> Scoreboard {
-        Scoreboard { words: nodes.div_ceil(64), ..Default::default() }
+        Scoreboard { words: nodes.div_ceil(64), id_room: PAIR_BASE as u64, part_shift: 31, ..Default::default() }
+    }
+
+    /// How many messages were declared before the split (ids `0..shared`); the first id of
+    /// those declared since.
+    fn shared(&self) -> usize {
+        self.shared_msgs.len()
+    }
+
+    /// The number of message `id` (declared since the split) if it is outstanding: `Ok(j)`
+    /// for `msgs[j]`; otherwise whether it is one already complete (`Err(true)`: in the half
+    /// of the id space behind the oldest outstanding) or was never declared (`Err(false)`).
+    fn find(&self, id: u32) -> Result<usize, bool> {
+        let room = self.id_room;
+        let ahead = (id as u64 - self.shared() as u64 + room - self.lo % room) % room;
+        if ahead < self.msgs.len() as u64 { Ok(ahead as usize) } else { Err(ahead >= room / 2 && self.lo >= room - ahead) }
     }
 
     /// Declare a message and who must receive it; returns its id.
@@ -93,25 +127,43 @@ impl Scoreboard {
                 off
             }
         };
-        self.msgs.push(MsgRec { dest, slot });
-        let id = self.msgs.len() as u32 - 1;
+        assert!(
+            (self.msgs.len() as u64) < self.id_room / 2,
+            "more than {} messages outstanding (declared and not yet delivered){}: the nodes offer more than the network \
+             accepts; lower the load or the cycles",
+            self.id_room / 2,
+            if self.part.is_some() { " in one part of a split fabric" } else { "" }
+        );
+        let id = self.shared() as u64 + (self.lo + self.msgs.len() as u64) % self.id_room;
+        self.msgs.push_back(MsgRec { dest, slot });
         match self.part {
-            None => id,
-            Some(k) => {
-                assert!(id < 1 << PART_SHIFT, "more than 2^{PART_SHIFT} messages declared by one part of a split fabric");
-                id | k << PART_SHIFT
-            }
+            None => id as u32,
+            Some(k) => id as u32 | k << self.part_shift,
         }
     }
 
     /// Make this the scoreboard of part `k` of a split fabric. The messages declared so far
     /// (at setup, the same in every part) stay shared: each part records its own nodes'
     /// deliveries of them, and [`Scoreboard::join`] merges those.
-    pub(crate) fn set_part(&mut self, k: u32) {
+    pub(crate) fn set_part(&mut self, k: u32, parts: u32) {
         assert!(self.pairs.is_none(), "all-pairs blocks are not split");
-        assert!(self.msgs.len() < 1 << PART_SHIFT, "too many messages declared at setup to split the scoreboard");
-        (self.shared, self.shared_bits, self.shared_expected) = (self.msgs.len(), self.bits.len(), self.expected);
+        assert!(self.lo == 0, "a scoreboard is split before any delivery");
+        // The part number in the top bits below the all-pairs block's.
+        self.part_shift = 31 - (parts - 1).max(1).ilog2() - 1;
+        self.shared_msgs = self.msgs.drain(..).collect();
+        assert!(
+            self.shared() < 1 << (self.part_shift - 1),
+            "too many messages declared at setup to split the scoreboard ({})",
+            self.shared()
+        );
+        self.id_room = (1u64 << self.part_shift) - self.shared() as u64;
+        (self.shared_bits, self.shared_expected) = (self.bits.len(), self.expected);
         self.part = Some(k);
+    }
+
+    /// Where the part number starts in a split fabric's message ids.
+    pub(crate) fn part_shift(&self) -> u32 {
+        self.part_shift
     }
 
     /// Declare one message from every node to every other node; message
@@ -132,12 +184,12 @@ impl Scoreboard {
     /// Node `node` received message `msg` at cycle `t`.
     pub fn accept(&mut self, msg: u32, node: NodeId, t: u64, topo: &Topology) {
         let msg = match self.part {
-            Some(k) if msg < PAIR_BASE && msg as usize >= self.shared => {
-                if msg >> PART_SHIFT != k {
+            Some(k) if msg < PAIR_BASE && msg as usize >= self.shared() => {
+                if msg >> self.part_shift != k {
                     self.foreign.push((msg, node, t));
                     return;
                 }
-                msg & ((1 << PART_SHIFT) - 1)
+                msg & ((1 << self.part_shift) - 1)
             }
             _ => msg,
         };
@@ -158,10 +210,21 @@ impl Scoreboard {
             }
             return;
         }
-        let Some(rec) = self.msgs.get(msg as usize).copied() else {
-            self.misrouted += 1;
-            self.problem(|| format!("cycle {t}: node {node} received undeclared message {msg}"));
-            return;
+        let shared = (msg as usize) < self.shared();
+        let at = if shared { Ok(msg as usize) } else { self.find(msg) };
+        let rec = match at {
+            Ok(j) if shared => self.shared_msgs[j],
+            Ok(j) => self.msgs[j],
+            Err(true) => {
+                self.duplicates += 1;
+                self.problem(|| format!("cycle {t}: message {msg} delivered to node {node} again (it had been delivered)"));
+                return;
+            }
+            Err(false) => {
+                self.misrouted += 1;
+                self.problem(|| format!("cycle {t}: node {node} received undeclared message {msg}"));
+                return;
+            }
         };
         match rec.dest {
             DestSet::Nobody => {
@@ -176,8 +239,17 @@ impl Scoreboard {
                     self.duplicates += 1;
                     self.problem(|| format!("cycle {t}: message {msg} delivered to node {node} again"));
                 } else {
-                    self.msgs[msg as usize].slot = 1;
                     self.delivered += 1;
+                    if shared {
+                        self.shared_msgs[msg as usize].slot = 1;
+                    } else if let Ok(j) = at {
+                        self.msgs[j].slot = 1;
+                        // The oldest messages complete are forgotten.
+                        while self.msgs.front().is_some_and(MsgRec::complete) {
+                            self.msgs.pop_front();
+                            self.lo += 1;
+                        }
+                    }
                 }
             }
             DestSet::Broadcast { root, span } => {
@@ -246,7 +318,7 @@ impl Scoreboard {
         // Unicast messages by destination, in node order (the same however messages were
         // numbered, e.g. on a fabric split between threads).
         let mut lost = vec![0u64; topo.nodes()];
-        for rec in &self.msgs {
+        for rec in self.shared_msgs.iter().chain(&self.msgs) {
             if let DestSet::One(d) = rec.dest
                 && rec.slot == 0
             {
@@ -259,7 +331,10 @@ impl Scoreboard {
             }
             out.push(if k == 1 { format!("1 message never reached node {d}") } else { format!("{k} messages never reached node {d}") });
         }
-        for (i, rec) in self.msgs.iter().enumerate() {
+        // Numbered as declared (on one thread, their ids).
+        let numbered =
+            self.shared_msgs.iter().enumerate().chain(self.msgs.iter().enumerate().map(|(j, m)| (self.shared() + self.lo as usize + j, m)));
+        for (i, rec) in numbered {
             if out.len() >= max {
                 break;
             }
@@ -285,7 +360,7 @@ impl Scoreboard {
     pub(crate) fn join(&mut self, other: Scoreboard) {
         assert!(other.pairs.is_none() && self.pairs.is_none(), "all-pairs blocks are not split");
         // The shared messages: the other part's deliveries of them are to its own nodes.
-        for (mine, theirs) in self.msgs[..self.shared].iter_mut().zip(&other.msgs[..other.shared]) {
+        for (mine, theirs) in self.shared_msgs.iter_mut().zip(&other.shared_msgs) {
             match mine.dest {
                 DestSet::Broadcast { .. } => {
                     let (a, b) = (mine.slot as usize, theirs.slot as usize);
@@ -297,7 +372,7 @@ impl Scoreboard {
             }
         }
         let off = self.bits.len() as u64 - other.shared_bits as u64;
-        self.msgs.extend(other.msgs[other.shared..].iter().map(|m| match m.dest {
+        self.msgs.extend(other.msgs.iter().map(|m| match m.dest {
             DestSet::Broadcast { .. } => MsgRec { slot: m.slot + off, ..*m },
             _ => *m,
         }));
@@ -322,6 +397,89 @@ impl Scoreboard {
 mod tests {
     use super::*;
     use crate::topology::TopologyKind;
+
+    fn line8() -> Topology {
+        Topology::new(TopologyKind::Linear, &[8])
+    }
+
+    #[test]
+    fn a_long_unicast_stream_keeps_only_what_is_in_flight() {
+        let t = line8();
+        let mut sb = Scoreboard::new(8);
+        let mut in_flight = std::collections::VecDeque::new();
+        for i in 0..200_000u32 {
+            let d = NodeId(i % 7 + 1);
+            in_flight.push_back((sb.declare(DestSet::One(d), &t), d));
+            if in_flight.len() > 40 {
+                // Delivered out of order within the last few.
+                let k = (i as usize * 7) % 5;
+                let (m, d) = in_flight.remove(k).unwrap();
+                sb.accept(m, d, i as u64, &t);
+            }
+            assert!(sb.msgs.len() <= 80, "{} messages kept with 41 in flight", sb.msgs.len());
+        }
+        for (m, d) in in_flight.drain(..) {
+            sb.accept(m, d, 0, &t);
+        }
+        assert_eq!(sb.msgs.len(), 0);
+        assert_eq!(sb.counts(), ScoreCounts { expected: 200_000, deliveries: 200_000, missing: 0, duplicates: 0, misrouted: 0 });
+    }
+
+    #[test]
+    fn ids_wrap_and_a_late_repeat_is_a_duplicate() {
+        let t = line8();
+        let mut sb = Scoreboard::new(8);
+        sb.id_room = 16;
+        let mut ids = Vec::new();
+        for i in 0..40u32 {
+            let m = sb.declare(DestSet::One(NodeId(3)), &t);
+            ids.push(m);
+            if i % 2 == 1 {
+                // Two at a time, the later one first.
+                sb.accept(m, NodeId(3), 0, &t);
+                sb.accept(ids[i as usize - 1], NodeId(3), 0, &t);
+            }
+        }
+        assert_eq!(ids[..16].to_vec(), (0..16).collect::<Vec<_>>());
+        assert_eq!(ids[16], 0, "ids wrap");
+        assert_eq!(sb.counts().deliveries, 40);
+        // Message 39 (id 7) again; and id 12, which no outstanding message has and none
+        // completed recently (the last 8 ids completed are 0..=7).
+        let one = sb.declare(DestSet::One(NodeId(5)), &t);
+        assert_eq!(one, 8);
+        sb.accept(7, NodeId(3), 1, &t);
+        sb.accept(12, NodeId(3), 1, &t);
+        sb.accept(one, NodeId(4), 1, &t);
+        assert_eq!(sb.counts(), ScoreCounts { expected: 41, deliveries: 40, missing: 1, duplicates: 1, misrouted: 2 });
+        assert_eq!(sb.describe_missing(&t, 10), vec!["1 message never reached node 5".to_string()]);
+    }
+
+    #[test]
+    #[should_panic(expected = "more than 8 messages outstanding")]
+    fn more_messages_outstanding_than_half_the_ids_is_refused() {
+        let t = line8();
+        let mut sb = Scoreboard::new(8);
+        sb.id_room = 16;
+        for _ in 0..9 {
+            sb.declare(DestSet::One(NodeId(1)), &t);
+        }
+    }
+
+    #[test]
+    fn split_ids_carry_the_part_above_the_room_it_needs() {
+        let t = line8();
+        for (parts, shift) in [(2, 30), (3, 29), (4, 29), (5, 28), (8, 28), (9, 27)] {
+            let mut sb = Scoreboard::new(8);
+            sb.declare(DestSet::One(NodeId(1)), &t);
+            sb.set_part(parts - 1, parts);
+            assert_eq!(sb.part_shift(), shift);
+            let m = sb.declare(DestSet::One(NodeId(2)), &t);
+            assert_eq!(m, 1 | (parts - 1) << shift);
+            assert!(m < PAIR_BASE);
+            sb.accept(m, NodeId(2), 0, &t);
+            assert_eq!(sb.counts().deliveries, 1);
+        }
+    }
 
     #[test]
     fn counts_missing_duplicate_misrouted() {

@@ -101,7 +101,7 @@ impl Fabric {
         for (r, a) in self.in_active.iter_mut().enumerate() {
             *a = own.contains(&r);
         }
-        self.scoreboard.set_part(k as u32);
+        self.scoreboard.set_part(k as u32, parts as u32);
     }
 
     /// The routers this part owns.
@@ -183,7 +183,7 @@ impl Fabric {
 
     /// Hand this cycle's deliveries of other parts' messages to their mail.
     fn post_accepts(&mut self) {
-        let shift = crate::scoreboard::PART_SHIFT;
+        let shift = self.scoreboard.part_shift();
         for (msg, node, t) in self.scoreboard.foreign.drain(..) {
             self.mail[self.mail_at + (msg >> shift) as usize].accepts.push((msg, node, t));
         }
