@@ -108,7 +108,10 @@ impl Scoreboard {
     /// of the id space behind the oldest outstanding) or was never declared (`Err(false)`).
     fn find(&self, id: u32) -> Result<usize, bool> {
         let room = self.id_room;
-        let ahead = (id as u64 - self.shared() as u64 + room - self.lo % room) % room;
+        let Some(rel) = (id as u64).checked_sub(self.shared() as u64).filter(|&r| r < room) else {
+            return Err(false);
+        };
+        let ahead = (rel + room - self.lo % room) % room;
         if ahead < self.msgs.len() as u64 { Ok(ahead as usize) } else { Err(ahead >= room / 2 && self.lo >= room - ahead) }
     }
 
@@ -212,9 +215,10 @@ impl Scoreboard {
         }
         let shared = (msg as usize) < self.shared();
         let at = if shared { Ok(msg as usize) } else { self.find(msg) };
-        let rec = match at {
-            Ok(j) if shared => self.shared_msgs[j],
-            Ok(j) => self.msgs[j],
+        // The record, and where it is among those declared since the split.
+        let (rec, since) = match at {
+            Ok(j) if shared => (self.shared_msgs[j], None),
+            Ok(j) => (self.msgs[j], Some(j)),
             Err(true) => {
                 self.duplicates += 1;
                 self.problem(|| format!("cycle {t}: message {msg} delivered to node {node} again (it had been delivered)"));
@@ -240,14 +244,15 @@ impl Scoreboard {
                     self.problem(|| format!("cycle {t}: message {msg} delivered to node {node} again"));
                 } else {
                     self.delivered += 1;
-                    if shared {
-                        self.shared_msgs[msg as usize].slot = 1;
-                    } else if let Ok(j) = at {
-                        self.msgs[j].slot = 1;
-                        // The oldest messages complete are forgotten.
-                        while self.msgs.front().is_some_and(MsgRec::complete) {
-                            self.msgs.pop_front();
-                            self.lo += 1;
+                    match since {
+                        None => self.shared_msgs[msg as usize].slot = 1,
+                        Some(j) => {
+                            self.msgs[j].slot = 1;
+                            // The oldest messages complete are forgotten.
+                            while self.msgs.front().is_some_and(MsgRec::complete) {
+                                self.msgs.pop_front();
+                                self.lo += 1;
+                            }
                         }
                     }
                 }
@@ -450,7 +455,10 @@ mod tests {
         sb.accept(7, NodeId(3), 1, &t);
         sb.accept(12, NodeId(3), 1, &t);
         sb.accept(one, NodeId(4), 1, &t);
-        assert_eq!(sb.counts(), ScoreCounts { expected: 41, deliveries: 40, missing: 1, duplicates: 1, misrouted: 2 });
+        // Outside the ids a message can have.
+        sb.accept(16, NodeId(3), 1, &t);
+        sb.accept(PAIR_BASE + 8, NodeId(5), 1, &t);
+        assert_eq!(sb.counts(), ScoreCounts { expected: 41, deliveries: 40, missing: 1, duplicates: 1, misrouted: 4 });
         assert_eq!(sb.describe_missing(&t, 10), vec!["1 message never reached node 5".to_string()]);
     }
 
