@@ -151,8 +151,9 @@ impl Scoreboard {
     pub(crate) fn set_part(&mut self, k: u32, parts: u32) {
         assert!(self.pairs.is_none(), "all-pairs blocks are not split");
         assert!(self.lo == 0, "a scoreboard is split before any delivery");
-        // The part number in the top bits below the all-pairs block's.
-        self.part_shift = 31 - (parts - 1).max(1).ilog2() - 1;
+        // The part number in the top bits below the all-pairs block's: as many as the
+        // highest part number has.
+        self.part_shift = 31 - (u32::BITS - (parts - 1).leading_zeros());
         self.shared_msgs = self.msgs.drain(..).collect();
         assert!(
             self.shared() < 1 << (self.part_shift - 1),
