@@ -236,6 +236,8 @@ pub struct Fabric {
     /// it (`NONE` otherwise), and the cycle's credits for this part's own return lines.
     up_own: Vec<u32>,
     own_credits: Vec<(usize, u8)>,
+    /// Scratch stack of [`Fabric::part_reach`]'s walk down a broadcast tree.
+    reach_stack: Vec<(NodeId, usize)>,
 }
 
 impl Fabric {
@@ -314,6 +316,7 @@ impl Fabric {
             popped_at: Vec::new(),
             up_own: Vec::new(),
             own_credits: Vec::new(),
+            reach_stack: Vec::new(),
             topo,
         }
     }
@@ -584,6 +587,7 @@ impl Fabric {
     /// Turn what node `r`'s program asked for into queued packets and timers.
     fn flush_node_out(&mut self, r: NodeId, t: u64) {
         let net = self.topo.net_ports();
+        let own = self.own();
         for s in self.node_out.sends.drain(..) {
             let (kind, dest, span, remaining, first) = match s.dest {
                 Dest::Node(d) => {
@@ -597,7 +601,12 @@ impl Fabric {
                         continue;
                     }
                     let ports = self.topo.route_broadcast(r, PortId(net as u8), r, span).ports;
-                    (RouteKind::Broadcast, r, span, reach as u32, ports.net_ports().next().expect("broadcast with no first hop"))
+                    let remaining = if self.parts > 1 {
+                        Self::part_reach(&self.topo, own.clone(), &mut self.reach_stack, (r, net), r, span)
+                    } else {
+                        reach as u32
+                    };
+                    (RouteKind::Broadcast, r, span, remaining, ports.net_ports().next().expect("broadcast with no first hop"))
                 }
             };
             assert!(s.flits >= 1, "node {r}'s program sent a packet of no flits");

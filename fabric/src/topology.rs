@@ -291,6 +291,19 @@ impl Topology {
         Hop { ports, class }
     }
 
+    /// On a hypercube, the part of a broadcast tree over `span` from `at` (entered on
+    /// `in_port`; from the node at the root) down, `at` included: the subcube of `at` over
+    /// the dimensions of `span` below the arrival one ([`Topology::route_broadcast`]), as its
+    /// lowest id, highest id and number of nodes. `None` on other topologies.
+    pub fn broadcast_subcube(&self, at: NodeId, in_port: PortId, span: u32) -> Option<(u32, u32, u32)> {
+        if self.kind != TopologyKind::Hypercube {
+            return None;
+        }
+        let below = in_port.idx().min(self.ndims());
+        let mask = span & ((1u64 << below) - 1) as u32;
+        Some((at.0 & !mask, at.0 | mask, 1 << mask.count_ones()))
+    }
+
     /// Does the dimension-order tree continue from `at` one step `up`/down in `dim`?
     /// Returns the output port if so.
     fn tree_branch(&self, at: NodeId, root: NodeId, dim: usize, up: bool) -> Option<usize> {

@@ -4,6 +4,7 @@
 
 use fabric::algorithms::Forwarding;
 use fabric::algorithms::mnb_sbt::MnbSbt;
+use fabric::algorithms::snb::Snb;
 use fabric::algorithms::traffic::{Pattern, Traffic, TrafficSpec};
 use fabric::kernel::split::run_split;
 use fabric::*;
@@ -88,6 +89,43 @@ fn node_forwarded_mnb() {
         let (f, _) = run_split(2, || Fabric::new(&s, Box::new(MnbSbt::new(1, Forwarding::Node))));
         let c = f.scoreboard.counts();
         assert_eq!((c.expected, c.deliveries, c.missing), (64 * 63, 64 * 63, 0), "{ports:?}");
+    }
+}
+
+/// Broadcasts the routers replicate: a copy crosses into a part on every tree branch that
+/// leaves the one it is in, and each copy's packet-table slot goes when its share of the
+/// tree is done (no slot left over anywhere after the run).
+#[test]
+fn router_forwarded_broadcasts() {
+    let mut runs: Vec<(String, Box<dyn Fn() -> Fabric + Sync>)> = Vec::new();
+    for ports in [PortModel::All, PortModel::K(1)] {
+        let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[6]);
+        s.ports = ports;
+        runs.push((format!("mnb-sbt {ports:?}"), Box::new(move || Fabric::new(&s, Box::new(MnbSbt::new(1, Forwarding::Router))))));
+    }
+    let mut mesh = spec(TopologyKind::Mesh, &[6, 5], Switching::Wormhole, Pipeline::REALISTIC);
+    mesh.vcs = 1;
+    let root = mesh.topology().node_at(&[2, 3]);
+    runs.push(("snb mesh".into(), Box::new(move || Fabric::new(&mesh, Box::new(Snb::new(root, Forwarding::Router, false, 4))))));
+    let torus = spec(TopologyKind::Torus, &[6, 4], Switching::StoreAndForward, Pipeline::IDEAL);
+    runs.push(("snb torus".into(), Box::new(move || Fabric::new(&torus, Box::new(Snb::new(NodeId(9), Forwarding::Router, false, 4))))));
+    let mut cube = FabricSpec::ideal(TopologyKind::Hypercube, &[7]);
+    cube.ports = PortModel::All;
+    runs.push(("snb hypercube".into(), Box::new(move || Fabric::new(&cube, Box::new(Snb::new(NodeId(77), Forwarding::Router, false, 1))))));
+    for (name, build) in &runs {
+        check(name, build, Ending::Quiescent);
+        let nodes = build().topo.nodes() as u64;
+        for parts in [1, 2, 3, 5] {
+            let (f, _) = run_split(parts, build);
+            let c = f.scoreboard.counts();
+            let broadcasts = if name.starts_with("mnb") { nodes } else { 1 };
+            assert_eq!(
+                (c.expected, c.deliveries, c.missing, c.duplicates),
+                (broadcasts * (nodes - 1), c.expected, 0, 0),
+                "{name}, {parts} parts"
+            );
+            assert_eq!(f.packets.live(), 0, "{name}, {parts} parts: packet-table slots left");
+        }
     }
 }
 

@@ -6,8 +6,8 @@
 //!     tree, store-and-forward, ideal router (`mnb-sbt`): forwarded by the nodes (each
 //!     node receives the packet and sends it on, as the papers do) and, as
 //!     `a_..._router`, by the routers (hardware multicast: each node sends one packet and
-//!     the crossbars copy it along its tree); node-forwarded also as `a_..._2threads`, split
-//!     between two threads;
+//!     the crossbars copy it along its tree); both also as `..._2threads`, split between
+//!     two threads;
 //! (b) 8x8 mesh, uniform traffic at 0.1 flits/node/cycle (4-flit packets, 0.025
 //!     packets/node/cycle), wormhole, dimension-order routing, 2 VCs x 8-flit buffers,
 //!     realistic router, 20,000 cycles of injection, then drain; and, as
@@ -190,6 +190,7 @@ fn benches(c: &mut Criterion) {
     bench(c, "a_hypercube10_mnb_sbt", HYPERCUBE_MNB, 1);
     bench(c, "a_hypercube10_mnb_sbt_2threads", HYPERCUBE_MNB, 2);
     bench(c, "a_hypercube10_mnb_sbt_router", HYPERCUBE_MNB_ROUTER, 1);
+    bench(c, "a_hypercube10_mnb_sbt_router_2threads", HYPERCUBE_MNB_ROUTER, 2);
     bench(c, "b_mesh8x8_uniform_wh", MESH_UNIFORM, 1);
     bench(c, "b_mesh8x8_uniform_wh_2threads", MESH_UNIFORM, 2);
     bench(c, "d_mesh32x32_uniform_wh", MESH32_UNIFORM, 1);

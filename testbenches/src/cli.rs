@@ -143,7 +143,7 @@ pub struct RunArgs {
     /// Write buffer and link statistics as CSV.
     #[arg(long, allow_hyphen_values = true)]
     pub stats_csv: Option<String>,
-    /// Split a run (traffic, or node-forwarded mnb-sbt) between this many threads, each
+    /// Split a run (traffic, or a broadcast such as mnb-sbt) between this many threads, each
     /// owning a range of routers (results do not depend on it).
     #[arg(long, allow_hyphen_values = true)]
     pub threads: Option<String>,

@@ -190,8 +190,8 @@ pub fn build(cfg: &Config) -> (Fabric, Bounds) {
 }
 
 /// Can the run be split between `cfg.threads` threads? Only if its program's nodes keep no
-/// shared state ([`fabric::Program::splits`]): synthetic traffic, and the node-forwarded
-/// broadcasts and personalized communication of the hypercube papers.
+/// shared state ([`fabric::Program::splits`]): synthetic traffic, and the broadcasts
+/// (node- or router-forwarded) and personalized communication of the hypercube papers.
 pub fn check_threads(cfg: &Config) -> Result<(), ConfigError> {
     if cfg.threads <= 1 || program(cfg).0.splits() {
         return Ok(());
@@ -201,8 +201,8 @@ pub fn check_threads(cfg: &Config) -> Result<(), ConfigError> {
         Workload::Traffic { .. } => "this run".to_string(),
     };
     Err(ConfigError(format!(
-        "threads: {}: 1 for {what} (its program keeps state or results shared between nodes, or the routers forward its broadcasts); runs split between threads: \
-         --traffic, node-forwarded snb, mnb, mnb-ring, mnb-sbt, scatter, gather, and pmnb-1, pmnb-2, pmnb-3",
+        "threads: {}: 1 for {what} (its program keeps state or results shared between nodes); runs split between threads: \
+         --traffic, snb, mnb-sbt (node- or router-forwarded), mnb, mnb-ring, scatter, gather, and pmnb-1, pmnb-2, pmnb-3",
         cfg.threads
     )))
 }

@@ -782,8 +782,27 @@ fn threads_do_not_change_results() {
         v["config"].as_object_mut().unwrap().remove("threads");
         v
     };
-    let runs: [&[&str]; 8] = [
+    let runs: [&[&str]; 10] = [
         &["--topology", "mesh", "--dims", "6x5", "--traffic", "uniform", "--rate", "0.05", "--cycles", "1500"],
+        &["--dims", "6", "--algorithm", "mnb-sbt", "--forwarding", "router", "--ports", "one"],
+        &[
+            "--topology",
+            "mesh",
+            "--dims",
+            "5x4",
+            "--algorithm",
+            "snb",
+            "--forwarding",
+            "router",
+            "--switching",
+            "wh",
+            "--router",
+            "realistic",
+            "--packet-flits",
+            "3",
+            "--root",
+            "2,1",
+        ],
         &["--dims", "6", "--algorithm", "pmnb-3", "--active-count", "21", "--tp", "1", "--seed", "5"],
         &["--dims", "6", "--algorithm", "pmnb-2", "--active-count", "9", "--tp", "2"],
         &["--dims", "6", "--algorithm", "mnb-sbt", "--ports", "one"],
@@ -826,7 +845,6 @@ fn bad_threads() {
     bad(&[&traffic[..], &["--threads", "two"]].concat(), &["threads: two"]);
     bad(&["run", "--topology", "linear", "--dims", "4", "--traffic", "uniform", "--threads", "5"], &["threads: 5", "4 nodes"]);
     bad(&["run", "--dims", "4", "--algorithm", "accumulate", "--threads", "2"], &["threads: 2", "accumulate", "--traffic", "mnb-sbt"]);
-    bad(&["run", "--dims", "4", "--algorithm", "snb", "--forwarding", "router", "--threads", "2"], &["threads: 2", "snb"]);
-    bad(&["run", "--dims", "4", "--algorithm", "mnb-sbt", "--forwarding", "router", "--threads", "2"], &["threads: 2", "mnb-sbt"]);
+    bad(&["run", "--dims", "4", "--algorithm", "kbcast", "--active", "1,2", "--threads", "2"], &["threads: 2", "kbcast", "--traffic"]);
     bad(&[&traffic[..], &["--threads", "2", "--vcd", "/tmp/x.vcd"]].concat(), &["threads: 2", "--vcd"]);
 }

@@ -83,10 +83,9 @@ impl Program for MnbSbt {
         }
     }
 
-    /// Node-forwarded, a node's calls depend only on what it receives. (With router
-    /// forwarding a packet is delivered in several parts of a split fabric at once, which
-    /// the split does not handle.)
+    /// A node's calls depend only on what it receives (router-forwarded, each part of a
+    /// split fabric keeps its own copy of a broadcast that crosses into it).
     fn splits(&self) -> bool {
-        self.forwarding == Forwarding::Node
+        true
     }
 }

@@ -117,9 +117,10 @@ impl Program for Snb {
             self.forward(cx, in_port);
         }
     }
-    /// Node-forwarded, a node acts only on what it receives.
+    /// A node acts only on what it receives (router-forwarded, each part of a split fabric
+    /// keeps its own copy of the broadcast that crosses into it).
     fn splits(&self) -> bool {
-        self.forwarding == Forwarding::Node
+        true
     }
 }
 

@@ -27,14 +27,17 @@
 //! commit would give it (or, sent in a round's first cycle, after the receiver's t + 1: it
 //! cannot be read before t + 2, and the buffer statistics are made those of a write in
 //! time), a head brings a copy of its packet's header (the receiver keeps it under its own
-//! packet id, translated per input VC for the flits behind it), credits go onto the
+//! packet id, translated per input VC for the flits behind it; a broadcast the routers
+//! replicate gets one such copy per tree branch entering the part, each counting the
+//! deliveries of its share of the tree, [`Fabric::part_reach`]), credits go onto the
 //! owner's return line, and the watchdog sees movement anywhere. Each part builds the
 //! whole fabric's state but touches only its own share.
 
 use super::placement::Placement;
 use super::{Ending, Fabric};
 use crate::packet::Packet;
-use router::{Flit, NONE, NodeId, PacketId};
+use crate::topology::Topology;
+use router::{Flit, NONE, NodeId, PacketId, PortId, PortSet};
 use std::cmp::Reverse;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -105,7 +108,7 @@ impl Fabric {
     }
 
     /// The routers this part owns.
-    fn own(&self) -> std::ops::Range<usize> {
+    pub(super) fn own(&self) -> std::ops::Range<usize> {
         self.lo as usize..self.hi as usize
     }
 
@@ -115,14 +118,12 @@ impl Fabric {
     pub(super) fn mail_flit(&mut self, r: u32, l: u32, flit: Flit, t: u64) {
         let mail = &mut self.mail[self.mail_at + (r / self.chunk) as usize];
         if flit.is_head() {
-            let header = *self.packets.get(flit.packet);
-            // A broadcast replicated by the routers would be delivered in several parts.
-            assert!(!header.is_broadcast(), "a router-forwarded broadcast crossed between parts of a split fabric");
-            mail.headers.push(header);
+            mail.headers.push(*self.packets.get(flit.packet));
         }
         mail.flits.push((r, l, flit, t));
         if flit.is_tail() {
-            // The packet has left this part: its copy here is done.
+            // The packet (or, for a broadcast the routers replicate, this branch of it) has
+            // left this part: one of the copy's expected deliveries here.
             self.packets.delivered(flit.packet);
         }
     }
@@ -160,7 +161,14 @@ impl Fabric {
         for &(r, l, mut flit, sent) in m.flits {
             let iv = r as usize * npv + l as usize;
             if flit.is_head() {
-                let p = *headers.next().expect("a head flit in the mail without its header");
+                let mut p = *headers.next().expect("a head flit in the mail without its header");
+                if p.is_broadcast() {
+                    // This part's copy of a broadcast the routers replicate: the deliveries
+                    // below where it enters.
+                    let port = l as usize / self.routers.vcs();
+                    let own = self.own();
+                    p.remaining = Self::part_reach(&self.topo, own, &mut self.reach_stack, (NodeId(r), port), p.dest(), p.header.span);
+                }
                 self.xlat[iv] = self.packets.alloc(p).0;
             }
             flit.packet = PacketId(self.xlat[iv]);
@@ -179,6 +187,47 @@ impl Fabric {
         for &(msg, node, t) in m.accepts {
             self.scoreboard.accept(msg, node, t, &self.topo);
         }
+    }
+
+    /// What a copy of a broadcast from `root` over `span` that enters router `at` on input
+    /// port `in_port` (the first injection port: from the node) still has to do in the part
+    /// owning routers `own` before its packet-table slot can go: the tree's nodes below that
+    /// point that the part owns each eject a copy, and each branch that leaves for another
+    /// part hands the packet on ([`Fabric::mail_flit`]). A walk down the same routes the
+    /// routers compute; `stack` is scratch.
+    pub(super) fn part_reach(
+        topo: &Topology,
+        own: std::ops::Range<usize>,
+        stack: &mut Vec<(NodeId, usize)>,
+        (at, in_port): (NodeId, usize),
+        root: NodeId,
+        span: u32,
+    ) -> u32 {
+        stack.clear();
+        stack.push((at, in_port));
+        let mut n = 0u32;
+        while let Some((x, ip)) = stack.pop() {
+            if let Some((lo, hi, size)) = topo.broadcast_subcube(x, PortId(ip as u8), span)
+                && own.contains(&(lo as usize))
+                && own.contains(&(hi as usize))
+            {
+                // A whole hypercube subtree this part owns (ranges of ids): every node but
+                // the root ejects a copy.
+                n += size - (ip >= topo.net_ports()) as u32;
+                continue;
+            }
+            let ports = topo.route_broadcast(x, PortId(ip as u8), root, span).ports;
+            n += ports.contains(PortSet::LOCAL) as u32;
+            for p in ports.net_ports() {
+                let y = topo.neighbor(x, p).expect("a broadcast tree over a missing link");
+                if own.contains(&y.idx()) {
+                    stack.push((y, topo.reverse_port(p)));
+                } else {
+                    n += 1;
+                }
+            }
+        }
+        n
     }
 
     /// Hand this cycle's deliveries of other parts' messages to their mail.
@@ -588,4 +637,55 @@ pub fn run_split_watched(
         f.deadlock = Some(f.find_deadlock(f.now - 1));
     }
     (f, ending)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologyKind;
+
+    /// [`Fabric::part_reach`] on hypercube trees against a count from the tree's definition
+    /// (Bertsekas et al. §2: a node reached across dimension i forwards on the dimensions of
+    /// the span below i, so a node's parent flips the lowest bit in which it differs from the
+    /// root): the nodes below the entry whose path from it stays in the part, and the edges
+    /// from those to nodes outside it.
+    #[test]
+    fn part_reach_counts_a_copy_share_of_a_hypercube_tree() {
+        let d = 5;
+        let topo = Topology::new(TopologyKind::Hypercube, &[d]);
+        let parent = |x: u32, root: u32| x ^ (1 << (x ^ root).trailing_zeros());
+        let mut stack = Vec::new();
+        for span in [0b11111u32, 0b10110, 0b00111, 0b01000] {
+            for root in 0..32u32 {
+                let tree: Vec<u32> = (0..32u32).filter(|x| (x ^ root) & !span == 0).collect();
+                for own in [0..16, 16..32, 0..11, 11..22, 22..32, 5..27, 0..32] {
+                    for &y in tree.iter().filter(|y| own.contains(&(**y as usize))) {
+                        // Is z below y with every node from y to z in the part?
+                        let below_within = |mut z: u32| loop {
+                            if !own.contains(&(z as usize)) {
+                                return false;
+                            }
+                            if z == y {
+                                return true;
+                            }
+                            if z == root {
+                                return false;
+                            }
+                            z = parent(z, root);
+                        };
+                        let deliveries = tree.iter().filter(|&&z| z != root && below_within(z)).count();
+                        let crossings =
+                            tree.iter().filter(|&&z| z != root && !own.contains(&(z as usize)) && below_within(parent(z, root))).count();
+                        let in_port = if y == root { d as usize } else { (y ^ root).trailing_zeros() as usize };
+                        let got = Fabric::part_reach(&topo, own.clone(), &mut stack, (NodeId(y), in_port), NodeId(root), span);
+                        assert_eq!(
+                            got as usize,
+                            deliveries + crossings,
+                            "span {span:05b} root {root} part {own:?} entry {y}: {deliveries} deliveries + {crossings} crossings"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
