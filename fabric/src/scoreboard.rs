@@ -66,6 +66,8 @@ pub struct Scoreboard {
     /// number `lo + j` of this scoreboard (or part), id `shared + (lo + j) % id_room`.
     msgs: VecDeque<MsgRec>,
     lo: u64,
+    /// `lo % id_room` (kept, not divided for at every delivery).
+    lo_id: u64,
     /// Ids for `msgs` (wrapping): from `shared` up to the part number's bits or the
     /// all-pairs block.
     id_room: u64,
@@ -111,7 +113,9 @@ impl Scoreboard {
         let Some(rel) = (id as u64).checked_sub(self.shared() as u64).filter(|&r| r < room) else {
             return Err(false);
         };
-        let ahead = (rel + room - self.lo % room) % room;
+        // (rel - lo) mod room, with both below room.
+        let ahead = rel + room - self.lo_id;
+        let ahead = if ahead >= room { ahead - room } else { ahead };
         if ahead < self.msgs.len() as u64 { Ok(ahead as usize) } else { Err(ahead >= room / 2 && self.lo >= room - ahead) }
     }
 
@@ -137,7 +141,9 @@ impl Scoreboard {
             self.id_room / 2,
             if self.part.is_some() { " in one part of a split fabric" } else { "" }
         );
-        let id = self.shared() as u64 + (self.lo + self.msgs.len() as u64) % self.id_room;
+        // (lo + outstanding) mod room, with outstanding below room / 2.
+        let at = self.lo_id + self.msgs.len() as u64;
+        let id = self.shared() as u64 + if at >= self.id_room { at - self.id_room } else { at };
         self.msgs.push_back(MsgRec { dest, slot });
         match self.part {
             None => id as u32,
@@ -253,6 +259,10 @@ impl Scoreboard {
                             while self.msgs.front().is_some_and(MsgRec::complete) {
                                 self.msgs.pop_front();
                                 self.lo += 1;
+                                self.lo_id += 1;
+                                if self.lo_id == self.id_room {
+                                    self.lo_id = 0;
+                                }
                             }
                         }
                     }
