@@ -152,10 +152,9 @@ impl Scoreboard {
     }
 
     /// Make this the scoreboard of part `k` of a split fabric. The messages declared so far
-    /// (at setup, the same in every part) stay shared: each part records its own nodes'
-    /// deliveries of them, and [`Scoreboard::join`] merges those.
+    /// (at setup, the same in every part, an all-pairs block included) stay shared: each
+    /// part records its own nodes' deliveries of them, and [`Scoreboard::join`] merges those.
     pub(crate) fn set_part(&mut self, k: u32, parts: u32) {
-        assert!(self.pairs.is_none(), "all-pairs blocks are not split");
         assert!(self.lo == 0, "a scoreboard is split before any delivery");
         // The part number in the top bits below the all-pairs block's: as many as the
         // highest part number has.
@@ -374,7 +373,12 @@ impl Scoreboard {
     /// (each part's deliveries of this part's messages already handed over). Its messages
     /// are numbered after this one's.
     pub(crate) fn join(&mut self, other: Scoreboard) {
-        assert!(other.pairs.is_none() && self.pairs.is_none(), "all-pairs blocks are not split");
+        match (self.pairs.as_mut(), &other.pairs) {
+            // Each part's deliveries are to its own nodes: no bit is set in both.
+            (Some(mine), Some(theirs)) => mine.bits.iter_mut().zip(&theirs.bits).for_each(|(a, b)| *a |= b),
+            (None, None) => {}
+            _ => panic!("parts of one fabric with and without an all-pairs block"),
+        }
         // The shared messages: the other part's deliveries of them are to its own nodes.
         for (mine, theirs) in self.shared_msgs.iter_mut().zip(&other.shared_msgs) {
             match mine.dest {

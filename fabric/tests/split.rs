@@ -5,6 +5,7 @@
 use fabric::algorithms::Forwarding;
 use fabric::algorithms::mnb_sbt::MnbSbt;
 use fabric::algorithms::snb::Snb;
+use fabric::algorithms::total_exchange::TotalExchange;
 use fabric::algorithms::traffic::{Pattern, Traffic, TrafficSpec};
 use fabric::kernel::split::run_split;
 use fabric::*;
@@ -125,6 +126,33 @@ fn router_forwarded_broadcasts() {
                 "{name}, {parts} parts"
             );
             assert_eq!(f.packets.live(), 0, "{name}, {parts} parts: packet-table slots left");
+        }
+    }
+}
+
+/// Total exchange: the all-pairs block is declared at setup, each part records the
+/// deliveries to its own nodes, and the join merges them.
+#[test]
+fn total_exchange() {
+    for ports in [PortModel::All, PortModel::K(1)] {
+        let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[5]);
+        s.ports = ports;
+        let one_port = ports == PortModel::K(1);
+        let build = || Fabric::new(&s, Box::new(TotalExchange::new(5, one_port, 1)));
+        check(&format!("total exchange {ports:?}"), build, Ending::Quiescent);
+        let (f, _) = run_split(3, build);
+        let c = f.scoreboard.counts();
+        assert_eq!((c.expected, c.deliveries, c.missing, c.duplicates, c.misrouted), (32 * 31, 32 * 31, 0, 0, 0), "{ports:?}");
+        // Cut short: the same messages are described as never delivered.
+        s.max_cycles = 6;
+        let build = || Fabric::new(&s, Box::new(TotalExchange::new(5, one_port, 1)));
+        let mut f = build();
+        f.run();
+        let missing = f.scoreboard.describe_missing(&f.topo, 2000);
+        assert!(missing.len() as u64 == f.scoreboard.counts().missing && !missing.is_empty(), "{ports:?}: {missing:?}");
+        for parts in [2, 3] {
+            let (g, _) = run_split(parts, build);
+            assert_eq!(g.scoreboard.describe_missing(&g.topo, 2000), missing, "{ports:?}, {parts} parts");
         }
     }
 }

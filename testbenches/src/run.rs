@@ -202,7 +202,7 @@ pub fn check_threads(cfg: &Config) -> Result<(), ConfigError> {
     };
     Err(ConfigError(format!(
         "threads: {}: 1 for {what} (its program keeps state or results shared between nodes); runs split between threads: \
-         --traffic, snb, mnb-sbt (node- or router-forwarded), mnb, mnb-ring, scatter, gather, and pmnb-1, pmnb-2, pmnb-3",
+         --traffic, snb, mnb-sbt (node- or router-forwarded), mnb, mnb-ring, scatter, gather, total-exchange, and pmnb-1, pmnb-2, pmnb-3",
         cfg.threads
     )))
 }

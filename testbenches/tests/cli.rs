@@ -782,7 +782,8 @@ fn threads_do_not_change_results() {
         v["config"].as_object_mut().unwrap().remove("threads");
         v
     };
-    let runs: [&[&str]; 10] = [
+    let runs: [&[&str]; 11] = [
+        &["--dims", "5", "--algorithm", "total-exchange", "--ports", "one"],
         &["--topology", "mesh", "--dims", "6x5", "--traffic", "uniform", "--rate", "0.05", "--cycles", "1500"],
         &["--dims", "6", "--algorithm", "mnb-sbt", "--forwarding", "router", "--ports", "one"],
         &[

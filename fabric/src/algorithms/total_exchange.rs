@@ -65,4 +65,8 @@ impl Program for TotalExchange {
             self.send(cx, o, t);
         }
     }
+    /// A node's sends depend only on what it receives (the schedule is read-only).
+    fn splits(&self) -> bool {
+        true
+    }
 }
