@@ -593,6 +593,9 @@ impl Config {
             Some(v) => on_off("deadlock-avoidance", v)?,
             None => true,
         };
+        if !deadlock_avoidance && topology != TopologyKind::Torus {
+            return Err(err("deadlock-avoidance", "off", format!("only tori have dateline VCs to remove; a {} has none", topology.name())));
+        }
         let startup_cycles = match raw.get("startup-cycles") {
             Some(v) => uint("startup-cycles", v, 0, 1 << 40)?,
             None => 0,
@@ -628,6 +631,19 @@ impl Config {
         let workload = if let Some(t) = traffic {
             let pattern = Pattern::parse(t).ok_or_else(|| err("traffic", t, format!("one of {}", Pattern::NAMES)))?;
             pattern.check(&topo)?;
+            // What only an algorithm run takes would be dropped here: say so.
+            for f in ["root", "variant", "active", "active-count", "active-set", "tp", "load", "pmnb"] {
+                if let Some(v) = raw.get(f) {
+                    return Err(err(f, v, format!("only applies to --algorithm runs, not --traffic {t}")));
+                }
+            }
+            if pattern != Pattern::Hotspot {
+                for f in ["hotspot", "hotspot-fraction"] {
+                    if let Some(v) = raw.get(f) {
+                        return Err(err(f, v, format!("only applies with --traffic hotspot, not {t}")));
+                    }
+                }
+            }
             let rate = match raw.get("rate") {
                 Some(v) => {
                     let r: f64 = v.trim().parse().map_err(|_| err("rate", v, "packets per node per cycle, a number in (0, 1]"))?;

@@ -367,6 +367,23 @@ fn bad_workload_combinations() {
     bad(&["run", "--rate", "0.1"], &["rate: 0.1", "--traffic"]);
     bad(&["run", "--traffic", "zipf"], &["traffic: zipf", "uniform"]);
     bad(&["run", "--algorithm", "mnb-sbt", "--root", "3"], &["root: 3", "mnb-sbt"]);
+    // What only an algorithm, or only another pattern, takes is refused, not dropped.
+    let mesh = ["run", "--topology", "mesh", "--dims", "4x4", "--traffic", "uniform"];
+    for (f, v) in [
+        ("--root", "5"),
+        ("--tp", "1"),
+        ("--active", "1,2"),
+        ("--active-count", "3"),
+        ("--load", "0.5"),
+        ("--pmnb", "pmnb-3"),
+        ("--variant", "random"),
+        ("--active-set", "random"),
+    ] {
+        bad(&[&mesh[..], &[f, v]].concat(), &[&format!("{}: {v}", &f[2..]), "--algorithm", "--traffic uniform"]);
+    }
+    bad(&[&mesh[..], &["--hotspot", "3"]].concat(), &["hotspot: 3", "--traffic hotspot", "uniform"]);
+    bad(&[&mesh[..], &["--hotspot-fraction", "0.5"]].concat(), &["hotspot-fraction: 0.5", "--traffic hotspot"]);
+    bad(&["run", "--topology", "mesh", "--deadlock-avoidance", "off"], &["deadlock-avoidance: off", "tori", "mesh"]);
 }
 
 #[test]
