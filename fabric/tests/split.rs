@@ -30,7 +30,7 @@ fn outcome(f: &Fabric, ending: &Ending) -> String {
         "{ending:?} now {} counters {} latencies {:?} score {:?} problems {:?} buffered {} deadlock {} per-VC {per_vc:?} links {links:?} nic queue {}",
         f.now,
         serde_json::to_string(&f.counters).unwrap(),
-        f.latencies.hist,
+        (&f.latencies.hist, &f.latencies.far),
         f.scoreboard.counts(),
         f.scoreboard.problems,
         r.buffered,

@@ -606,7 +606,14 @@ impl Config {
         };
         let watchdog_cycles = match raw.get("watchdog") {
             Some(v) => uint("watchdog", v, 1, 1 << 40)?,
-            None => 10_000 + startup_cycles + copy_cycles_per_flit * packet_flits as u64,
+            // Longer than any wait that is not a deadlock: a start-up and copy cost, and twice
+            // a flit's way through every stage of a slow router and its credit's way back.
+            None => {
+                let p = &pipeline;
+                let round_trip: u64 =
+                    [p.rc_delay, p.va_delay, p.link_latency, p.credit_delay, p.inject_latency].iter().map(|&c| c as u64).sum();
+                (2 * round_trip).max(10_000) + startup_cycles + copy_cycles_per_flit * packet_flits as u64
+            }
         };
         let max_cycles = match raw.get("max-cycles") {
             Some(v) => uint("max-cycles", v, 1, 1 << 48)?,

@@ -431,6 +431,19 @@ fn bad_router_files() {
     bad(&["run", "--router", "nonexistent.toml"], &["router: nonexistent.toml", "ideal", "realistic"]);
 }
 
+/// A slow router (links and credits of 60,000 cycles) is not a deadlock: the default
+/// watchdog waits longer than its pipeline; and a packet that waits a billion cycles for
+/// its start-up cost is an ordinary latency (no memory for every cycle in between).
+#[test]
+fn long_waits_are_not_failures() {
+    let f = Temp::file("router-slow.toml", "link_latency = 60000\ncredit_delay = 60000\n");
+    let v = run_ok(&["--topology", "mesh", "--dims", "3x3", "--traffic", "uniform", "--rate", "0.02", "--cycles", "500", "--router", f.s()]);
+    assert_eq!(v["missing_deliveries"], 0);
+    assert!(v["completion_cycles"].as_u64().unwrap() > 120_000, "{v}");
+    let v = run_ok(&["--dims", "3", "--algorithm", "snb", "--startup-cycles", "1000000000"]);
+    assert_eq!(v["latency_max_cycles"], 1_000_000_001u64);
+}
+
 #[test]
 fn bad_json_path_is_reported_before_running() {
     let dir = Temp::dir("json-dir");
