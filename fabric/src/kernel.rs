@@ -544,14 +544,10 @@ impl Fabric {
             }
         }
         if std::mem::take(&mut self.fired[r.idx()]) {
-            let mut cx = NodeCtx { node: r, now: t, topo: &self.topo, out: &mut self.node_out, scoreboard: &mut self.scoreboard };
-            self.program.timer(&mut cx);
-            self.flush_node_out(r, t);
+            self.call_program(r, t, |p, cx| p.timer(cx));
         }
         if t == 0 {
-            let mut cx = NodeCtx { node: r, now: t, topo: &self.topo, out: &mut self.node_out, scoreboard: &mut self.scoreboard };
-            self.program.start(&mut cx);
-            self.flush_node_out(r, t);
+            self.call_program(r, t, |p, cx| p.start(cx));
         }
         if self.nics.busy(r) {
             let before = self.inject_log.len();
@@ -592,10 +588,24 @@ impl Fabric {
         self.counters.packets_delivered += 1;
         self.counters.last_delivery = self.counters.last_delivery.max(t);
         let m = Received { src: p.src(), kind: p.header.kind, msg: p.msg, aux: p.aux, key: p.key(), flits: p.flits(), birth: p.birth };
-        let mut cx = NodeCtx { node: r, now: t, topo: &self.topo, out: &mut self.node_out, scoreboard: &mut self.scoreboard };
-        self.program.receive(&mut cx, &m);
-        self.flush_node_out(r, t);
+        self.call_program(r, t, |p, cx| p.receive(cx, &m));
         self.packets.delivered(pid);
+    }
+
+    /// Call node `r`'s program in cycle `t` (`call` picks the entry point), then queue what
+    /// it sent.
+    #[inline]
+    fn call_program(&mut self, r: NodeId, t: u64, call: impl FnOnce(&mut dyn Program, &mut NodeCtx<'_>)) {
+        let mut cx = NodeCtx {
+            node: r,
+            now: t,
+            topo: &self.topo,
+            queued: self.nics.queued(r),
+            out: &mut self.node_out,
+            scoreboard: &mut self.scoreboard,
+        };
+        call(&mut *self.program, &mut cx);
+        self.flush_node_out(r, t);
     }
 
     /// Turn what node `r`'s program asked for into queued packets and timers.

@@ -63,6 +63,8 @@ pub struct NodeCtx<'a> {
     /// The current cycle.
     pub now: u64,
     pub topo: &'a Topology,
+    /// Packets waiting in this node's memory for its NIC (before this call's sends).
+    pub queued: u32,
     pub(crate) out: &'a mut NodeOut,
     pub(crate) scoreboard: &'a mut Scoreboard,
 }

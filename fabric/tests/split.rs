@@ -157,6 +157,40 @@ fn total_exchange() {
     }
 }
 
+/// An offered load the network cannot take fills the source queues; a node whose queue is
+/// full stops generating, and the run fails saying where and when, the same on any number
+/// of threads, with no queue above its cap.
+#[test]
+fn saturated_sources_stop() {
+    let s = spec(TopologyKind::Mesh, &[4, 4], Switching::Wormhole, Pipeline::REALISTIC);
+    let cap = 50;
+    let build = || {
+        let t = TrafficSpec {
+            pattern: Pattern::Uniform,
+            rate: 1.0,
+            cycles: 3000,
+            flits: 4,
+            seed: 7,
+            hotspot: NodeId(1),
+            hotspot_fraction: 0.3,
+        };
+        Fabric::new(&s, Box::new(Traffic::new(t, 16).with_queue_cap(cap)))
+    };
+    check("saturated", build, Ending::Quiescent);
+    for parts in [1, 2, 3] {
+        let (f, _) = run_split(parts, build);
+        assert_eq!(f.nics.max_queue, cap, "{parts} parts");
+        assert_eq!(f.program().failures().len(), 1, "{parts} parts");
+        assert!(f.program().failures()[0].contains(&format!("reached {cap} packets")), "{:?}", f.program().failures());
+        let c = f.scoreboard.counts();
+        assert_eq!((c.missing, c.duplicates), (0, 0), "{parts} parts: what was generated is delivered");
+        let t = (f.program() as &dyn std::any::Any).downcast_ref::<Traffic>().unwrap();
+        // A packet a cycle comes in, at most a quarter of one (4 flits at one a cycle) leaves.
+        let (cycle, _, queued) = t.saturated().unwrap();
+        assert!(queued == cap && (cap as u64..=2 * cap as u64).contains(&cycle), "{:?}", t.saturated());
+    }
+}
+
 /// A run cut short keeps its flits in flight and reports the same missing deliveries.
 #[test]
 fn cycle_limit() {

@@ -526,7 +526,7 @@ pub fn summary(r: &Report) -> String {
         r.duplicate_deliveries,
         r.misrouted_deliveries
     );
-    for p in r.problems.iter().take(5) {
+    for p in r.problems.iter().take(5).chain(&r.algorithm_failures) {
         s += &format!("  ! {p}\n");
     }
     s += &format!(

@@ -437,7 +437,8 @@ fn bad_router_files() {
 #[test]
 fn long_waits_are_not_failures() {
     let f = Temp::file("router-slow.toml", "link_latency = 60000\ncredit_delay = 60000\n");
-    let v = run_ok(&["--topology", "mesh", "--dims", "3x3", "--traffic", "uniform", "--rate", "0.02", "--cycles", "500", "--router", f.s()]);
+    let v =
+        run_ok(&["--topology", "mesh", "--dims", "3x3", "--traffic", "uniform", "--rate", "0.02", "--cycles", "500", "--router", f.s()]);
     assert_eq!(v["missing_deliveries"], 0);
     assert!(v["completion_cycles"].as_u64().unwrap() > 120_000, "{v}");
     let v = run_ok(&["--dims", "3", "--algorithm", "snb", "--startup-cycles", "1000000000"]);

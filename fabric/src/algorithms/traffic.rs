@@ -82,7 +82,16 @@ pub struct Traffic {
     /// One random stream per node, so results do not depend on the order nodes are visited
     /// (nor on how the fabric is split between threads).
     rng: Vec<ChaCha8Rng>,
+    /// Packets a node may have waiting for its NIC before it stops generating.
+    queue_cap: u32,
+    /// The first node (by cycle, then id) that reached `queue_cap`: cycle, node, packets.
+    saturated: Option<(u64, u32, u32)>,
 }
+
+/// Packets all source queues together may hold (about 100 bytes each, with their scoreboard
+/// records): an offered load above what the network accepts fills them at a steady rate,
+/// and a long run must end with a report, not run out of memory.
+pub const SOURCE_QUEUE_BUDGET: u64 = 1 << 23;
 
 impl Traffic {
     pub fn new(spec: TrafficSpec, nodes: usize) -> Traffic {
@@ -93,7 +102,20 @@ impl Traffic {
                 r
             })
             .collect();
-        Traffic { spec, rng }
+        let queue_cap = (SOURCE_QUEUE_BUDGET / nodes as u64).max(64) as u32;
+        Traffic { spec, rng, queue_cap, saturated: None }
+    }
+
+    /// Packets a node may have waiting for its NIC before it stops generating (by default
+    /// [`SOURCE_QUEUE_BUDGET`] shared by the nodes, at least 64 each).
+    pub fn with_queue_cap(mut self, packets: u32) -> Traffic {
+        self.queue_cap = packets;
+        self
+    }
+
+    /// The first node (by cycle, then id) whose source queue filled: cycle, node, packets.
+    pub fn saturated(&self) -> Option<(u64, u32, u32)> {
+        self.saturated
     }
 
     /// Cycles until the next Bernoulli success (0 = this cycle).
@@ -152,6 +174,15 @@ impl Traffic {
     }
 
     fn generate(&mut self, cx: &mut NodeCtx<'_>) {
+        if cx.queued >= self.queue_cap {
+            // The network does not take this node's packets as fast as they come: stop
+            // here (the run fails, saying so) rather than fill the memory.
+            let at = (cx.now, cx.node.0, cx.queued);
+            if self.saturated.is_none_or(|s| (at.0, at.1) < (s.0, s.1)) {
+                self.saturated = Some(at);
+            }
+            return;
+        }
         if let Some(d) = self.destination(cx.topo, cx.node) {
             let msg = cx.declare(DestSet::One(d));
             cx.send(Send { dest: Dest::Node(d), msg, aux: 0, key: 0, flits: self.spec.flits, copy_flits: 0 });
@@ -173,5 +204,25 @@ impl Program for Traffic {
     }
     fn splits(&self) -> bool {
         true
+    }
+    fn report(&self) -> Option<serde_json::Value> {
+        let (cycle, node, queued) = self.saturated?;
+        Some(serde_json::json!({ "source_saturated": { "cycle": cycle, "node": node, "queued_packets": queued } }))
+    }
+    fn failures(&self) -> Vec<String> {
+        let Some((cycle, node, queued)) = self.saturated else { return Vec::new() };
+        vec![format!(
+            "source queues full: node {node}'s reached {queued} packets at cycle {cycle} (the first), and a node stops generating \
+             when its queue is full: the offered load ({} packets/node/cycle) is more than the network accepts; lower --rate or --cycles",
+            self.spec.rate
+        )]
+    }
+    fn join(&mut self, other: Box<dyn Program>) {
+        let other = (other as Box<dyn std::any::Any>).downcast::<Traffic>().expect("the same program in every part");
+        if let Some(o) = other.saturated
+            && self.saturated.is_none_or(|s| (o.0, o.1) < (s.0, s.1))
+        {
+            self.saturated = Some(o);
+        }
     }
 }
