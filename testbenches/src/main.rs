@@ -38,6 +38,17 @@ fn clap_message(e: &clap::Error) -> String {
             let value = value.map(|v| format!(": {v}")).unwrap_or_default();
             format!("{name}{value}: unknown flag; {hint}the flags of {scope} are {flags}")
         }
+        ErrorKind::MissingRequiredArgument => {
+            let missing = ctx(ContextKind::InvalidArg).unwrap_or_else(|| "an argument".into());
+            let scope = sub.clone().unwrap_or_else(|| "flitwave".into());
+            let allowed = match sub.as_deref() {
+                Some("reproduce") => {
+                    format!("one of {}", testbenches::reproduce::PAPERS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "))
+                }
+                _ => format!("see flitwave {scope} --help"),
+            };
+            format!("{scope}: {missing} missing: {allowed}")
+        }
         ErrorKind::InvalidSubcommand => {
             let name = ctx(ContextKind::InvalidSubcommand).unwrap_or_else(|| "?".into());
             let cmds = cmd.get_subcommands().map(|c| c.get_name().to_string()).collect::<Vec<_>>().join(", ");

@@ -392,6 +392,7 @@ fn bad_flags() {
     bad(&["run", "--frobnicate=3"], &["frobnicate", "3", "unknown flag"]);
     bad(&["frobnicate"], &["frobnicate", "run", "list"]);
     bad(&["run", "--dims"], &["--dims"]);
+    bad(&["reproduce"], &["reproduce", "PAPER", "missing", "bertsekas-1991", "seidel-1993"]);
 }
 
 #[test]
