@@ -36,6 +36,9 @@ fn clap_message(e: &clap::Error) -> String {
             let flags = flags.iter().map(|f| format!("--{f}")).collect::<Vec<_>>().join(", ");
             let hint = ctx(ContextKind::SuggestedArg).map(|s| format!("did you mean {s}? ")).unwrap_or_default();
             let value = value.map(|v| format!(": {v}")).unwrap_or_default();
+            if flags.is_empty() {
+                return format!("{name}{value}: unknown flag; {scope} takes none");
+            }
             format!("{name}{value}: unknown flag; {hint}the flags of {scope} are {flags}")
         }
         ErrorKind::MissingRequiredArgument => {

@@ -393,6 +393,7 @@ fn bad_flags() {
     bad(&["frobnicate"], &["frobnicate", "run", "list"]);
     bad(&["run", "--dims"], &["--dims"]);
     bad(&["reproduce"], &["reproduce", "PAPER", "missing", "bertsekas-1991", "seidel-1993"]);
+    bad(&["list", "--frob"], &["--frob", "unknown flag", "flitwave list takes none"]);
 }
 
 #[test]
