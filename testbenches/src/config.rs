@@ -639,7 +639,7 @@ impl Config {
             let pattern = Pattern::parse(t).ok_or_else(|| err("traffic", t, format!("one of {}", Pattern::NAMES)))?;
             pattern.check(&topo)?;
             // What only an algorithm run takes would be dropped here: say so.
-            for f in ["root", "variant", "active", "active-count", "active-set", "tp", "load", "pmnb"] {
+            for f in std::iter::once("root").chain(ALGORITHM_FLAGS.iter().map(|(f, _)| *f)) {
                 if let Some(v) = raw.get(f) {
                     return Err(err(f, v, format!("only applies to --algorithm runs, not --traffic {t}")));
                 }
@@ -727,17 +727,7 @@ impl Config {
                     format!("{name} assumes every node sends and receives on all links at once: --ports all"),
                 ));
             }
-            // Which algorithms take which of these flags.
-            let takes: [(&str, &[&str]); 7] = [
-                ("variant", &["kbcast"]),
-                ("active", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
-                ("active-count", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
-                ("active-set", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
-                ("tp", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3", "dynamic"]),
-                ("load", &["dynamic"]),
-                ("pmnb", &["dynamic"]),
-            ];
-            for (f, algs) in takes {
+            for (f, algs) in ALGORITHM_FLAGS {
                 if let Some(v) = raw.get(f)
                     && !algs.contains(&name.as_str())
                 {
@@ -912,6 +902,17 @@ fn check_addressable(spec: &FabricSpec) -> Result<(), ConfigError> {
 /// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
 /// runs that cannot fit instead of aborting in the allocator.
 /// A run split between threads builds the fabric's state once per thread.
+/// Flags only some algorithms take, and which.
+const ALGORITHM_FLAGS: [(&str, &[&str]); 7] = [
+    ("variant", &["kbcast"]),
+    ("active", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
+    ("active-count", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
+    ("active-set", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
+    ("tp", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3", "dynamic"]),
+    ("load", &["dynamic"]),
+    ("pmnb", &["dynamic"]),
+];
+
 fn check_workload_memory(spec: &FabricSpec, workload: &Workload, max_cycles: u64, threads: u32) -> Result<(), ConfigError> {
     let nodes = spec.nodes();
     // One record per declared message (24 bytes), plus a bitset over the nodes per broadcast.
