@@ -899,9 +899,6 @@ fn check_addressable(spec: &FabricSpec) -> Result<(), ConfigError> {
     ))
 }
 
-/// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
-/// runs that cannot fit instead of aborting in the allocator.
-/// A run split between threads builds the fabric's state once per thread.
 /// Flags only some algorithms take, and which.
 const ALGORITHM_FLAGS: [(&str, &[&str]); 7] = [
     ("variant", &["kbcast"]),
@@ -913,6 +910,9 @@ const ALGORITHM_FLAGS: [(&str, &[&str]); 7] = [
     ("pmnb", &["dynamic"]),
 ];
 
+/// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
+/// runs that cannot fit instead of aborting in the allocator.
+/// A run split between threads builds the fabric's state once per thread.
 fn check_workload_memory(spec: &FabricSpec, workload: &Workload, max_cycles: u64, threads: u32) -> Result<(), ConfigError> {
     let nodes = spec.nodes();
     // One record per declared message (24 bytes), plus a bitset over the nodes per broadcast.
