@@ -59,6 +59,11 @@ fn progress(bar: &Option<indicatif::ProgressBar>, done: usize, total: usize) {
 
 /// Run `jobs` on two threads (largest last in the list first) with progress on stderr.
 pub(crate) fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
+    parallel_on(2, jobs, f)
+}
+
+/// [`parallel`] on `workers` threads.
+pub(crate) fn parallel_on<J: Sync, R: Send>(workers: usize, jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
     use std::io::IsTerminal;
     let bar = std::io::stderr().is_terminal().then(|| {
         let style = indicatif::ProgressStyle::with_template("  [{elapsed_precise}] {wide_bar} {pos}/{len} runs, eta {eta}")
@@ -69,7 +74,7 @@ pub(crate) fn parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync)
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| {
-        for _ in 0..2 {
+        for _ in 0..workers {
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
