@@ -771,6 +771,12 @@ impl Config {
             },
             stats_csv: raw.get("stats-csv").map(String::from),
         };
+        // Only the JSON result goes to standard output (`--json -`); these are files.
+        for f in ["vcd", "fst", "gtkw", "stats-csv"] {
+            if raw.get(f) == Some("-") {
+                return Err(err(f, "-", "a file path (only --json takes - for standard output)"));
+            }
+        }
         if let Some(g) = &outputs.gtkw
             && !outputs.tracing()
         {

@@ -394,6 +394,9 @@ fn bad_flags() {
     bad(&["run", "--dims"], &["--dims"]);
     bad(&["reproduce"], &["reproduce", "PAPER", "missing", "bertsekas-1991", "seidel-1993"]);
     bad(&["list", "--frob"], &["--frob", "unknown flag", "flitwave list takes none"]);
+    for f in ["--vcd", "--fst", "--stats-csv"] {
+        bad(&["run", "--dims", "3", f, "-"], &[&format!("{}: -", &f[2..]), "a file path", "--json"]);
+    }
 }
 
 #[test]
