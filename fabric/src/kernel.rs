@@ -98,7 +98,7 @@ impl Latencies {
     /// Latencies below this many cycles have a counter each.
     pub const DENSE: u64 = 1 << 16;
 
-    pub(crate) fn record(&mut self, l: u64) {
+    fn record(&mut self, l: u64) {
         if l < Self::DENSE {
             let i = l as usize;
             if i >= self.hist.len() {

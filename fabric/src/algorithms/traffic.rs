@@ -118,6 +118,13 @@ impl Traffic {
         self.saturated
     }
 
+    /// A source queue filled (cycle, node, packets): keep the first, by cycle then node.
+    fn saturated_at(&mut self, at: (u64, u32, u32)) {
+        if self.saturated.is_none_or(|s| (at.0, at.1) < (s.0, s.1)) {
+            self.saturated = Some(at);
+        }
+    }
+
     /// Cycles until the next Bernoulli success (0 = this cycle).
     fn gap(&mut self, n: NodeId) -> u64 {
         let p = self.spec.rate;
@@ -177,10 +184,7 @@ impl Traffic {
         if cx.queued >= self.queue_cap {
             // The network does not take this node's packets as fast as they come: stop
             // here (the run fails, saying so) rather than fill the memory.
-            let at = (cx.now, cx.node.0, cx.queued);
-            if self.saturated.is_none_or(|s| (at.0, at.1) < (s.0, s.1)) {
-                self.saturated = Some(at);
-            }
+            self.saturated_at((cx.now, cx.node.0, cx.queued));
             return;
         }
         if let Some(d) = self.destination(cx.topo, cx.node) {
@@ -219,10 +223,8 @@ impl Program for Traffic {
     }
     fn join(&mut self, other: Box<dyn Program>) {
         let other = (other as Box<dyn std::any::Any>).downcast::<Traffic>().expect("the same program in every part");
-        if let Some(o) = other.saturated
-            && self.saturated.is_none_or(|s| (o.0, o.1) < (s.0, s.1))
-        {
-            self.saturated = Some(o);
+        if let Some(o) = other.saturated {
+            self.saturated_at(o);
         }
     }
 }
