@@ -125,9 +125,6 @@ pub struct Nics {
     pub copy_cycles_per_flit: u64,
     /// The most packets any node has had queued.
     pub max_queue: u32,
-    /// Prefetch the queues of the nodes a few ids ahead when a node injects (fabrics too
-    /// large for the caches).
-    ahead: bool,
 }
 
 /// How many node ids ahead of an injecting node its NIC prefetches queue fronts, and from
@@ -151,7 +148,6 @@ impl Nics {
             startup_cycles,
             copy_cycles_per_flit,
             max_queue: 0,
-            ahead: nodes > PREFETCH_FROM,
         }
     }
 
@@ -270,7 +266,7 @@ impl Nics {
         if self.streaming[i] == 0 && self.queued[i] == 0 {
             return;
         }
-        if self.ahead {
+        if self.queued.len() > PREFETCH_FROM {
             self.prefetch_ahead(i);
         }
         let base = i * self.k;
