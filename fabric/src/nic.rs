@@ -127,9 +127,9 @@ pub struct Nics {
     pub max_queue: u32,
 }
 
-/// How many node ids ahead of an injecting node its NIC prefetches queue fronts, and from
-/// how many nodes on it does (smaller fabrics stay in the caches).
+/// How many node ids ahead of an injecting node its NIC prefetches queue fronts.
 const PREFETCH_AHEAD: usize = 4;
+/// Fabrics of more nodes than this prefetch (smaller ones stay in the caches).
 const PREFETCH_FROM: usize = 128;
 
 impl Nics {
