@@ -55,6 +55,9 @@ impl PortModel {
     }
 }
 
+/// The deepest VC buffer, in flits.
+pub const MAX_BUFFER_FLITS: u16 = 4096;
+
 /// Everything needed to build a fabric.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FabricSpec {
@@ -189,29 +192,54 @@ impl FabricSpec {
         if !(1..=16).contains(&self.vcs) {
             return Err(SpecError::new("vcs", self.vcs, "1 to 16 virtual channels per port"));
         }
-        if self.buffer_flits == 0 || self.buffer_flits > 4096 {
-            return Err(SpecError::new("buffer-flits", self.buffer_flits, "1 to 4096 flits per VC"));
+        if self.buffer_flits == 0 || self.buffer_flits > MAX_BUFFER_FLITS {
+            return Err(SpecError::new("buffer-flits", self.buffer_flits, format!("1 to {MAX_BUFFER_FLITS} flits per VC")));
         }
         if self.packet_flits == 0 {
             return Err(SpecError::new("packet-flits", self.packet_flits, "at least 1 flit per packet"));
         }
         if self.switching != Switching::Wormhole && self.buffer_flits < self.packet_flits {
+            let fix = if self.packet_flits <= MAX_BUFFER_FLITS {
+                format!("use --buffer-flits {} or --switching wh", self.packet_flits)
+            } else {
+                format!("buffers hold at most {MAX_BUFFER_FLITS} flits: use --switching wh or shorter packets")
+            };
             return Err(SpecError::new(
                 "buffer-flits",
                 self.buffer_flits,
                 format!(
-                    "{} switching needs each VC buffer to hold a whole packet ({} flits); use --buffer-flits {} or --switching wh",
+                    "{} switching needs each VC buffer to hold a whole packet ({} flits); {fix}",
                     self.switching.name(),
-                    self.packet_flits,
                     self.packet_flits
                 ),
             ));
         }
         let net = self.net_ports();
+        // A router has at most 64 ports: its links plus one injection/ejection channel per NIC port.
+        let max_k = net.min(router::MAX_PORTS - net);
         if let PortModel::K(k) = self.ports
-            && k as usize > net
+            && k as usize > max_k
         {
-            return Err(SpecError::new("ports", k, format!("all, one, or K from 1 to {net} (the network ports per router)")));
+            let allowed = if max_k < net {
+                format!(
+                    "one, or K from 1 to {max_k} (the NIC channels per node), as a router has at most {} ports and {net} of them are links",
+                    router::MAX_PORTS
+                )
+            } else {
+                format!("all, one, or K from 1 to {net} (the network ports per router)")
+            };
+            return Err(SpecError::new("ports", k, allowed));
+        }
+        if net + self.ports.channels(net) > router::MAX_PORTS {
+            return Err(SpecError::new(
+                "ports",
+                self.ports.name(),
+                format!(
+                    "one, or K from 1 to {max_k}: a router has at most {} ports, and with {net} links all-port NICs would need {}",
+                    router::MAX_PORTS,
+                    2 * net
+                ),
+            ));
         }
         let router_vcs = self.router_params().ports() * self.vcs as usize;
         if router_vcs > router::MAX_ROUTER_VCS {

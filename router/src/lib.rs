@@ -29,5 +29,5 @@ pub use ids::{Cycle, NONE, NodeId, PacketId, PortId, VcId};
 pub use params::{ArbiterPolicy, Pipeline, RouterParams, Switching};
 pub use port_set::PortSet;
 pub use route_compute::{PacketMeta, RouteDecision, RouterEnv};
-pub use router::{Departure, Ejection, Freed, Outbox, Routers, VcActivity};
+pub use router::{Departure, Ejection, Freed, MAX_PORTS, Outbox, Routers, VcActivity};
 pub use vc_set::{MAX_ROUTER_VCS, VcBits};

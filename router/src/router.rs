@@ -28,6 +28,9 @@ use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
 use crate::vc_set::{EMPTY, MAX_ROUTER_VCS, VcBits, VcSet, members};
 
+/// The most ports (links plus NIC channels) one router may have: port sets are 64 bits wide.
+pub const MAX_PORTS: usize = 64;
+
 /// What an input VC is doing, as a waveform shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -89,13 +92,13 @@ pub(crate) struct Scratch {
     /// VCs of input ports that have used up their crossbar reads this cycle.
     pub port_full: VcSet,
     /// Crossbar reads per input port this cycle, and which ports have read.
-    pub port_reads: [u8; 64],
+    pub port_reads: [u8; MAX_PORTS],
     pub ports_read: u64,
     /// The cycle `sa_first` was computed for, and the output that picks first in it.
     pub sa_cycle: u64,
     pub sa_first: u32,
     /// Per output port: the VCs requesting it (valid for the outputs a stage marked).
-    pub req: [VcSet; 64],
+    pub req: [VcSet; MAX_PORTS],
 }
 
 /// Per router, what its pipeline looks at first every cycle, in one cache line: the sets
@@ -148,7 +151,7 @@ pub struct Routers {
     pub(crate) port_of: [u8; MAX_ROUTER_VCS],
     pub(crate) vc_of: [u8; MAX_ROUTER_VCS],
     /// The VCs of each port.
-    port_mask: [VcSet; 64],
+    port_mask: [VcSet; MAX_PORTS],
     pub(crate) scratch: Scratch,
 }
 
@@ -158,7 +161,7 @@ impl Routers {
         let v = params.vcs as usize;
         let local_vcs = p * v;
         assert!(local_vcs <= MAX_ROUTER_VCS, "a router has {local_vcs} input VCs, at most {MAX_ROUTER_VCS}");
-        assert!(p <= 64, "a router has {p} ports, at most 64");
+        assert!(p <= MAX_PORTS, "a router has {p} ports, at most {MAX_PORTS}");
         assert!(n * local_vcs <= u32::MAX as usize, "{n} routers of {local_vcs} VCs: VC indices must fit in 32 bits");
         let port_vcs = (1u128 << v) - 1;
         let stored = |w: u128| -> VcSet { [w as u64, (w >> 64) as u64] };
@@ -171,7 +174,7 @@ impl Routers {
             port_of[l] = (l / v) as u8;
             vc_of[l] = (l % v) as u8;
         }
-        let mut port_mask = [EMPTY; 64];
+        let mut port_mask = [EMPTY; MAX_PORTS];
         for (o, m) in port_mask.iter_mut().enumerate().take(p) {
             *m = stored(port_vcs << (o * v));
         }
@@ -199,11 +202,11 @@ impl Routers {
                 read: EMPTY,
                 popped: EMPTY,
                 port_full: EMPTY,
-                port_reads: [0; 64],
+                port_reads: [0; MAX_PORTS],
                 ports_read: 0,
                 sa_cycle: u64::MAX,
                 sa_first: 0,
-                req: [EMPTY; 64],
+                req: [EMPTY; MAX_PORTS],
             },
         }
     }

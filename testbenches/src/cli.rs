@@ -32,7 +32,7 @@ pub enum Cmd {
         #[arg(long, default_value = "flitwave-out/reproduce")]
         out: PathBuf,
         /// Sweep hypercubes only up to this dimension (a quick look; default: the paper's range).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         max_d: Option<u32>,
     },
     /// Run the built-in demo (what `flitwave` with no arguments does).
@@ -263,6 +263,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
     };
     raw.overlay(args.raw());
     let cfg = Config::resolve(&raw)?;
+    run::check_distinct_outputs(args.json.as_deref().filter(|p| *p != "-"), &cfg.outputs)?;
     let to_stdout = args.json.as_deref() == Some("-");
     // Open the JSON file before the run, so a bad path is reported before any output.
     let json_file = match args.json.as_deref().filter(|p| *p != "-") {
@@ -275,7 +276,17 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
         None => None,
     };
     let progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let report = run::run_with_outputs(&cfg, progress)?;
+    let report = match run::run_with_outputs(&cfg, progress) {
+        Ok(r) => r,
+        Err(e) => {
+            // No empty JSON file is left behind when another output fails.
+            if let Some((path, file)) = json_file {
+                drop(file);
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
+    };
     let json = crate::json::to_string(&report);
     if let Some((path, mut file)) = json_file {
         writeln!(file, "{json}").map_err(|e| ConfigError(format!("json: {path}: cannot write it: {e}")))?;

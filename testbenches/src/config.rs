@@ -85,7 +85,12 @@ pub const FIELDS: &[&str] = &[
     "rho",
     "message-bytes",
     "fill",
+    "load",
+    "pmnb",
 ];
+
+/// The fields that are switches (on/off), the only ones a scenario may give as a TOML boolean.
+const SWITCHES: &[&str] = &["deadlock-avoidance"];
 
 /// Raw settings: field name → value text, with where it came from (for messages).
 #[derive(Clone, Debug, Default)]
@@ -121,10 +126,14 @@ impl Raw {
                 toml::Value::String(s) => s.clone(),
                 toml::Value::Integer(i) => i.to_string(),
                 toml::Value::Float(f) => f.to_string(),
-                toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+                // Only switches take a boolean (`deadlock_avoidance = false`).
+                toml::Value::Boolean(b) if SWITCHES.contains(&key.as_str()) => if *b { "on" } else { "off" }.to_string(),
                 toml::Value::Array(a) if key == "dims" || key == "root" => {
                     let parts: Vec<String> = a.iter().map(|x| x.to_string()).collect();
                     parts.join(if key == "dims" { "x" } else { "," })
+                }
+                toml::Value::Boolean(b) => {
+                    return Err(err(&key, b, format!("{}: expected a string or a number, not a boolean", key_location(text, name, &k))));
                 }
                 other => return Err(err(&key, other.to_string(), "expected a string or a number")),
             };
@@ -401,6 +410,13 @@ fn active_set(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(Vec<u32>
             if let Some(c) = raw.get("active-count") {
                 return Err(err("active-count", c, "give either --active LIST or --active-count K, not both"));
             }
+            if let Some(s) = raw.get("active-set") {
+                return Err(err(
+                    "active-set",
+                    s,
+                    "chooses --active-count nodes; with --active LIST the list is the set: give one or the other",
+                ));
+            }
             let list = parse_node_list("active", v, n)?.unwrap_or_else(|| (0..n as u32).collect());
             (list, "list".to_string())
         }
@@ -425,8 +441,10 @@ fn prefix_step(raw: &Raw, packet_flits: u16) -> Result<(f64, u32), ConfigError> 
         Some(v) => float("tp", v, 0.0..=1000.0, "a prefix step in slots, a number from 0 to 1000")?,
         None => 1.0,
     };
-    let flits = tp * packet_flits as f64;
-    if tp > 0.0 && (flits.fract() != 0.0 || flits < 1.0) {
+    // Whole up to the rounding of a decimal slot count (2.3 x 100 is 229.99999999999997).
+    let exact = tp * packet_flits as f64;
+    let flits = exact.round();
+    if tp > 0.0 && ((exact - flits).abs() > 1e-9 * flits.max(1.0) || flits < 1.0) {
         return Err(err(
             "tp",
             tp,
@@ -604,16 +622,30 @@ impl Config {
             Some(v) => uint("copy-cycles-per-flit", v, 0, 1 << 20)?,
             None => 0,
         };
+        // The longest pause in which nothing moves that is not a deadlock: a start-up and
+        // copy cost, and twice a flit's way through every stage of a slow router and its
+        // credit's way back (the link at least one cycle, as built below).
+        let longest_pause = {
+            let p = &pipeline;
+            let round_trip: u64 =
+                [p.rc_delay, p.va_delay, p.link_latency.max(1), p.credit_delay, p.inject_latency].iter().map(|&c| c as u64).sum();
+            2 * round_trip + startup_cycles + copy_cycles_per_flit * packet_flits as u64
+        };
         let watchdog_cycles = match raw.get("watchdog") {
-            Some(v) => uint("watchdog", v, 1, 1 << 40)?,
-            // Longer than any wait that is not a deadlock: a start-up and copy cost, and twice
-            // a flit's way through every stage of a slow router and its credit's way back.
-            None => {
-                let p = &pipeline;
-                let round_trip: u64 =
-                    [p.rc_delay, p.va_delay, p.link_latency, p.credit_delay, p.inject_latency].iter().map(|&c| c as u64).sum();
-                (2 * round_trip).max(10_000) + startup_cycles + copy_cycles_per_flit * packet_flits as u64
+            Some(v) => {
+                let w = uint("watchdog", v, 1, 1 << 40)?;
+                if w < longest_pause {
+                    return Err(err(
+                        "watchdog",
+                        v,
+                        format!(
+                            "at least {longest_pause} cycles here (twice the router's stage, link and credit delays, plus start-up and copy costs): a shorter pause is not a deadlock"
+                        ),
+                    ));
+                }
+                w
             }
+            None => longest_pause.max(10_000 + startup_cycles + copy_cycles_per_flit * packet_flits as u64),
         };
         let max_cycles = match raw.get("max-cycles") {
             Some(v) => uint("max-cycles", v, 1, 1 << 48)?,
@@ -773,8 +805,10 @@ impl Config {
         };
         // Only the JSON result goes to standard output (`--json -`); these are files.
         for f in ["vcd", "fst", "gtkw", "stats-csv"] {
-            if raw.get(f) == Some("-") {
-                return Err(err(f, "-", "a file path (only --json takes - for standard output)"));
+            match raw.get(f) {
+                Some("-") => return Err(err(f, "-", "a file path (only --json takes - for standard output)")),
+                Some("") => return Err(err(f, "\"\"", "a file path")),
+                _ => {}
             }
         }
         if let Some(g) = &outputs.gtkw

@@ -184,6 +184,11 @@ pub fn prepare(raw: &Raw) -> Result<(Raw, Option<CostConfig>), ConfigError> {
     let a = number(raw, "a", d.a, A_RANGE, "the node-to-network cost in us per byte")?;
     let b = number(raw, "b", d.b, B_RANGE, "the start-up in us")?;
     let rho = number(raw, "rho", d.rho, RHO_RANGE, "the permutation cost in us per byte")?;
+    if let Some(v) = raw.get("rho")
+        && alg != Alg::Rh
+    {
+        return Err(err("rho", v, format!("the permutation cost of rh only ({} does not permute its message)", alg.name())));
+    }
     let custom = ["a", "b", "rho"].iter().any(|f| raw.get(f).is_some());
     let m = match raw.get("message-bytes") {
         None => 1024,

@@ -317,9 +317,10 @@ impl ProgressLine {
 
 /// Create the statistics CSV file asked for, before the run, so that an unwritable path
 /// fails at once.
-fn create_stats_csv(cfg: &Config) -> Result<(), ConfigError> {
+fn create_stats_csv(cfg: &Config, created: &mut Created) -> Result<(), ConfigError> {
     if let Some(p) = &cfg.outputs.stats_csv {
         std::fs::File::create(p).map_err(|e| io_err("stats-csv", p, e))?;
+        created.add(p);
     }
     Ok(())
 }
@@ -336,16 +337,78 @@ fn io_err(field: &str, path: &str, e: impl std::fmt::Display) -> ConfigError {
     ConfigError(format!("{field}: {path}: cannot write it: {e}"))
 }
 
+/// Refuse two outputs of one run (`json` is `--json`'s file, if any) on the same file: each
+/// would overwrite or interleave with the other.
+pub fn check_distinct_outputs(json: Option<&str>, out: &crate::config::Outputs) -> Result<(), ConfigError> {
+    let named = [
+        ("json", json),
+        ("vcd", out.vcd.as_deref()),
+        ("fst", out.fst.as_deref()),
+        ("gtkw", out.gtkw.as_deref()),
+        ("stats-csv", out.stats_csv.as_deref()),
+    ];
+    let files: Vec<(&str, &str, std::path::PathBuf)> =
+        named.iter().filter_map(|&(f, p)| p.map(|p| (f, p, same_file_key(Path::new(p))))).collect();
+    for (i, (f2, p2, k2)) in files.iter().enumerate() {
+        if let Some((f1, p1, _)) = files[..i].iter().find(|(_, _, k1)| k1 == k2) {
+            return Err(ConfigError(format!("{f2}: {p2}: the same file as --{f1} {p1}; give each output a file of its own")));
+        }
+    }
+    Ok(())
+}
+
+/// What names the file `p` whether or not it exists yet: its canonical path, or its
+/// directory's joined with its name (or `p` itself if the directory does not exist either).
+fn same_file_key(p: &Path) -> std::path::PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (dir.canonicalize(), p.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// Output files created so far by a run: removed again if the run stops with an error, so
+/// that no empty or cut-off file is left behind.
+struct Created(Vec<std::path::PathBuf>);
+
+impl Created {
+    fn add(&mut self, p: &str) {
+        self.0.push(p.into());
+    }
+
+    /// The run succeeded: keep them.
+    fn keep(mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for Created {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
 /// Run a configuration and write the waveforms, save file and statistics it asks for.
 /// With `progress`, a status line on standard error while a long run goes on.
 pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigError> {
     let out = &cfg.outputs;
+    // Declared first, so dropped last: after the tracers' writer threads have stopped.
+    let mut created = Created(Vec::new());
     check_threads(cfg)?;
     if cfg.threads > 1 {
         // No waveforms (checked with the configuration).
-        create_stats_csv(cfg)?;
+        create_stats_csv(cfg, &mut created)?;
         let (f, ending, wall) = run_split(cfg, progress);
         write_stats_csv(cfg, &f)?;
+        created.keep();
         return Ok(report(cfg, &f, program(cfg).1, ending, wall));
     }
     let (mut f, bounds) = build(cfg);
@@ -355,24 +418,30 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
     let mut signals = None;
     if let Some(p) = &out.vcd {
         let sink = VcdSink::create(Path::new(p), out.clock_ns, &title).map_err(|e| io_err("vcd", p, e))?;
+        created.add(p);
         let t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("vcd", p, e))?;
         signals.get_or_insert(p.clone());
         if let Some(g) = &out.gtkw {
-            traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
+            let written = traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
+            created.add(g);
+            created.0.extend(written);
         }
         f.add_probe(Box::new(t));
     }
     if let Some(p) = &out.fst {
         let sink = FstSink::create(Path::new(p), out.clock_ns).map_err(|e| io_err("fst", p, e))?;
+        created.add(p);
         let t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("fst", p, e))?;
         if let Some(g) = &out.gtkw
             && signals.is_none()
         {
-            traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
+            let written = traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
+            created.add(g);
+            created.0.extend(written);
         }
         f.add_probe(Box::new(t));
     }
-    create_stats_csv(cfg)?;
+    create_stats_csv(cfg, &mut created)?;
     let start = Instant::now();
     let ending = run_fabric(cfg, &mut f, progress);
     let wall = start.elapsed().as_secs_f64();
@@ -382,6 +451,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
         tracer.finish(f.now).map_err(|e| io_err(if Some(path) == out.vcd.as_ref() { "vcd" } else { "fst" }, path, e))?;
     }
     write_stats_csv(cfg, &f)?;
+    created.keep();
     Ok(report(cfg, &f, bounds, ending, wall))
 }
 

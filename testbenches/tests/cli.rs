@@ -457,6 +457,84 @@ fn bad_json_path_is_reported_before_running() {
     bad(&["run", "--json", path.to_str().unwrap()], &["json", path.to_str().unwrap()]);
 }
 
+/// Inputs found by probing (twelfth session) that panicked, were silently ignored, or were
+/// refused with a wrong or self-contradicting message.
+#[test]
+fn probed_inputs_get_one_clear_line() {
+    // A router has at most 64 ports: 17 mesh dimensions are 34 links, so at most 30 NIC
+    // channels (this panicked in the router).
+    let dims17 = ["2"; 17].join("x");
+    bad(&["run", "--topology", "mesh", "--dims", &dims17], &["ports: all", "at most 64 ports", "K from 1 to 30"]);
+    bad(&["run", "--topology", "mesh", "--dims", &dims17, "--ports", "31"], &["ports: 31", "K from 1 to 30", "34 of them are links"]);
+    // The linear BST that bst-simple runs on the whole mesh needs 2^(nu+1) nodes (panicked).
+    bad(&["run", "--algorithm", "bst-simple", "--topology", "mesh", "--dims", "4x1", "--nu", "2"], &["dims: 4x1", "2^(nu+1) = 8 nodes"]);
+    // Tornado on sides of 2 sends every packet to its own node.
+    for (t, d) in [("torus", "2x2"), ("mesh", "2x2"), ("linear", "2")] {
+        bad(&["run", "--topology", t, "--dims", d, "--traffic", "tornado", "--cycles", "100"], &["traffic: tornado", "at least 3"]);
+    }
+    // Flags that had no effect.
+    bad(
+        &["run", "--dims", "4", "--algorithm", "kbcast", "--active", "1,2", "--active-set", "subcube"],
+        &["active-set: subcube", "--active LIST"],
+    );
+    bad(&["run", "--topology", "linear", "--dims", "16", "--algorithm", "st", "--rho", "1"], &["rho: 1", "rh only"]);
+    // A watchdog shorter than the router's own pauses reported deadlocks that were none.
+    bad(&["run", "--dims", "4", "--algorithm", "mnb", "--router", "realistic", "--watchdog", "2"], &["watchdog: 2", "at least 12 cycles"]);
+    // The suggested buffer must itself be allowed.
+    bad(
+        &["run", "--dims", "3", "--switching", "vct", "--packet-flits", "5000", "--buffer-flits", "4096"],
+        &["buffer-flits: 4096", "at most 4096", "--switching wh"],
+    );
+    // Not standard output, and a negative dimension named as such.
+    bad(&["reproduce", "bertsekas-1991", "--out", "-"], &["out", "-", "directory"]);
+    bad(&["demo", "--out", "-"], &["out", "-", "directory"]);
+    bad(&["reproduce", "bertsekas-1991", "--max-d", "-1"], &["-1", "--max-d"]);
+    // A TOML boolean is a switch's value only (`vcd = true` wrote a file named `on`).
+    let f = Temp::file("bool-path.toml", "dims = 3\nvcd = true\n");
+    bad(&["run", f.s()], &["vcd: true", "not a boolean"]);
+    let f = Temp::file("bool-switch.toml", "topology = \"torus\"\ndims = \"4x4\"\nvcs = 1\ndeadlock_avoidance = false\n");
+    assert_eq!(flitwave(&["run", f.s(), "--quiet"]).status.code(), Some(0));
+    // Every run flag is a scenario key, `load` and `pmnb` included.
+    let f = Temp::file("dynamic.toml", "algorithm = \"dynamic\"\ndims = 3\nload = 0.3\npmnb = \"pmnb-3\"\ncycles = 300\n");
+    let o = flitwave(&["run", f.s(), "--quiet", "--json", "-"]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&["run", f.s()], &o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["config"]["workload"]["dynamic"]["load"], 0.3, "{v}");
+}
+
+/// A prefix step of a decimal number of slots is whole in cycles although its product in
+/// floating point is not (2.3 x 100 = 229.99999999999997).
+#[test]
+fn decimal_prefix_steps_are_whole_cycles() {
+    let v = run_ok(&["--dims", "3", "--algorithm", "pmnb-3", "--packet-flits", "100", "--buffer-flits", "200", "--tp", "2.3"]);
+    assert_eq!(v["missing_deliveries"], 0);
+    bad(&["run", "--dims", "3", "--algorithm", "pmnb-3", "--packet-flits", "100", "--tp", "2.305"], &["tp: 2.305", "multiple of 0.01"]);
+}
+
+/// Two outputs on one file would overwrite or interleave each other: refused before the
+/// run, whatever the spelling of the path. And a run that stops on a bad output path leaves
+/// none of the files it had created behind.
+#[test]
+fn outputs_need_files_of_their_own() {
+    let dir = Temp::dir("same-file");
+    let d = Some(dir.0.as_path());
+    for (a, b) in [("--json", "--vcd"), ("--vcd", "--stats-csv"), ("--vcd", "--fst"), ("--fst", "--gtkw")] {
+        let args = ["run", "--dims", "3", a, "same.out", b, "./same.out"];
+        let o = flitwave_in(d, &args);
+        assert_eq!(o.status.code(), Some(2), "{}", describe(&args, &o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("the same file as") && err.contains(&a[2..]), "{err}");
+        assert!(!dir.0.join("same.out").exists(), "{a} {b}: a file was written");
+    }
+    for bad_one in [["--vcd", "/nonexistent/dir/x.vcd"], ["--gtkw", "/nonexistent/dir/x.gtkw"]] {
+        let args = ["run", "--dims", "3", "--json", "r.json", "--fst", "w.fst", "--stats-csv", "s.csv", bad_one[0], bad_one[1]];
+        let o = flitwave_in(d, &args);
+        assert_eq!(o.status.code(), Some(2), "{}", describe(&args, &o));
+        let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.is_empty(), "{args:?} left {left:?}");
+    }
+}
+
 /// The Bertsekas et al. algorithms through the CLI: Table 1 time and Table 2 transmissions
 /// (written out here), and the report's paper columns.
 #[test]

@@ -315,3 +315,33 @@ fn stats_csv_accounts_for_every_cycle_and_flit() {
         .sum();
     assert_eq!(stalls, json_stalls);
 }
+
+/// A clock period that is not a power of ten of ns (`--clock-ns 3`, `250`): the VCD's
+/// timescale stays legal (1, 10 or 100 of a unit) and its times, read back in ns, are the
+/// FST's: cycle × period.
+#[test]
+fn vcd_and_fst_agree_in_ns_for_any_clock_period() {
+    let in_ns = |path: &Path| -> BTreeMap<String, Vec<(u64, u64)>> {
+        let w = wellen::simple::read(path).unwrap();
+        let ts = w.hierarchy().timescale().expect("a timescale");
+        let exp = ts.unit.to_exponent().expect("a known unit") as i32 + 9;
+        assert!([1, 10, 100].contains(&ts.factor), "{}: timescale factor {}", path.display(), ts.factor);
+        let ns = ts.factor as u64 * 10u64.pow(exp as u32);
+        signals(path).into_iter().map(|(n, ch)| (n, ch.into_iter().map(|(t, v)| (t * ns, v)).collect())).collect()
+    };
+    for clock in ["3", "250"] {
+        let (vcd, fst) = (scratch("p.vcd"), scratch("p.fst"));
+        let mut args = TRAFFIC.to_vec();
+        args.extend(["--clock-ns", clock, "--vcd", vcd.to_str().unwrap(), "--fst", fst.to_str().unwrap()]);
+        run_json(&args);
+        let (v, f) = (in_ns(&vcd), in_ns(&fst));
+        let period: u64 = clock.parse().unwrap();
+        let mut checked = 0;
+        for (name, changes) in v.iter().filter(|(n, _)| n.ends_with(".valid")) {
+            assert_eq!(f.get(name), Some(changes), "clock {clock} ns: {name}");
+            assert!(changes.iter().all(|&(t, _)| t % period == 0), "clock {clock} ns: {name} changes between clock edges");
+            checked += changes.len();
+        }
+        assert!(checked > 0, "no valid signal changed");
+    }
+}

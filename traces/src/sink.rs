@@ -106,11 +106,15 @@ fn digits(value: u64, n: u32, out: &mut [u8; 64]) {
     }
 }
 
-/// Writes a Value Change Dump with the `vcd` crate: `$timescale` is one clock period
-/// (`clock_ns` ns) and timestamps are cycle numbers. The value changes themselves are
-/// formatted here, the way the `vcd` crate writes them, straight into a large buffer.
+/// Writes a Value Change Dump with the `vcd` crate: `$timescale` is the largest power of ten
+/// of ns that divides the clock period (`clock_ns` ns; IEEE 1364 allows only 1, 10 or 100 of
+/// a unit), and timestamps are cycle numbers times the period in that unit. The value changes
+/// themselves are formatted here, the way the `vcd` crate writes them, straight into a large
+/// buffer.
 pub struct VcdSink {
     w: vcd::Writer<BufWriter<File>>,
+    /// Timescale units per clock cycle.
+    per_cycle: u64,
     /// Per variable: its id code (at most 8 characters), the code's length and the width.
     vars: Vec<VcdVar>,
     /// Value-change text not yet handed to the file: `text[..pos]`.
@@ -127,6 +131,24 @@ struct VcdVar {
     width: u8,
 }
 
+/// A legal VCD `$timescale` (1, 10 or 100 of a unit) for a clock of `clock_ns` ns, and how
+/// many of it make one clock cycle: the period is `m * 10^e` ns with `m` not a multiple of 10,
+/// the timescale `10^e` ns in the largest unit that keeps it whole, and a cycle `m` of them.
+pub fn vcd_timescale(clock_ns: u32) -> (u32, vcd::TimescaleUnit, u64) {
+    let (mut m, mut e) = (clock_ns.max(1), 0);
+    while m % 10 == 0 {
+        m /= 10;
+        e += 1;
+    }
+    let (unit, e) = match e {
+        0..=2 => (vcd::TimescaleUnit::NS, e),
+        3..=5 => (vcd::TimescaleUnit::US, e - 3),
+        6..=8 => (vcd::TimescaleUnit::MS, e - 6),
+        _ => (vcd::TimescaleUnit::S, e - 9),
+    };
+    (10u32.pow(e), unit, m as u64)
+}
+
 /// Hand the value-change text to the file in pieces of about this size.
 const VCD_CHUNK: usize = 1 << 20;
 /// Room for one line: `b`, 64 digits, a space, an 8-character id code and a newline.
@@ -137,8 +159,9 @@ impl VcdSink {
         let mut w = vcd::Writer::new(BufWriter::with_capacity(1 << 20, File::create(path)?));
         w.comment(comment)?;
         w.version(concat!("flitwave ", env!("CARGO_PKG_VERSION")))?;
-        w.timescale(clock_ns, vcd::TimescaleUnit::NS)?;
-        Ok(VcdSink { w, vars: Vec::new(), text: vec![0; VCD_CHUNK + VCD_LINE], pos: 0, first_time: true, in_dumpvars: false })
+        let (scale, unit, per_cycle) = vcd_timescale(clock_ns);
+        w.timescale(scale, unit)?;
+        Ok(VcdSink { w, per_cycle, vars: Vec::new(), text: vec![0; VCD_CHUNK + VCD_LINE], pos: 0, first_time: true, in_dumpvars: false })
     }
 
     fn drain_text(&mut self) -> io::Result<()> {
@@ -180,11 +203,11 @@ impl VcdSink {
         Ok(())
     }
 
-    /// Append `#t`.
+    /// Append `#t` (for cycle `t`).
     fn stamp(&mut self, t: u64) -> io::Result<()> {
         let mut digits = [0u8; 20];
         let mut i = digits.len();
-        let mut x = t;
+        let mut x = t * self.per_cycle;
         loop {
             i -= 1;
             digits[i] = b'0' + (x % 10) as u8;
@@ -232,7 +255,7 @@ impl WaveSink for VcdSink {
             self.in_dumpvars = false;
             self.w.end()?;
         }
-        self.w.timestamp(t)?;
+        self.w.timestamp(t * self.per_cycle)?;
         if self.first_time {
             // The first timestamp carries every signal's initial value.
             self.first_time = false;
@@ -509,6 +532,26 @@ impl WaveSink for Threaded {
 mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn vcd_timescales_are_legal_and_keep_the_period() {
+        let unit_ns = |u: vcd::TimescaleUnit| match u {
+            vcd::TimescaleUnit::NS => 1u64,
+            vcd::TimescaleUnit::US => 1_000,
+            vcd::TimescaleUnit::MS => 1_000_000,
+            vcd::TimescaleUnit::S => 1_000_000_000,
+            other => panic!("unexpected unit {other:?}"),
+        };
+        for clock in [1u32, 2, 3, 5, 10, 12, 30, 100, 250, 1000, 1500, 20_000, 1_000_000, 7_000_000, 1_000_000_000, 4_000_000_000, u32::MAX]
+        {
+            let (scale, unit, per_cycle) = vcd_timescale(clock);
+            assert!([1, 10, 100].contains(&scale), "clock {clock} ns: timescale {scale}");
+            assert_eq!(scale as u64 * unit_ns(unit) * per_cycle, clock as u64, "clock {clock} ns");
+        }
+        assert_eq!(vcd_timescale(3), (1, vcd::TimescaleUnit::NS, 3));
+        assert_eq!(vcd_timescale(1000), (1, vcd::TimescaleUnit::US, 1));
+        assert_eq!(vcd_timescale(250), (10, vcd::TimescaleUnit::NS, 25));
+    }
 
     #[test]
     fn ops_decode_what_was_pushed() {

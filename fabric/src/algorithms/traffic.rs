@@ -59,6 +59,11 @@ impl Pattern {
                 name,
                 "tornado is defined on linear arrays, meshes and tori (on a hypercube it would not move)",
             )),
+            (Pattern::Tornado, _) if topo.sizes.iter().all(|&k| k <= 2) => Err(SpecError::new(
+                "traffic",
+                name,
+                "tornado sends ceil(k/2) - 1 hops along each side of k nodes: it needs a side of at least 3 (here every node would send to itself)",
+            )),
             _ => Ok(()),
         }
     }

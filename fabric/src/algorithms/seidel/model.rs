@@ -129,7 +129,13 @@ pub fn size_limits(alg: Alg, linear: bool, e: &[u32], nu: u32) -> Option<String>
             (e.iter().sum::<u32>() <= 12).then_some(()).ok_or("at most 4096 nodes (a piece per node, tracked per node)".to_string())
         }
         (false, Alg::StSimple) => (emin >= nu).then_some(()).ok_or(format!("sides of at least 2^nu = {}", 1 << nu)),
-        (false, Alg::BstSimple) => (e[0] >= nu).then_some(()).ok_or(format!("a first side of at least 2^nu = {}", 1 << nu)),
+        // The mesh as one linear array for the linear BST (2^(nu+1) <= nodes), whose first
+        // side carries 2^nu worms at once.
+        (false, Alg::BstSimple) => (e[0] >= nu && e.iter().sum::<u32>() > nu).then_some(()).ok_or(format!(
+            "a first side of at least 2^nu = {} and at least 2^(nu+1) = {} nodes",
+            1 << nu,
+            2 << nu
+        )),
         (false, Alg::St) => (emin > nu).then_some(()).ok_or(format!("sides of at least 2^(nu+1) = {}", 2 << nu)),
         (false, Alg::Bst) => (emin > nu + 1).then_some(()).ok_or(format!("sides of at least 2^(nu+2) = {}", 4 << nu)),
         (true, _) => Err("a mesh".to_string()),
