@@ -637,7 +637,7 @@ impl Fabric {
             let header =
                 Header { kind, src: u24::new(r.0), dest: u24::new(dest.0), key: u24::new(s.key.min(Header::MAX_KEY)), len: s.flits, span };
             let p = Packet { header, msg: s.msg, aux: s.aux, birth: t, remaining, seen: NONE };
-            self.nics.enqueue(r, p, first, s.copy_flits);
+            self.nics.enqueue(r, p, first);
             self.counters.packets_sent += 1;
         }
         for w in self.node_out.wakes.drain(..) {

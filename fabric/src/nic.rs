@@ -14,15 +14,13 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// A packet waiting in the node's memory: its place in the order (priority key in the
-/// high 24 bits, submission number below), the cycles its internal copy adds, and its
-/// header, kept in the queue itself so that the queue's front is one cache line. Its
+/// high 24 bits, submission number below) and its header, kept in the queue itself so that the queue's front is one cache line. Its
 /// packet-table slot is taken only when a channel starts sending it, so the header is fresh
 /// in cache for route computation.
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
 struct Queued {
     order: u64,
-    extra: u32,
     packet: Packet,
 }
 
@@ -176,13 +174,12 @@ impl Nics {
     }
 
     /// Queue packet `p` at node `n`, to leave on network port `first_hop`.
-    pub fn enqueue(&mut self, n: NodeId, p: Packet, first_hop: usize, copy_flits: u32) {
+    pub fn enqueue(&mut self, n: NodeId, p: Packet, first_hop: usize) {
         let s = self.seq[n.idx()];
         self.seq[n.idx()] += 1;
         debug_assert!(s < 1 << 40, "more than 2^40 packets queued at one node");
-        let extra = (copy_flits as u64 * self.copy_cycles_per_flit).min(u32::MAX as u64) as u32;
         let order = ((p.key() as u64) << 40) | (s & ((1 << 40) - 1));
-        self.voq[n.idx() * self.net + first_hop].push(Queued { order, extra, packet: p });
+        self.voq[n.idx() * self.net + first_hop].push(Queued { order, packet: p });
         self.nonempty[n.idx()] |= 1 << first_hop;
         self.queued[n.idx()] += 1;
         self.max_queue = self.max_queue.max(self.queued[n.idx()]);
@@ -323,7 +320,7 @@ impl Nics {
         }
         let Some((_, port)) = best else { return };
         let voq = &mut self.voq[i * self.net + port];
-        let Some(&Queued { packet, extra, .. }) = voq.peek() else { unreachable!("port {port} of node {n} chosen with an empty queue") };
+        let Some(&Queued { packet, .. }) = voq.peek() else { unreachable!("port {port} of node {n} chosen with an empty queue") };
         voq.pop();
         if voq.peek().is_none() {
             self.nonempty[i] &= !(1 << port);
@@ -333,8 +330,9 @@ impl Nics {
         self.streaming[i] |= 1 << ch;
         let len = packet.flits();
         let pid = packets.alloc(packet);
-        self.inj[i * self.k + ch] =
-            InjChannel { packet: pid.0, seq: 0, len, start_at: t + self.startup_cycles + extra as u64, port: port as u8 };
+        // The software start-up, then the copy of every flit into the send buffer.
+        let start_at = t + self.startup_cycles + self.copy_cycles_per_flit * len as u64;
+        self.inj[i * self.k + ch] = InjChannel { packet: pid.0, seq: 0, len, start_at, port: port as u8 };
     }
 
     /// A flit ejected to node `n` on channel `ch`; returns the packet when its tail completes it.
@@ -402,7 +400,7 @@ mod tests {
             let mut nics = Nics::new(2, 2, 2, 0, 0);
             let mut model: Vec<(u32, u32)> = Vec::new(); // (key, submission) queued, unsorted
             for (msg, &(key, pop)) in ops.iter().enumerate() {
-                nics.enqueue(NodeId(0), packet(key, msg as u32), 1, 0);
+                nics.enqueue(NodeId(0), packet(key, msg as u32), 1);
                 model.push((key, msg as u32));
                 if pop {
                     let want = *model.iter().min().unwrap();

@@ -31,10 +31,9 @@ pub struct Send {
     /// Priority key: the NIC sends its queued packets smallest key first (then in order
     /// of submission), and key-honouring arbiters prefer smaller keys.
     pub key: u32,
-    /// Length in flits.
+    /// Length in flits (each copied into the send buffer at the NIC's copy cost before the
+    /// packet starts).
     pub flits: u16,
-    /// Flits the node copies internally before sending (charged at the NIC's copy cost).
-    pub copy_flits: u32,
 }
 
 /// What a program sees of a delivered packet.

@@ -162,7 +162,7 @@ pub fn hop_timing(cfg: &Config, piece: u16) -> (u64, u64) {
             if cx.node.0 == 0 {
                 for _ in 0..self.count {
                     let dest = fabric::Dest::Node(NodeId(1));
-                    cx.send(fabric::Send { dest, msg: u32::MAX, aux: 0, key: 0, flits: self.piece, copy_flits: 0 });
+                    cx.send(fabric::Send { dest, msg: u32::MAX, aux: 0, key: 0, flits: self.piece });
                 }
             }
         }

@@ -195,6 +195,27 @@ fn accepted_throughput_counts_the_window_even_when_it_ends_idle() {
     }
 }
 
+/// The internal copy cost holds a NIC channel for `--copy-cycles-per-flit` cycles per flit
+/// of every packet before its first flit, as a start-up cost of that many cycles would (it
+/// had no effect at all): same timing as `--startup-cycles c x L`, and slower than neither.
+#[test]
+fn copy_cost_is_a_per_flit_start_up() {
+    for (alg, ports, flits, copy) in [("snb", "one", "2", 3u64), ("mnb", "all", "4", 5), ("total-exchange", "one", "1", 7)] {
+        let base = ["--dims", "4", "--algorithm", alg, "--ports", ports, "--packet-flits", flits];
+        let with = |extra: &[&str]| {
+            let mut a = base.to_vec();
+            a.extend_from_slice(extra);
+            let v = run_ok(&a);
+            (u64_of(&v, "completion_cycles"), v["latency_avg_cycles"].clone())
+        };
+        let startup = (copy * flits.parse::<u64>().unwrap()).to_string();
+        let (copied, by_startup, none) =
+            (with(&["--copy-cycles-per-flit", &copy.to_string()]), with(&["--startup-cycles", &startup]), with(&[]));
+        assert_eq!(copied, by_startup, "{alg}: copy {copy} x {flits} flits against a start-up of {startup}");
+        assert!(copied.0 > none.0, "{alg}: the copy cost took no time");
+    }
+}
+
 #[test]
 fn scenario_file_with_flags_overriding_it() {
     let f = Temp::file("scenario.toml", "topology = \"hypercube\"\ndims = 4\nports = \"one\"\n");

@@ -46,7 +46,6 @@ impl Accumulate {
             aux: 0,
             key: x.trailing_zeros() + 1,
             flits: self.flits,
-            copy_flits: 0,
         });
     }
 }

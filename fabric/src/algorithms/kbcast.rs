@@ -229,7 +229,7 @@ impl KBcast {
     }
 
     fn send(&self, cx: &mut NodeCtx<'_>, to: u32, msg: u32, aux: u64, key: u32, flits: u16) {
-        cx.send(Send { dest: Dest::Node(NodeId(to)), msg, aux, key, flits, copy_flits: 0 });
+        cx.send(Send { dest: Dest::Node(NodeId(to)), msg, aux, key, flits });
     }
 
     /// The cycle the prefix phase ends (0 without one).

@@ -45,14 +45,7 @@ impl Mnb {
         let x = z ^ root;
         for &y in &self.tree.children[x as usize] {
             let key = if self.one_port { self.tree.n[y as usize] } else { self.tree.slot[y as usize] };
-            cx.send(Send {
-                dest: Dest::Node(NodeId(z ^ x ^ y)),
-                msg: self.first_msg + root,
-                aux: root.into(),
-                key,
-                flits: self.flits,
-                copy_flits: 0,
-            });
+            cx.send(Send { dest: Dest::Node(NodeId(z ^ x ^ y)), msg: self.first_msg + root, aux: root.into(), key, flits: self.flits });
         }
     }
 }
@@ -116,14 +109,7 @@ impl MnbRing {
     fn send(&self, cx: &mut NodeCtx<'_>, root: u32) {
         let to = self.next(cx.node.0);
         if to != root {
-            cx.send(Send {
-                dest: Dest::Node(NodeId(to)),
-                msg: self.first_msg + root,
-                aux: root.into(),
-                key: 0,
-                flits: self.flits,
-                copy_flits: 0,
-            });
+            cx.send(Send { dest: Dest::Node(NodeId(to)), msg: self.first_msg + root, aux: root.into(), key: 0, flits: self.flits });
         }
     }
 }
@@ -204,7 +190,6 @@ impl MultiAccumulate {
             aux: root.into(),
             key,
             flits: self.flits,
-            copy_flits: 0,
         });
     }
 }

@@ -42,7 +42,6 @@ impl MnbSbt {
                 aux: root.0.into(),
                 key: (d - 1 - j) as u32,
                 flits: self.flits,
-                copy_flits: 0,
             });
         }
     }
@@ -66,7 +65,6 @@ impl Program for MnbSbt {
                 aux: cx.node.0.into(),
                 key: 0,
                 flits: self.flits,
-                copy_flits: 0,
             }),
             Forwarding::Node => {
                 let d = cx.topo.ndims();

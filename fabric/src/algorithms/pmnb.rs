@@ -211,7 +211,6 @@ impl Scan {
                         aux: aux(self.kinds.0, c, self.block(i, k), 0),
                         key: 0,
                         flits,
-                        copy_flits: 0,
                     });
                 }
             } else {
@@ -224,7 +223,7 @@ impl Scan {
                     let value = self.before[i] + self.block(i, j);
                     let to = u ^ (1 << ((j + c) % d));
                     let a = aux(self.kinds.1, c, value, self.total[i]);
-                    cx.send(Send { dest: Dest::Node(NodeId(to)), msg: CONTROL, aux: a, key: 0, flits, copy_flits: 0 });
+                    cx.send(Send { dest: Dest::Node(NodeId(to)), msg: CONTROL, aux: a, key: 0, flits });
                 }
             }
         }
@@ -566,7 +565,7 @@ impl Engine {
                 let to = u ^ (1 << ((i + c) % d));
                 let msg = self.piece_msg(c, o1 - 1);
                 let a = aux(PACK, c, r, o1 - 1);
-                cx.send(Send { dest: Dest::Node(NodeId(to)), msg, aux: a, key: 0, flits: self.piece_flits(), copy_flits: 0 });
+                cx.send(Send { dest: Dest::Node(NodeId(to)), msg, aux: a, key: 0, flits: self.piece_flits() });
             } else if i == d - 1 {
                 // Packed where it belongs: hold it for the broadcast.
                 self.pack[idx] = (0, 0);
@@ -609,7 +608,7 @@ impl Engine {
                 let origin = self.held[i][k as usize];
                 let to = cx.node.0 ^ (1 << ((d - l + c) % d));
                 let a = aux(SPREAD, c, l, origin);
-                cx.send(Send { dest: Dest::Node(NodeId(to)), msg: self.piece_msg(c, origin), aux: a, key: 0, flits, copy_flits: 0 });
+                cx.send(Send { dest: Dest::Node(NodeId(to)), msg: self.piece_msg(c, origin), aux: a, key: 0, flits });
                 more |= k + 1 < self.sub_len[i];
             }
         }
@@ -630,14 +629,7 @@ impl Engine {
             let origin = self.held[u][k];
             let to = cx.node.0 ^ (1 << (mm + i));
             let a = aux(SUBCUBE_SNB, 0, 0, origin);
-            cx.send(Send {
-                dest: Dest::Node(NodeId(to)),
-                msg: self.msg_base[origin as usize],
-                aux: a,
-                key: 0,
-                flits: self.flits,
-                copy_flits: 0,
-            });
+            cx.send(Send { dest: Dest::Node(NodeId(to)), msg: self.msg_base[origin as usize], aux: a, key: 0, flits: self.flits });
         }
     }
 
@@ -665,7 +657,6 @@ impl Engine {
                 aux: a,
                 key: tree.slot[y as usize],
                 flits: self.flits,
-                copy_flits: 0,
             });
         }
     }

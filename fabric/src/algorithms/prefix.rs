@@ -114,7 +114,7 @@ impl Prefix {
 
     fn send_at(&mut self, cx: &mut NodeCtx<'_>, at: u64, to: u32, aux: u64, msg: u32) {
         if at <= cx.now {
-            cx.send(Send { dest: Dest::Node(NodeId(to)), msg, aux, key: 0, flits: self.flits, copy_flits: 0 });
+            cx.send(Send { dest: Dest::Node(NodeId(to)), msg, aux, key: 0, flits: self.flits });
         } else {
             self.pending[cx.node.idx()].push(Due { at, to, aux, msg });
             cx.wake_at(at);
@@ -129,7 +129,7 @@ impl Prefix {
             let p = self.pending[x][i];
             if p.at <= cx.now {
                 self.pending[x].swap_remove(i);
-                cx.send(Send { dest: Dest::Node(NodeId(p.to)), msg: p.msg, aux: p.aux, key: 0, flits: self.flits, copy_flits: 0 });
+                cx.send(Send { dest: Dest::Node(NodeId(p.to)), msg: p.msg, aux: p.aux, key: 0, flits: self.flits });
             } else {
                 i += 1;
             }

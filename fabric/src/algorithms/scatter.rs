@@ -77,7 +77,6 @@ impl Program for Scatter {
                 aux: x.into(),
                 key: d - x.count_ones(),
                 flits: self.flits,
-                copy_flits: 0,
             });
         }
     }
@@ -87,14 +86,7 @@ impl Program for Scatter {
             cx.accept(m.msg);
         } else {
             let next = self.tree.next_hop(y, m.aux as u32);
-            cx.send(Send {
-                dest: Dest::Node(NodeId(self.root ^ next)),
-                msg: m.msg,
-                aux: m.aux,
-                key: m.key,
-                flits: self.flits,
-                copy_flits: 0,
-            });
+            cx.send(Send { dest: Dest::Node(NodeId(self.root ^ next)), msg: m.msg, aux: m.aux, key: m.key, flits: self.flits });
         }
     }
     /// A node acts only on what it receives (the tree is read-only).
@@ -121,7 +113,7 @@ impl Gather {
     }
     fn send_up(&self, cx: &mut NodeCtx<'_>, x_from: u32, msg: u32, key: u32) {
         let next = self.tree.parent[x_from as usize];
-        cx.send(Send { dest: Dest::Node(NodeId(self.root ^ next)), msg, aux: 0, key, flits: self.flits, copy_flits: 0 });
+        cx.send(Send { dest: Dest::Node(NodeId(self.root ^ next)), msg, aux: 0, key, flits: self.flits });
     }
 }
 

@@ -81,7 +81,6 @@ impl Snb {
                 aux: p as u64,
                 key: if self.one_port { i as u32 } else { 0 },
                 flits: self.flits,
-                copy_flits: 0,
             });
         }
     }
@@ -97,14 +96,9 @@ impl Program for Snb {
             return;
         }
         match self.forwarding {
-            Forwarding::Router => cx.send(Send {
-                dest: Dest::Broadcast { span: cx.topo.full_span() },
-                msg: self.msg,
-                aux: 0,
-                key: 0,
-                flits: self.flits,
-                copy_flits: 0,
-            }),
+            Forwarding::Router => {
+                cx.send(Send { dest: Dest::Broadcast { span: cx.topo.full_span() }, msg: self.msg, aux: 0, key: 0, flits: self.flits })
+            }
             Forwarding::Node => self.forward(cx, cx.topo.net_ports()),
         }
     }

@@ -41,7 +41,6 @@ impl TotalExchange {
             aux: 0,
             key: slot,
             flits: self.flits,
-            copy_flits: 0,
         });
     }
 }

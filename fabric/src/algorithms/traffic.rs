@@ -194,7 +194,7 @@ impl Traffic {
         }
         if let Some(d) = self.destination(cx.topo, cx.node) {
             let msg = cx.declare(DestSet::One(d));
-            cx.send(Send { dest: Dest::Node(d), msg, aux: 0, key: 0, flits: self.spec.flits, copy_flits: 0 });
+            cx.send(Send { dest: Dest::Node(d), msg, aux: 0, key: 0, flits: self.spec.flits });
         }
         let next = cx.now + 1;
         self.schedule(cx, next);

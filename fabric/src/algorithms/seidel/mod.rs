@@ -220,7 +220,6 @@ impl Seidel {
             aux: s.set as u64,
             key: s.step,
             flits: self.plan.set_flits[s.set as usize],
-            copy_flits: 0,
         });
     }
 }
