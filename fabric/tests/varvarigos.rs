@@ -36,7 +36,8 @@ fn cube_spec(d: u32, flits: u16) -> FabricSpec {
 /// transmissions. Every run must deliver everything and report no algorithm failure.
 fn run(v: Variant, d: u32, active: &[u32], flits: u16, tp: u64) -> (f64, u64) {
     let spec = cube_spec(d, flits);
-    let p = Pmnb::new(v, d, active, flits, tp * flits as u64, (0, flits as u64 / v.pieces(d) as u64));
+    let prefix_hop = (0, fabric::algorithms::prefix::packet_flits(tp * flits as u64, flits) as u64);
+    let p = Pmnb::new(v, d, active, flits, tp * flits as u64, (0, flits as u64 / v.pieces(d) as u64), prefix_hop);
     let mut f = Fabric::new(&spec, Box::new(p));
     let ctx = format!("{v:?} d={d} M={} tp={tp}", active.len());
     assert_eq!(f.run(), Ending::Quiescent, "{ctx}");
@@ -104,7 +105,8 @@ fn dynamic(variant: Variant, d: u32, load: f64, slots: u64, tp: u64) -> serde_js
     let spec = cube_spec(d, flits);
     let window = slots * flits as u64;
     let hop = (0, flits as u64 / variant.pieces(d) as u64);
-    let ds = DynamicSpec { variant, d, load, window, warmup: window / 10, flits, tp_cycles: tp * flits as u64, seed: 9, hop };
+    let prefix_hop = (0, fabric::algorithms::prefix::packet_flits(tp * flits as u64, flits) as u64);
+    let ds = DynamicSpec { variant, d, load, window, warmup: window / 10, flits, tp_cycles: tp * flits as u64, seed: 9, hop, prefix_hop };
     let mut f = Fabric::new(&spec, Box::new(Dynamic::new(ds)));
     assert_eq!(f.run(), Ending::Quiescent);
     assert!(f.scoreboard.ok(), "{:?} {:?}", f.scoreboard.counts(), f.scoreboard.problems);

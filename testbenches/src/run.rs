@@ -97,8 +97,9 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                 "pmnb-1" | "pmnb-2" | "pmnb-3" => {
                     use fabric::algorithms::pmnb;
                     let p = pmnb.as_ref().expect("pmnb settings resolved");
-                    let prog =
-                        pmnb::Pmnb::new(p.variant, d, &p.active, l, p.tp_cycles as u64, hop_timing(cfg, l / p.variant.pieces(d) as u16));
+                    let piece = hop_timing(cfg, l / p.variant.pieces(d) as u16);
+                    let prefix = hop_timing(cfg, fabric::algorithms::prefix::packet_flits(p.tp_cycles as u64, l));
+                    let prog = pmnb::Pmnb::new(p.variant, d, &p.active, l, p.tp_cycles as u64, piece, prefix);
                     (Box::new(prog), pmnb::bounds(p.variant, d, p.active.len() as u64, p.tp))
                 }
                 "dynamic" => {
@@ -114,6 +115,7 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                         tp_cycles: c.tp_cycles as u64,
                         seed: cfg.seed,
                         hop: hop_timing(cfg, l / c.pmnb.pieces(d) as u16),
+                        prefix_hop: hop_timing(cfg, fabric::algorithms::prefix::packet_flits(c.tp_cycles as u64, l)),
                     };
                     (Box::new(Dynamic::new(spec)), Bounds::default())
                 }

@@ -29,8 +29,10 @@ pub struct DynamicSpec {
     pub tp_cycles: u64,
     pub seed: u64,
     /// The router's one-hop latency beyond the packet length and its sustained interval
-    /// between pieces over one link (`(0, piece length)` on the ideal router).
+    /// between pieces over one link (`(0, piece length)` on the ideal router), and the
+    /// same for a prefix packet.
     pub hop: (u64, u64),
+    pub prefix_hop: (u64, u64),
 }
 
 impl DynamicSpec {
@@ -211,6 +213,8 @@ impl Dynamic {
             slot: spec.flits as u64,
             extra: spec.hop.0,
             gap: spec.hop.1,
+            prefix_extra: spec.prefix_hop.0,
+            prefix_gap: spec.prefix_hop.1,
         };
         let lambda = spec.lambda();
         let mean_gap = if lambda > 0.0 { spec.flits as f64 / lambda } else { f64::INFINITY };
@@ -457,7 +461,7 @@ mod tests {
     }
 
     fn spec(variant: Variant, d: u32, load: f64, tp: u64) -> DynamicSpec {
-        DynamicSpec { variant, d, load, window: 1, warmup: 0, flits: 1, tp_cycles: tp, seed: 0, hop: (0, 1) }
+        DynamicSpec { variant, d, load, window: 1, warmup: 0, flits: 1, tp_cycles: tp, seed: 0, hop: (0, 1), prefix_hop: (0, 1) }
     }
 
     /// The bound holds on the scheme it is derived for (periods of exactly XM + V), and

@@ -280,9 +280,17 @@ pub struct Timing {
     /// Cycles between back-to-back pieces over one link at the router's sustained rate
     /// (`ms` when the buffers cover the credit round trip, as on the ideal router).
     pub gap: u64,
+    /// The same two for a prefix packet (a step's worth of flits, at most a slot).
+    pub prefix_extra: u64,
+    pub prefix_gap: u64,
 }
 
 impl Timing {
+    /// Cycles of a prefix step on this router: `tp`, stretched by a prefix packet's extra
+    /// hop latency, and at least the interval at which a link takes prefix packets.
+    pub fn prefix_step(&self) -> u64 {
+        (self.tp + self.prefix_extra).max(self.prefix_gap)
+    }
     /// Prefix steps per period (0 without a prefix).
     pub fn scan_steps(&self) -> u32 {
         if self.tp == 0 { 0 } else { self.variant.scans() * 2 * self.d }
@@ -296,7 +304,12 @@ impl Timing {
     pub fn event(&self, p: u64, e: u32, m: u64) -> Option<u64> {
         let s = self.scan_steps();
         let d = self.d;
-        let (tp, ms, slot) = (self.tp + self.extra, self.ms + self.extra, self.slot + self.extra);
+        // A step lasts until its packet has crossed its hop and, as the next step may send
+        // over the same link, until the link takes the next packet: on the ideal router
+        // with buffers that cover the credit round trip, the papers' t_p, one piece and one
+        // slot.
+        let tp = self.prefix_step();
+        let (ms, slot) = ((self.ms + self.extra).max(self.gap), (self.slot + self.extra).max(self.gap));
         if e < s {
             return Some(p + e as u64 * tp);
         }
@@ -313,11 +326,13 @@ impl Timing {
                 (e <= d - mm).then(|| k + e as u64 * slot)
             }
             _ => {
-                // A subphase of T pieces: one sent every `ms` cycles, the last one a hop later.
+                // A subphase of T pieces: one sent every `gap` cycles, the last one a hop
+                // later, and the link free for the next subphase's first (same link, next
+                // class).
                 let pc = self.per_class(m);
                 let step = |l: u32| match subphase_steps(pc, d, l) {
                     0 => 0,
-                    t => (t - 1) * self.gap + self.ms + self.extra,
+                    t => (t - 1) * self.gap + ms,
                 };
                 (e <= d).then(|| k + (1..=e).map(step).sum::<u64>())
             }
@@ -668,7 +683,7 @@ impl Engine {
         match aux_kind(a) {
             SCAN_UP | SCAN_DOWN | CLASS_UP | CLASS_DOWN => {
                 // Sent at the start of a step, it must be in before the next one reads it.
-                if cx.now - m.birth > self.t.tp + self.t.extra {
+                if cx.now - m.birth > self.t.prefix_step() {
                     self.late_prefix += 1;
                 }
                 match aux_kind(a) {
@@ -724,7 +739,7 @@ impl Engine {
             f.push(format!(
                 "{} prefix packets arrived after their step of {} cycles had ended: the ranks and M read from them were stale",
                 self.late_prefix,
-                self.t.tp + self.t.extra
+                self.t.prefix_step()
             ));
         }
         f
@@ -748,12 +763,23 @@ impl Pmnb {
     /// `flits`: packet length (pmnb-2: a multiple of d, split into d mini-packets);
     /// `tp_cycles`: a prefix step in cycles (0: ranks known; with every node active they
     /// are known too).
-    /// `hop`: the router's one-hop latency beyond the packet length and its sustained
-    /// interval between pieces (`(0, piece length)` on the ideal router).
-    pub fn new(variant: Variant, d: u32, active: &[u32], flits: u16, tp_cycles: u64, hop: (u64, u64)) -> Pmnb {
+    /// `hop`, `prefix_hop`: the router's one-hop latency beyond the packet length and its
+    /// sustained interval between packets over one link, for a piece and for a prefix
+    /// packet (`(0, length)` on the ideal router).
+    pub fn new(variant: Variant, d: u32, active: &[u32], flits: u16, tp_cycles: u64, hop: (u64, u64), prefix_hop: (u64, u64)) -> Pmnb {
         let pieces = variant.pieces(d) as u64;
         let tp = if active.len() as u64 == 1u64 << d { 0 } else { tp_cycles };
-        let t = Timing { d, variant, tp, ms: flits as u64 / pieces, slot: flits as u64, extra: hop.0, gap: hop.1 };
+        let t = Timing {
+            d,
+            variant,
+            tp,
+            ms: flits as u64 / pieces,
+            slot: flits as u64,
+            extra: hop.0,
+            gap: hop.1,
+            prefix_extra: prefix_hop.0,
+            prefix_gap: prefix_hop.1,
+        };
         let mut engine = Engine::new(t, flits);
         for &x in active {
             engine.active[x as usize] = true;
@@ -910,7 +936,8 @@ mod tests {
         spec.packet_flits = flits;
         spec.buffer_flits = 2 * flits;
         let tp_cycles = tp * flits as u64;
-        let inner = Pmnb::new(v, d, active, flits, tp_cycles, (0, flits as u64 / v.pieces(d) as u64));
+        let prefix_hop = (0, crate::algorithms::prefix::packet_flits(tp_cycles, flits) as u64);
+        let inner = Pmnb::new(v, d, active, flits, tp_cycles, (0, flits as u64 / v.pieces(d) as u64), prefix_hop);
         // Independently of the engine: the prefix takes 2d steps per scan (two scans in III).
         let scans = if v == Variant::Three { 2 } else { 1 };
         let all = active.len() == 1 << d;
@@ -928,7 +955,7 @@ mod tests {
     #[test]
     fn join_sums_the_parts_counters() {
         let make = |c: u64, l: u64| {
-            let mut p = Pmnb::new(Variant::One, 3, &[1, 2], 1, 1, (0, 1));
+            let mut p = Pmnb::new(Variant::One, 3, &[1, 2], 1, 1, (0, 1), (0, 1));
             (p.engine.collisions, p.engine.late_prefix) = (c, l);
             p
         };
