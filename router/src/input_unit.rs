@@ -269,7 +269,8 @@ impl InputUnits {
     #[inline]
     pub fn whole_packet_ready(&self, iv: usize, t: u64) -> bool {
         let c = &self.ctl[iv];
-        c.len >= c.pkt_len && self.entry(iv, c.pkt_len - 1).ready <= t
+        // A one-flit packet's tail is the front, whose copy is in the control word.
+        c.len >= c.pkt_len && if c.pkt_len == 1 { c.front.ready } else { self.entry(iv, c.pkt_len - 1).ready } <= t
     }
 }
 
