@@ -279,8 +279,11 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
     let report = match run::run_with_outputs(&cfg, progress) {
         Ok(r) => r,
         Err(e) => {
-            // No empty JSON file is left behind when another output fails.
-            if let Some((path, file)) = json_file {
+            // No empty JSON file is left behind when another output fails (but a device
+            // such as `/dev/null` stays).
+            if let Some((path, file)) = json_file
+                && file.metadata().is_ok_and(|m| m.is_file())
+            {
                 drop(file);
                 let _ = std::fs::remove_file(path);
             }

@@ -349,8 +349,10 @@ pub fn check_distinct_outputs(json: Option<&str>, out: &crate::config::Outputs) 
         ("gtkw", out.gtkw.as_deref()),
         ("stats-csv", out.stats_csv.as_deref()),
     ];
+    // Devices and pipes (`/dev/null` for every output, say) take any number of writers.
+    let special = |p: &str| std::fs::metadata(p).is_ok_and(|m| !m.is_file());
     let files: Vec<(&str, &str, std::path::PathBuf)> =
-        named.iter().filter_map(|&(f, p)| p.map(|p| (f, p, same_file_key(Path::new(p))))).collect();
+        named.iter().filter_map(|&(f, p)| p.filter(|p| !special(p)).map(|p| (f, p, same_file_key(Path::new(p))))).collect();
     for (i, (f2, p2, k2)) in files.iter().enumerate() {
         if let Some((f1, p1, _)) = files[..i].iter().find(|(_, _, k1)| k1 == k2) {
             return Err(ConfigError(format!("{f2}: {p2}: the same file as --{f1} {p1}; give each output a file of its own")));
@@ -380,8 +382,12 @@ fn same_file_key(p: &Path) -> std::path::PathBuf {
 struct Created(Vec<std::path::PathBuf>);
 
 impl Created {
-    fn add(&mut self, p: &str) {
-        self.0.push(p.into());
+    /// Record `p` if it is a regular file: never remove `/dev/null`, a pipe or a device.
+    fn add(&mut self, p: impl AsRef<Path>) {
+        let p = p.as_ref();
+        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) {
+            self.0.push(p.to_path_buf());
+        }
     }
 
     /// The run succeeded: keep them.
@@ -426,7 +432,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
         if let Some(g) = &out.gtkw {
             let written = traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
             created.add(g);
-            created.0.extend(written);
+            written.iter().for_each(|w| created.add(w));
         }
         f.add_probe(Box::new(t));
     }
@@ -439,7 +445,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
         {
             let written = traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
             created.add(g);
-            created.0.extend(written);
+            written.iter().for_each(|w| created.add(w));
         }
         f.add_probe(Box::new(t));
     }

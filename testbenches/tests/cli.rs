@@ -547,6 +547,16 @@ fn outputs_need_files_of_their_own() {
         assert!(err.contains("the same file as") && err.contains(&a[2..]), "{err}");
         assert!(!dir.0.join("same.out").exists(), "{a} {b}: a file was written");
     }
+    // Devices take any number of outputs, and are never removed: here a link to
+    // /dev/null (were it removed, only the link would go).
+    let o = flitwave(&["run", "--dims", "3", "--quiet", "--json", "/dev/null", "--vcd", "/dev/null", "--fst", "/dev/null"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let link = dir.0.join("null-link");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let args = ["run", "--dims", "3", "--json", "null-link", "--stats-csv", "null-link", "--vcd", "/nonexistent/dir/x.vcd"];
+    assert_eq!(flitwave_in(d, &args).status.code(), Some(2));
+    assert!(std::fs::symlink_metadata(&link).is_ok(), "{args:?} removed a link to /dev/null");
+    std::fs::remove_file(&link).unwrap();
     for bad_one in [["--vcd", "/nonexistent/dir/x.vcd"], ["--gtkw", "/nonexistent/dir/x.gtkw"]] {
         let args = ["run", "--dims", "3", "--json", "r.json", "--fst", "w.fst", "--stats-csv", "s.csv", bad_one[0], bad_one[1]];
         let o = flitwave_in(d, &args);
