@@ -597,6 +597,16 @@ impl Config {
             Some(v) => uint("nu", v, 0, 6)? as u8,
             None => 0,
         };
+        if nu > 0 && vcs == 1 {
+            return Err(err(
+                "nu",
+                nu,
+                format!(
+                    "links of 2^nu = {} flits per cycle carry one flit per VC and cycle, so one VC never uses them: add --vcs 2 or more (up to 2^nu worms share a link)",
+                    1u32 << nu
+                ),
+            ));
+        }
         let port_model = match raw.get("ports") {
             Some(v) => PortModel::parse(v).ok_or_else(|| err("ports", v, "all, one, or a number of ports K >= 1"))?,
             // One injection and one ejection channel per node, as in most NoCs (and BookSim).

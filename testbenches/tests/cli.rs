@@ -499,6 +499,9 @@ fn probed_inputs_get_one_clear_line() {
         &["active-set: subcube", "--active LIST"],
     );
     bad(&["run", "--topology", "linear", "--dims", "16", "--algorithm", "st", "--rho", "1"], &["rho: 1", "rh only"]);
+    // Faster links that one VC (one flit per cycle) can never use.
+    bad(&["run", "--dims", "4", "--nu", "1"], &["nu: 1", "--vcs 2"]);
+    assert_eq!(flitwave(&["run", "--dims", "4", "--nu", "1", "--vcs", "2", "--quiet"]).status.code(), Some(0));
     // A watchdog shorter than the router's own pauses reported deadlocks that were none.
     bad(&["run", "--dims", "4", "--algorithm", "mnb", "--router", "realistic", "--watchdog", "2"], &["watchdog: 2", "at least 12 cycles"]);
     // The suggested buffer must itself be allowed.
