@@ -821,6 +821,12 @@ impl Config {
                 _ => {}
             }
         }
+        // The FST writer goes back to fill in its header: a device or pipe cannot take it.
+        if let Some(p) = &outputs.fst
+            && std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir())
+        {
+            return Err(err("fst", p, "a regular file (an FST is written with seeks; a device or pipe cannot hold it)"));
+        }
         if let Some(g) = &outputs.gtkw
             && !outputs.tracing()
         {

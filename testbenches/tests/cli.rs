@@ -552,8 +552,10 @@ fn outputs_need_files_of_their_own() {
     }
     // Devices take any number of outputs, and are never removed: here a link to
     // /dev/null (were it removed, only the link would go).
-    let o = flitwave(&["run", "--dims", "3", "--quiet", "--json", "/dev/null", "--vcd", "/dev/null", "--fst", "/dev/null"]);
+    let o = flitwave(&["run", "--dims", "3", "--quiet", "--json", "/dev/null", "--vcd", "/dev/null", "--stats-csv", "/dev/null"]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // An FST is written with seeks.
+    bad(&["run", "--dims", "3", "--fst", "/dev/null"], &["fst: /dev/null", "regular file"]);
     let link = dir.0.join("null-link");
     std::os::unix::fs::symlink("/dev/null", &link).unwrap();
     let args = ["run", "--dims", "3", "--json", "null-link", "--stats-csv", "null-link", "--vcd", "/nonexistent/dir/x.vcd"];
