@@ -228,6 +228,9 @@ pub struct Fabric {
     shuffle: Option<rand_chacha::ChaCha8Rng>,
     /// The next cycle to simulate.
     pub now: u64,
+    /// With probes attached, the cycle from which the run only went on to show credits
+    /// coming back ([`Fabric::end`]).
+    probe_tail_from: Option<u64>,
     last_move: u64,
     pub deadlock: Option<Deadlock>,
     /// This fabric's share when the fabric is split between threads ([`split`]): part
@@ -317,6 +320,7 @@ impl Fabric {
             inject_log: Vec::new(),
             shuffle: spec.shuffle_seed.map(rand_chacha::ChaCha8Rng::seed_from_u64),
             now: 0,
+            probe_tail_from: None,
             last_move: 0,
             deadlock: None,
             part: 0,
@@ -398,8 +402,15 @@ impl Fabric {
                     Some(&Reverse((t, _, _))) => self.now = self.now.max(t),
                 }
             }
+            // Without probes the run would end here: the cycles after it only show credits
+            // coming back, and do not count as simulated.
+            if !self.active.is_empty() || !self.timers.is_empty() {
+                self.probe_tail_from = None;
+            } else if self.probe_tail_from.is_none() {
+                self.probe_tail_from = Some(self.now);
+            }
             if self.now >= self.spec.max_cycles {
-                return Ending::CycleLimit;
+                return if self.probe_tail_from.is_some() { Ending::Quiescent } else { Ending::CycleLimit };
             }
             self.step();
             if let (Some((every, w)), Some(at)) = (watch.as_mut(), next) {
@@ -779,6 +790,12 @@ impl Fabric {
     /// Is there still work (packets queued, flits buffered, timers)?
     pub fn busy(&self) -> bool {
         !self.active.is_empty() || !self.timers.is_empty()
+    }
+
+    /// The cycles the run simulated: `now`, less the cycles it went on only for probes to
+    /// see the last credits come back (results never depend on whether a run is traced).
+    pub fn end(&self) -> u64 {
+        self.probe_tail_from.unwrap_or(self.now)
     }
 }
 

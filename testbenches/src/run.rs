@@ -493,7 +493,7 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
             .filter(|&p| p > 0 && matches!(cfg.workload, Workload::Algorithm { .. }))
             .map(|p| completion as f64 / slot_cycles as f64 / p as f64),
         paper_transmissions: bounds.transmissions,
-        simulated_cycles: f.now,
+        simulated_cycles: f.end(),
         link_transmissions: f.counters.link_transmissions,
         flit_hops: f.counters.flit_hops,
         packets_sent: f.counters.packets_sent,

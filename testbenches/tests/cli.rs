@@ -535,6 +535,24 @@ fn decimal_prefix_steps_are_whole_cycles() {
     bad(&["run", "--dims", "3", "--algorithm", "pmnb-3", "--packet-flits", "100", "--tp", "2.305"], &["tp: 2.305", "multiple of 0.01"]);
 }
 
+/// One-port meshes and tori: the paper bound is the slots of the notes' farthest-first tree
+/// (it was the diameter, below the lower bound on tori: 2 on a 3×3 torus, whose 9 nodes
+/// need 4 one-port slots), which the ideal router meets; the lower bound is max(ecc,
+/// ⌈log2 N⌉), computed here.
+#[test]
+fn one_port_meshes_and_tori_meet_their_tree_bound() {
+    for (topo, dims, ecc, n) in
+        [("torus", "3x3", 2u64, 9u64), ("torus", "5", 2, 5), ("torus", "5x5", 4, 25), ("torus", "7x3", 4, 21), ("mesh", "8x8", 14, 64)]
+    {
+        let v = run_ok(&["--topology", topo, "--dims", dims, "--ports", "one"]);
+        let (slots, paper, lower) = (f64_of(&v, "slots"), u64_of(&v, "paper_bound_slots"), u64_of(&v, "lower_bound_slots"));
+        let log2n = n.next_power_of_two().trailing_zeros() as u64;
+        assert_eq!(lower, ecc.max(log2n), "{topo} {dims}");
+        assert!(paper >= lower, "{topo} {dims}: paper {paper} below lower {lower}");
+        assert_eq!(slots, paper as f64, "{topo} {dims}");
+    }
+}
+
 /// Two outputs on one file would overwrite or interleave each other: refused before the
 /// run, whatever the spelling of the path. And a run that stops on a bad output path leaves
 /// none of the files it had created behind.

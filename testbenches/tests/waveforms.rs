@@ -345,3 +345,59 @@ fn vcd_and_fst_agree_in_ns_for_any_clock_period() {
         assert!(checked > 0, "no valid signal changed");
     }
 }
+
+/// Tracing never changes a result: with probes attached the run goes on until the last
+/// credits are back (so the waveform shows them), but those cycles are not simulated work
+/// (they counted as cycles and in every histogram and utilization).
+#[test]
+fn tracing_does_not_change_the_json() {
+    let slow = scratch("credit3.toml");
+    std::fs::write(&slow, "preset = \"ideal\"\ncredit_delay = 3\n").unwrap();
+    let runs: [&[&str]; 3] = [
+        &[
+            "run",
+            "--topology",
+            "hypercube",
+            "--dims",
+            "3",
+            "--forwarding",
+            "router",
+            "--router",
+            "realistic",
+            "--switching",
+            "wh",
+            "--packet-flits",
+            "4",
+        ],
+        &[
+            "run",
+            "--topology",
+            "mesh",
+            "--dims",
+            "4x4",
+            "--traffic",
+            "uniform",
+            "--rate",
+            "0.05",
+            "--cycles",
+            "300",
+            "--router",
+            "realistic",
+        ],
+        &["run", "--topology", "hypercube", "--dims", "3", "--router", slow.to_str().unwrap()],
+    ];
+    for args in runs {
+        let strip = |mut v: serde_json::Value| {
+            v.as_object_mut().unwrap().remove("wall_seconds");
+            v["config"].as_object_mut().unwrap().remove("outputs");
+            v
+        };
+        let plain = strip(run_json(args));
+        for flag in ["--vcd", "--fst"] {
+            let p = scratch("t.dump");
+            let mut a = args.to_vec();
+            a.extend([flag, p.to_str().unwrap()]);
+            assert_eq!(strip(run_json(&a)), plain, "{a:?}");
+        }
+    }
+}

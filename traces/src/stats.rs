@@ -85,7 +85,7 @@ pub struct Stats {
 impl Stats {
     pub fn from_fabric(f: &Fabric) -> Stats {
         let r = &f.routers;
-        let cycles = f.now.max(1);
+        let cycles = f.end().max(1);
         let (p, v, net) = (r.ports(), r.vcs(), r.params.net_ports as usize);
         let name = |port: usize| if port < net { format!("in{port}") } else { format!("inj{}", port - net) };
         let mut vcs = Vec::new();
@@ -135,7 +135,7 @@ impl Stats {
     pub fn write_csv(f: &Fabric, path: &std::path::Path) -> std::io::Result<()> {
         use std::io::Write;
         let r = &f.routers;
-        let cycles = f.now.max(1);
+        let cycles = f.end().max(1);
         let (p, net) = (r.ports(), r.params.net_ports as usize);
         let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
         writeln!(

@@ -36,35 +36,40 @@ impl Snb {
 
     /// Slot bounds: Table 1 (d, both port models) on the hypercube; on meshes and tori the
     /// root's eccentricity (all-port, flooding along the tree is optimal) and, one-port,
-    /// the lower bound max(eccentricity, ⌈log2 N⌉) and the notes' bound of the diameter.
+    /// the lower bound max(eccentricity, ⌈log2 N⌉) and the slots the notes' farthest-first
+    /// tree takes, computed from its send order. (The notes bound that tree by the
+    /// diameter, which on a torus, the mesh tree with the root in the middle, can be below
+    /// the lower bound: 2 on a 3×3 torus, where 9 nodes need 4 one-port slots.)
     pub fn bounds(topo: &Topology, root: NodeId, one_port_nodes: bool) -> Bounds {
         let ecc = topo.eccentricity(root) as u64;
         match topo.kind {
             TopologyKind::Hypercube => Bounds { lower: Some(ecc), paper: Some(ecc), transmissions: Some(topo.nodes() as u64 - 1) },
             _ if one_port_nodes => {
                 let log = (topo.nodes() as u64).next_power_of_two().trailing_zeros() as u64;
-                Bounds { lower: Some(ecc.max(log)), paper: Some(topo.diameter() as u64), transmissions: Some(topo.nodes() as u64 - 1) }
+                Bounds {
+                    lower: Some(ecc.max(log)),
+                    paper: Some(Self::one_port_slots(topo, root)),
+                    transmissions: Some(topo.nodes() as u64 - 1),
+                }
             }
             _ => Bounds { lower: Some(ecc), paper: Some(ecc), transmissions: Some(topo.nodes() as u64 - 1) },
         }
     }
 
-    /// Send the message from `node` to its children in the tree, in the one-port order.
-    fn forward(&self, cx: &mut NodeCtx<'_>, in_port: usize) {
-        let topo = cx.topo;
-        let node = cx.node;
-        let children = topo.route_broadcast(node, PortId(in_port as u8), self.root, topo.full_span()).ports.network();
+    /// The ports of `node`'s children in the tree (reached on `in_port`), in the one-port
+    /// order: highest dimension first on the hypercube; elsewhere the continuation, then by
+    /// dimension, farther first, downward on ties (the notes' farthest-first order).
+    fn send_order(topo: &Topology, node: NodeId, in_port: usize, root: NodeId) -> Vec<usize> {
+        let children = topo.route_broadcast(node, PortId(in_port as u8), root, topo.full_span()).ports.network();
         let mut order: Vec<(u64, usize)> = children
             .net_ports()
             .map(|p| {
                 let rank = match topo.kind {
-                    // Highest dimension first.
                     TopologyKind::Hypercube => (topo.ndims() - 1 - p) as u64,
                     _ => {
                         let dim = p / 2;
                         let continuing = in_port < topo.net_ports() && dim == in_port / 2;
-                        let reach = topo.branch_reach(node, self.root, p) as u64;
-                        // continuation, then by dimension, farther first, downward on ties
+                        let reach = topo.branch_reach(node, root, p) as u64;
                         let d = if continuing { 0 } else { dim as u64 + 1 };
                         (d << 40) | ((u32::MAX as u64 - reach) << 1) | (p % 2) as u64
                     }
@@ -73,7 +78,30 @@ impl Snb {
             })
             .collect();
         order.sort_unstable();
-        for (i, (_, p)) in order.into_iter().enumerate() {
+        order.into_iter().map(|(_, p)| p).collect()
+    }
+
+    /// Slots the one-port tree takes in the slot model: a node reached in slot t sends to
+    /// its children one per slot, in [`Snb::send_order`].
+    fn one_port_slots(topo: &Topology, root: NodeId) -> u64 {
+        let mut latest = 0;
+        let mut stack = vec![(root, topo.net_ports(), 0u64)];
+        while let Some((node, in_port, t)) = stack.pop() {
+            latest = latest.max(t);
+            for (k, p) in Self::send_order(topo, node, in_port, root).into_iter().enumerate() {
+                let to = topo.neighbor(node, p).expect("tree edge over a missing link");
+                stack.push((to, topo.reverse_port(p), t + k as u64 + 1));
+            }
+        }
+        latest
+    }
+
+    /// Send the message from `node` to its children in the tree, in the one-port order.
+    fn forward(&self, cx: &mut NodeCtx<'_>, in_port: usize) {
+        let topo = cx.topo;
+        let node = cx.node;
+        let order = Self::send_order(topo, node, in_port, self.root);
+        for (i, p) in order.into_iter().enumerate() {
             let to = topo.neighbor(node, p).expect("tree edge over a missing link");
             cx.send(Send {
                 dest: Dest::Node(to),
