@@ -353,39 +353,10 @@ fn vcd_and_fst_agree_in_ns_for_any_clock_period() {
 fn tracing_does_not_change_the_json() {
     let slow = scratch("credit3.toml");
     std::fs::write(&slow, "preset = \"ideal\"\ncredit_delay = 3\n").unwrap();
-    let runs: [&[&str]; 3] = [
-        &[
-            "run",
-            "--topology",
-            "hypercube",
-            "--dims",
-            "3",
-            "--forwarding",
-            "router",
-            "--router",
-            "realistic",
-            "--switching",
-            "wh",
-            "--packet-flits",
-            "4",
-        ],
-        &[
-            "run",
-            "--topology",
-            "mesh",
-            "--dims",
-            "4x4",
-            "--traffic",
-            "uniform",
-            "--rate",
-            "0.05",
-            "--cycles",
-            "300",
-            "--router",
-            "realistic",
-        ],
-        &["run", "--topology", "hypercube", "--dims", "3", "--router", slow.to_str().unwrap()],
-    ];
+    let router_bcast =
+        ["run", "--dims", "3", "--forwarding", "router", "--router", "realistic", "--switching", "wh", "--packet-flits", "4"];
+    let traffic: Vec<&str> = TRAFFIC.iter().copied().chain(["--router", "realistic"]).collect();
+    let runs: [&[&str]; 3] = [&router_bcast, &traffic, &["run", "--dims", "3", "--router", slow.to_str().unwrap()]];
     for args in runs {
         let strip = |mut v: serde_json::Value| {
             v.as_object_mut().unwrap().remove("wall_seconds");
