@@ -150,13 +150,13 @@ pub struct RunArgs {
     /// kbcast variant: prefix, random, same-tree, rank-rotated.
     #[arg(long, allow_hyphen_values = true)]
     pub variant: Option<String>,
-    /// kbcast: the broadcasting nodes, ids and ranges like 3,17,40 or 0-7.
+    /// kbcast, pmnb-*: the broadcasting nodes, ids and ranges like 3,17,40 or 0-7.
     #[arg(long, allow_hyphen_values = true)]
     pub active: Option<String>,
-    /// kbcast: the number K of broadcasting nodes, chosen by --active-set and --seed.
+    /// kbcast, pmnb-*: the number K of broadcasting nodes, chosen by --active-set and --seed.
     #[arg(long, allow_hyphen_values = true)]
     pub active_count: Option<String>,
-    /// kbcast: random, subcube (nodes 0..K-1) or adversarial (the sec. 3.1 set).
+    /// kbcast, pmnb-*: random, subcube (nodes 0..K-1) or adversarial (the sec. 3.1 set).
     #[arg(long, allow_hyphen_values = true)]
     pub active_set: Option<String>,
     /// kbcast, pmnb-*, dynamic: a parallel-prefix step in slots (0: ranks known, no prefix phase).

@@ -48,7 +48,7 @@ pub const SCENARIOS: &[DemoScenario] = &[
     ),
     DemoScenario(
         "bst-linear16",
-        "Seidel's binomial spanning tree, 16-node array, 4 KB, Intel Delta costs (cost_us vs model_us)",
+        "Seidel's bidirectional spanning tree, 16-node array, 4 KB, Intel Delta costs (cost_us vs model_us)",
         &[("topology", "linear"), ("dims", "16"), ("algorithm", "bst"), ("message-bytes", "4096")],
     ),
     DemoScenario(
@@ -92,8 +92,8 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
             );
         } else if traffic {
             println!(
-                "  {:<26} drained at cycle {:>6}  {:>6} transmissions  {}/{} delivered  latency avg/p99 {lat} cycles",
-                stem, r.simulated_cycles, r.link_transmissions, r.deliveries, r.expected_deliveries
+                "  {:<26} {:>6} cycles (last delivery)  {:>6} transmissions  {}/{} delivered  latency avg/p99 {lat} cycles",
+                stem, r.completion_cycles, r.link_transmissions, r.deliveries, r.expected_deliveries
             );
         } else {
             println!(
