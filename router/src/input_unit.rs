@@ -156,6 +156,15 @@ impl InputUnits {
         (0..=d).map(|l| at_least(l).wrapping_sub(at_least(l + 1))).collect()
     }
 
+    /// The most flits `iv` held at the end of a cycle up to `now` (the histogram's top
+    /// level). Unlike the high-water mark `max_len`, a flit written and read in the same
+    /// cycle (through an injection port with no injection latency) does not count.
+    pub fn held_max(&self, iv: usize, now: u64) -> u16 {
+        let (d, len) = (self.depth as usize, self.ctl[iv].len as usize);
+        let at_least = |l: usize| self.hist[iv * d + l - 1].wrapping_add(if len >= l { now } else { 0 });
+        (1..=self.max_len[iv] as usize).rev().find(|&l| at_least(l) != 0).unwrap_or(0) as u16
+    }
+
     #[inline(always)]
     pub fn len(&self, iv: usize) -> u16 {
         self.ctl[iv].len

@@ -553,6 +553,32 @@ fn one_port_meshes_and_tori_meet_their_tree_bound() {
     }
 }
 
+/// A VC's maximum occupancy is the top level of its own histogram (the most flits held at
+/// the end of a cycle), and the per-port and injection maxima are those of the VCs: an
+/// injection buffer that a flit went in and out of in one cycle counted it before.
+#[test]
+fn buffer_maxima_agree_with_the_histograms() {
+    let runs: [&[&str]; 4] = [
+        &["--topology", "hypercube", "--dims", "4", "--ports", "one"],
+        &["--topology", "hypercube", "--dims", "4", "--algorithm", "mnb", "--router", "realistic"],
+        &["--topology", "mesh", "--dims", "4x4", "--traffic", "uniform", "--rate", "0.1", "--cycles", "500"],
+        &["--topology", "mesh", "--dims", "4x4", "--traffic", "uniform", "--rate", "0.05", "--cycles", "500", "--router", "ideal"],
+    ];
+    for args in runs {
+        let v = run_ok(args);
+        let (mut network, mut injection) = (0, 0);
+        for vc in v["stats"]["vcs"].as_array().unwrap() {
+            let h: Vec<u64> = vc["histogram"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+            let top = h.iter().rposition(|&c| c > 0).unwrap() as u64;
+            assert_eq!(vc["max_occupancy"].as_u64().unwrap(), top, "{args:?}: {vc}");
+            let m = if vc["port"].as_str().unwrap().starts_with("inj") { &mut injection } else { &mut network };
+            *m = (*m).max(top);
+        }
+        let mb = &v["max_buffer_occupancy"];
+        assert_eq!((u64_of(mb, "network"), u64_of(mb, "injection")), (network, injection), "{args:?}");
+    }
+}
+
 /// Two outputs on one file would overwrite or interleave each other: refused before the
 /// run, whatever the spelling of the path. And a run that stops on a bad output path leaves
 /// none of the files it had created behind.

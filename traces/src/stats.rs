@@ -22,6 +22,7 @@ pub struct BufferStats {
 impl BufferStats {
     pub fn from_fabric(f: &Fabric) -> BufferStats {
         let r = &f.routers;
+        let now = f.end();
         let (p, v, net) = (r.ports(), r.vcs(), r.params.net_ports as usize);
         let ports: Vec<String> = (0..p).map(|i| if i < net { format!("in{i}") } else { format!("inj{}", i - net) }).collect();
         let mut s = BufferStats { ports, per_port: vec![0; p], ..Default::default() };
@@ -29,7 +30,7 @@ impl BufferStats {
             .map(|node| {
                 (0..p)
                     .map(|port| {
-                        let m = (0..v).map(|vc| r.inputs.max_len[(node * p + port) * v + vc]).max().unwrap_or(0);
+                        let m = (0..v).map(|vc| r.inputs.held_max((node * p + port) * v + vc, now)).max().unwrap_or(0);
                         s.per_port[port] = s.per_port[port].max(m);
                         m
                     })
@@ -90,7 +91,7 @@ impl Stats {
         let name = |port: usize| if port < net { format!("in{port}") } else { format!("inj{}", port - net) };
         let mut vcs = Vec::new();
         for iv in 0..r.inputs.ctl.len() {
-            let max_len = r.inputs.max_len[iv];
+            let max_len = r.inputs.held_max(iv, cycles);
             if max_len == 0 {
                 continue;
             }
@@ -153,7 +154,7 @@ impl Stats {
                 w,
                 "input_vc,{},{name},{vc},{},{},{},{},,,",
                 node.0,
-                r.inputs.max_len[iv],
+                r.inputs.held_max(iv, cycles),
                 h.join(";"),
                 r.inputs.stall_credit[iv],
                 r.inputs.stall_arb[iv]
