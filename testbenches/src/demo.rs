@@ -101,7 +101,7 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
                 stem,
                 r.completion_cycles,
                 slots,
-                b(r.paper_bound_slots),
+                crate::run::slots_text(r.paper_bound_slots),
                 b(r.lower_bound_slots),
                 r.link_transmissions,
                 r.deliveries,
@@ -111,7 +111,7 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
         table += &format!(
             "| {stem} | {what} | {} | {slots} | {} | {} | {} | {lat} | {}/{} |\n",
             r.completion_cycles,
-            b(r.paper_bound_slots),
+            crate::run::slots_text(r.paper_bound_slots),
             b(r.lower_bound_slots),
             r.link_transmissions,
             r.deliveries,

@@ -305,7 +305,8 @@ fn kbcast_run(variant: &str, tp: &str, d: u32, k: u32, set: &str) -> Result<(f64
         raw.values.insert(k.to_string(), v.to_string());
     }
     let r = run::run(&Config::resolve(&raw)?);
-    Ok((r.slots, r.paper_bound_slots, r.lower_bound_slots.unwrap_or(0), r.exit_code() == 0))
+    // kbcast's bounds are whole (its prefix phase counted in whole slots).
+    Ok((r.slots, r.paper_bound_slots.map(|b| b as u64), r.lower_bound_slots.unwrap_or(0), r.exit_code() == 0))
 }
 
 fn stamoulis(out: &Path, dmax: u32) -> Result<i32, ConfigError> {

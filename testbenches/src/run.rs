@@ -28,7 +28,10 @@ pub struct Report {
     /// completion_cycles / slot_cycles.
     pub slots: f64,
     pub lower_bound_slots: Option<u64>,
-    pub paper_bound_slots: Option<u64>,
+    /// Whole for every paper but PMNB II's fractional formula, and written as an integer
+    /// when whole.
+    #[serde(serialize_with = "whole_or_fraction")]
+    pub paper_bound_slots: Option<f64>,
     /// slots / paper_bound_slots: how far this router is from the papers' slot model.
     pub vs_slot_model: Option<f64>,
     /// Link transmissions of the paper's algorithm (Bertsekas et al. Table 2).
@@ -339,6 +342,24 @@ fn io_err(field: &str, path: &str, e: impl std::fmt::Display) -> ConfigError {
     ConfigError(format!("{field}: {path}: cannot write it: {e}"))
 }
 
+/// A slot count: an integer when whole (as the papers' bounds mostly are), else a fraction.
+fn whole_or_fraction<S: serde::Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match *x {
+        Some(v) if v.fract() == 0.0 && (0.0..9.0e15).contains(&v) => s.serialize_u64(v as u64),
+        Some(v) => s.serialize_f64(v),
+        None => s.serialize_none(),
+    }
+}
+
+/// A slot count as the summary shows it: `-`, a whole number, or a fraction.
+pub fn slots_text(x: Option<f64>) -> String {
+    match x {
+        None => "-".to_string(),
+        Some(v) if v.fract() == 0.0 => format!("{v:.0}"),
+        Some(v) => format!("{v:.3}").trim_end_matches('0').to_string(),
+    }
+}
+
 /// Refuse two outputs of one run (`json` is `--json`'s file, if any) on the same file: each
 /// would overwrite or interleave with the other.
 pub fn check_distinct_outputs(json: Option<&str>, out: &crate::config::Outputs) -> Result<(), ConfigError> {
@@ -490,8 +511,8 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         paper_bound_slots: bounds.paper,
         vs_slot_model: bounds
             .paper
-            .filter(|&p| p > 0 && matches!(cfg.workload, Workload::Algorithm { .. }))
-            .map(|p| completion as f64 / slot_cycles as f64 / p as f64),
+            .filter(|&p| p > 0.0 && matches!(cfg.workload, Workload::Algorithm { .. }))
+            .map(|p| completion as f64 / slot_cycles as f64 / p),
         paper_transmissions: bounds.transmissions,
         simulated_cycles: f.end(),
         link_transmissions: f.counters.link_transmissions,
@@ -584,7 +605,7 @@ pub fn summary(r: &Report) -> String {
             if complete { "completed in" } else { "last delivery after" },
             r.completion_cycles,
             r.slots,
-            bound(r.paper_bound_slots),
+            slots_text(r.paper_bound_slots),
             bound(r.lower_bound_slots),
             r.vs_slot_model.filter(|&v| v != 1.0).map_or(String::new(), |v| format!("; {v:.2}x the slot model"))
         );

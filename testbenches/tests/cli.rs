@@ -818,7 +818,8 @@ fn pmnb_variants_report_the_papers_bounds() {
         let v = run_ok(&["--dims", "6", "--algorithm", alg, "--active-count", "20", "--active-set", "adversarial"]);
         let pieces = if alg == "pmnb-2" { 6 } else { 1 };
         assert_eq!(u64_of(&v, "deliveries"), pieces * 20 * 63, "{alg}");
-        assert_eq!(u64_of(&v, "paper_bound_slots"), bound.ceil() as u64, "{alg}");
+        // The formula itself (PMNB II's is fractional: 16.625 here was reported as 17).
+        assert!((f64_of(&v, "paper_bound_slots") - bound).abs() < 1e-9, "{alg}: {} against {bound}", v["paper_bound_slots"]);
         assert!(f64_of(&v, "slots") <= bound, "{alg}: {} > {bound}", f64_of(&v, "slots"));
         assert_eq!(u64_of(&v, "lower_bound_slots"), if alg == "pmnb-2" { 4 } else { 6 }, "{alg}");
         assert_eq!(u64_of(&v, "packing_delays"), 0, "{alg}");

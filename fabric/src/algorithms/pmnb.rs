@@ -103,7 +103,9 @@ pub fn bounds(variant: Variant, d: u32, m: u64, tp: f64) -> Bounds {
     let lower = if variant == Variant::Two { lower.max(1) } else { lower.max(d64) };
     let tp = if m == 1u64 << d { 0.0 } else { tp };
     let paper = formula(variant, d, m, tp);
-    Bounds { lower: Some(lower), paper: Some((paper - 1e-9).ceil() as u64), transmissions: None }
+    // The formula itself: PMNB II's is fractional ((N − 1)M/(Nd) + 2d t_p + 2), and slots
+    // are measured in fractions too (its mini-packets).
+    Bounds { lower: Some(lower), paper: Some((paper * 1e12).round() / 1e12), transmissions: None }
 }
 
 pub fn rotl(x: u32, c: u32, d: u32) -> u32 {

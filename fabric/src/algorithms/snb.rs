@@ -43,16 +43,16 @@ impl Snb {
     pub fn bounds(topo: &Topology, root: NodeId, one_port_nodes: bool) -> Bounds {
         let ecc = topo.eccentricity(root) as u64;
         match topo.kind {
-            TopologyKind::Hypercube => Bounds { lower: Some(ecc), paper: Some(ecc), transmissions: Some(topo.nodes() as u64 - 1) },
+            TopologyKind::Hypercube => Bounds { lower: Some(ecc), paper: Some(ecc as f64), transmissions: Some(topo.nodes() as u64 - 1) },
             _ if one_port_nodes => {
                 let log = (topo.nodes() as u64).next_power_of_two().trailing_zeros() as u64;
                 Bounds {
                     lower: Some(ecc.max(log)),
-                    paper: Some(Self::one_port_slots(topo, root)),
+                    paper: Some(Self::one_port_slots(topo, root) as f64),
                     transmissions: Some(topo.nodes() as u64 - 1),
                 }
             }
-            _ => Bounds { lower: Some(ecc), paper: Some(ecc), transmissions: Some(topo.nodes() as u64 - 1) },
+            _ => Bounds { lower: Some(ecc), paper: Some(ecc as f64), transmissions: Some(topo.nodes() as u64 - 1) },
         }
     }
 
