@@ -425,6 +425,14 @@ impl Drop for Created {
     }
 }
 
+/// Write the GTKWave save file `g` for the dump at `dump` (and its translate filters).
+fn write_gtkw(g: &str, dump: &str, t: &Tracer, title: &str, created: &mut Created) -> Result<(), ConfigError> {
+    let filters = traces::gtkw::write_save_file(Path::new(g), Path::new(dump), t, title).map_err(|e| io_err("gtkw", g, e))?;
+    created.add(g);
+    filters.iter().for_each(|w| created.add(w));
+    Ok(())
+}
+
 /// Run a configuration and write the waveforms, save file and statistics it asks for.
 /// With `progress`, a status line on standard error while a long run goes on.
 pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigError> {
@@ -451,9 +459,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
         let t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("vcd", p, e))?;
         signals.get_or_insert(p.clone());
         if let Some(g) = &out.gtkw {
-            let written = traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
-            created.add(g);
-            written.iter().for_each(|w| created.add(w));
+            write_gtkw(g, p, &t, &title, &mut created)?;
         }
         f.add_probe(Box::new(t));
     }
@@ -464,9 +470,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
         if let Some(g) = &out.gtkw
             && signals.is_none()
         {
-            let written = traces::gtkw::write_save_file(Path::new(g), Path::new(p), &t, &title).map_err(|e| io_err("gtkw", g, e))?;
-            created.add(g);
-            written.iter().for_each(|w| created.add(w));
+            write_gtkw(g, p, &t, &title, &mut created)?;
         }
         f.add_probe(Box::new(t));
     }
