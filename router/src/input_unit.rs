@@ -144,25 +144,27 @@ impl InputUnits {
         self.hist[e] = self.hist[e].wrapping_add(at);
     }
 
-    /// Cycles VC `iv` has spent at each occupancy 0..=depth, up to cycle `now`.
-    pub fn occupancy_histogram(&self, iv: usize, now: u64) -> Vec<u64> {
+    /// Cycles VC `iv` has spent at occupancy `l` or more, up to cycle `now`.
+    fn cycles_at_least(&self, iv: usize, l: usize, now: u64) -> u64 {
         let (d, len) = (self.depth as usize, self.ctl[iv].len as usize);
-        // Cycles at `l` or more.
-        let at_least = |l: usize| match l {
+        match l {
             0 => now,
             l if l > d => 0,
             l => self.hist[iv * d + l - 1].wrapping_add(if len >= l { now } else { 0 }),
-        };
-        (0..=d).map(|l| at_least(l).wrapping_sub(at_least(l + 1))).collect()
+        }
+    }
+
+    /// Cycles VC `iv` has spent at each occupancy 0..=depth, up to cycle `now`.
+    pub fn occupancy_histogram(&self, iv: usize, now: u64) -> Vec<u64> {
+        let at_least = |l| self.cycles_at_least(iv, l, now);
+        (0..=self.depth as usize).map(|l| at_least(l).wrapping_sub(at_least(l + 1))).collect()
     }
 
     /// The most flits `iv` held at the end of a cycle up to `now` (the histogram's top
     /// level). Unlike the high-water mark `max_len`, a flit written and read in the same
     /// cycle (through an injection port with no injection latency) does not count.
     pub fn held_max(&self, iv: usize, now: u64) -> u16 {
-        let (d, len) = (self.depth as usize, self.ctl[iv].len as usize);
-        let at_least = |l: usize| self.hist[iv * d + l - 1].wrapping_add(if len >= l { now } else { 0 });
-        (1..=self.max_len[iv] as usize).rev().find(|&l| at_least(l) != 0).unwrap_or(0) as u16
+        (1..=self.max_len[iv] as usize).rev().find(|&l| self.cycles_at_least(iv, l, now) != 0).unwrap_or(0) as u16
     }
 
     #[inline(always)]
