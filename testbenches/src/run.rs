@@ -495,7 +495,12 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
     let completion = f.counters.last_delivery;
     let mut problems = f.scoreboard.problems.clone();
     if c.missing > 0 {
-        problems.extend(f.scoreboard.describe_missing(&f.topo, 10));
+        let listed = f.scoreboard.describe_missing(&f.topo, 10);
+        let cut = listed.len() == 10;
+        problems.extend(listed);
+        if cut {
+            problems.push(format!("(the first 10 of the missing deliveries' descriptions; {} missing in all)", c.missing));
+        }
     }
     let (accepted, offered) = match cfg.workload {
         Workload::Traffic { cycles, offered_flits, .. } => {
@@ -615,11 +620,12 @@ pub fn summary(r: &Report) -> String {
         );
     } else {
         s += &format!(
-            "  latency avg {} cycles, p99 {} cycles; accepted {:.4} of {:.4} offered flits/node/cycle; drained after {} cycles\n",
+            "  latency avg {} cycles, p99 {} cycles; accepted {:.4} of {:.4} offered flits/node/cycle; {} after {} cycles\n",
             r.latency_avg_cycles.map_or("-".to_string(), |a| format!("{a:.1}")),
             bound(r.latency_p99_cycles),
             r.accepted_flits_per_node_cycle.unwrap_or(0.0),
             r.offered_flits_per_node_cycle.unwrap_or(0.0),
+            if r.ending == Ending::Quiescent { "drained" } else { "stopped" },
             r.simulated_cycles
         );
     }
@@ -634,7 +640,13 @@ pub fn summary(r: &Report) -> String {
         r.duplicate_deliveries,
         r.misrouted_deliveries
     );
-    for p in r.problems.iter().take(5).chain(&r.algorithm_failures) {
+    for p in r.problems.iter().take(5) {
+        s += &format!("  ! {p}\n");
+    }
+    if r.problems.len() > 5 {
+        s += &format!("  ! ... {} more in the JSON's problems\n", r.problems.len() - 5);
+    }
+    for p in &r.algorithm_failures {
         s += &format!("  ! {p}\n");
     }
     s += &format!(
