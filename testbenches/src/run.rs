@@ -495,8 +495,9 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
     let completion = f.counters.last_delivery;
     let mut problems = f.scoreboard.problems.clone();
     if c.missing > 0 {
-        let listed = f.scoreboard.describe_missing(&f.topo, 10);
-        let cut = listed.len() == 10;
+        let mut listed = f.scoreboard.describe_missing(&f.topo, 11);
+        let cut = listed.len() > 10;
+        listed.truncate(10);
         problems.extend(listed);
         if cut {
             problems.push(format!("(the first 10 of the missing deliveries' descriptions; {} missing in all)", c.missing));
