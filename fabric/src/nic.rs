@@ -14,9 +14,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// A packet waiting in the node's memory: its place in the order (priority key in the
-/// high 24 bits, submission number below) and its header, kept in the queue itself so that the queue's front is one cache line. Its
-/// packet-table slot is taken only when a channel starts sending it, so the header is fresh
-/// in cache for route computation.
+/// high 24 bits, submission number below) and its header, kept in the queue itself so that
+/// the queue's front is one cache line. Its packet-table slot is taken only when a channel
+/// starts sending it, so the header is fresh in cache for route computation.
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
 struct Queued {

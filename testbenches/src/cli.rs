@@ -275,21 +275,14 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
         )),
         None => None,
     };
+    // No empty JSON file is left behind when another output fails.
+    let mut created = run::Created::default();
+    if let Some((path, _)) = &json_file {
+        created.add(path);
+    }
     let progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let report = match run::run_with_outputs(&cfg, progress) {
-        Ok(r) => r,
-        Err(e) => {
-            // No empty JSON file is left behind when another output fails (but a device
-            // such as `/dev/null` stays).
-            if let Some((path, file)) = json_file
-                && file.metadata().is_ok_and(|m| m.is_file())
-            {
-                drop(file);
-                let _ = std::fs::remove_file(path);
-            }
-            return Err(e);
-        }
-    };
+    let report = run::run_with_outputs(&cfg, progress)?;
+    created.keep();
     let json = crate::json::to_string(&report);
     if let Some((path, mut file)) = json_file {
         writeln!(file, "{json}").map_err(|e| ConfigError(format!("json: {path}: cannot write it: {e}")))?;

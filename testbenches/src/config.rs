@@ -635,12 +635,11 @@ impl Config {
         // The longest pause in which nothing moves that is not a deadlock: a start-up and
         // copy cost, and twice a flit's way through every stage of a slow router and its
         // credit's way back (the link at least one cycle, as built below).
-        let longest_pause = {
-            let p = &pipeline;
-            let round_trip: u64 =
-                [p.rc_delay, p.va_delay, p.link_latency.max(1), p.credit_delay, p.inject_latency].iter().map(|&c| c as u64).sum();
-            2 * round_trip + startup_cycles + copy_cycles_per_flit * packet_flits as u64
-        };
+        let p = &pipeline;
+        let round_trip: u64 =
+            [p.rc_delay, p.va_delay, p.link_latency.max(1), p.credit_delay, p.inject_latency].iter().map(|&c| c as u64).sum();
+        let node_costs = startup_cycles + copy_cycles_per_flit * packet_flits as u64;
+        let longest_pause = 2 * round_trip + node_costs;
         let watchdog_cycles = match raw.get("watchdog") {
             Some(v) => {
                 let w = uint("watchdog", v, 1, 1 << 40)?;
@@ -655,7 +654,7 @@ impl Config {
                 }
                 w
             }
-            None => longest_pause.max(10_000 + startup_cycles + copy_cycles_per_flit * packet_flits as u64),
+            None => (2 * round_trip).max(10_000) + node_costs,
         };
         let max_cycles = match raw.get("max-cycles") {
             Some(v) => uint("max-cycles", v, 1, 1 << 48)?,

@@ -400,11 +400,12 @@ fn same_file_key(p: &Path) -> std::path::PathBuf {
 
 /// Output files created so far by a run: removed again if the run stops with an error, so
 /// that no empty or cut-off file is left behind.
-struct Created(Vec<std::path::PathBuf>);
+#[derive(Default)]
+pub(crate) struct Created(Vec<std::path::PathBuf>);
 
 impl Created {
     /// Record `p` if it is a regular file: never remove `/dev/null`, a pipe or a device.
-    fn add(&mut self, p: impl AsRef<Path>) {
+    pub(crate) fn add(&mut self, p: impl AsRef<Path>) {
         let p = p.as_ref();
         if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) {
             self.0.push(p.to_path_buf());
@@ -412,7 +413,7 @@ impl Created {
     }
 
     /// The run succeeded: keep them.
-    fn keep(mut self) {
+    pub(crate) fn keep(mut self) {
         self.0.clear();
     }
 }
@@ -438,7 +439,7 @@ fn write_gtkw(g: &str, dump: &str, t: &Tracer, title: &str, created: &mut Create
 pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigError> {
     let out = &cfg.outputs;
     // Declared first, so dropped last: after the tracers' writer threads have stopped.
-    let mut created = Created(Vec::new());
+    let mut created = Created::default();
     check_threads(cfg)?;
     if cfg.threads > 1 {
         // No waveforms (checked with the configuration).
