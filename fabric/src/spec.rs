@@ -4,7 +4,7 @@
 
 use crate::nic::Nics;
 use crate::topology::{Topology, TopologyKind};
-use router::{ArbiterPolicy, Header, Pipeline, RouterParams, Routers, Switching};
+use router::{ArbiterPolicy, Header, MulticastVa, Pipeline, RouterParams, Routers, Switching};
 use serde::Serialize;
 
 /// Bad input: which field, what value, what is allowed.
@@ -67,6 +67,7 @@ pub struct FabricSpec {
     pub switching: Switching,
     pub pipeline: Pipeline,
     pub arbiter: ArbiterPolicy,
+    pub multicast_va: MulticastVa,
     pub vcs: u8,
     pub buffer_flits: u16,
     /// Longest packet the run will send (store-and-forward and cut-through need buffers that hold it).
@@ -97,6 +98,7 @@ impl FabricSpec {
             switching: Switching::StoreAndForward,
             pipeline: Pipeline::IDEAL,
             arbiter: ArbiterPolicy::Key,
+            multicast_va: MulticastVa::Atomic,
             vcs: 1,
             buffer_flits: 2,
             packet_flits: 1,
@@ -138,6 +140,7 @@ impl FabricSpec {
             switching: self.switching,
             pipeline: self.pipeline,
             arbiter: self.arbiter,
+            multicast_va: self.multicast_va,
             vcs: self.vcs,
             buffer_flits: self.buffer_flits,
             net_ports: net as u8,

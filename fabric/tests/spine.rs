@@ -265,6 +265,38 @@ fn mnb_sbt_delivers_everything() {
     }
 }
 
+/// Router-replicated multi-flit broadcasts on the 5-cube (every node broadcasts a 2-flit
+/// worm on its binomial tree, 3 VCs of 32 flits): when each branch takes its output VC on
+/// its own, two worms in one router each hold a branch the other needs (the wait-for cycle
+/// lies inside one router); allocating every branch in one cycle or none, the same run
+/// delivers every packet once.
+#[test]
+fn atomic_multicast_allocation_removes_the_deadlock_inside_a_router() {
+    let run = |mva: router::MulticastVa| {
+        let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[5]);
+        s.switching = Switching::Wormhole;
+        s.packet_flits = 2;
+        s.buffer_flits = 32;
+        s.vcs = 3;
+        s.watchdog_cycles = 200;
+        s.multicast_va = mva;
+        let mut f = Fabric::new(&s, Box::new(MnbSbt::new(2, Forwarding::Router)));
+        let end = f.run();
+        (end, f)
+    };
+    let (end, f) = run(router::MulticastVa::PerBranch);
+    assert_eq!(end, Ending::Deadlock);
+    let cycle = &f.deadlock.as_ref().unwrap().wait_for_cycle;
+    let router_of = |name: &String| name.split('.').next().unwrap().to_string();
+    assert!(cycle.len() >= 2 && cycle.iter().all(|v| router_of(v) == router_of(&cycle[0])), "{cycle:?}");
+    let (end, f) = run(router::MulticastVa::Atomic);
+    assert_eq!(end, Ending::Quiescent, "{:?}", f.deadlock);
+    assert!(f.scoreboard.ok(), "{:?}", f.scoreboard.problems);
+    let n = 32u64;
+    assert_eq!(f.counters.packets_delivered, n * (n - 1));
+    assert_eq!(f.counters.link_transmissions, n * (n - 1));
+}
+
 /// A wormhole ring without dateline VCs deadlocks under saturating tornado traffic and the
 /// watchdog reports the wait-for cycle; with the dateline nothing is lost.
 #[test]

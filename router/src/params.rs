@@ -69,6 +69,32 @@ impl ArbiterPolicy {
     }
 }
 
+/// How a packet the router replicates (two or more branches, counting ejection) acquires its
+/// output VCs and ejection channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MulticastVa {
+    /// All branches in one cycle or none (a packet never holds one branch while it waits
+    /// for another). A worm whose front flit must be taken by every branch before the next
+    /// can follow cannot then wait inside the router on another worm that waits on it.
+    Atomic,
+    /// Each branch as its output frees up, like a unicast packet. Two multi-flit worms can
+    /// each hold a branch the other needs and deadlock inside one router (the watchdog
+    /// reports it).
+    PerBranch,
+}
+
+impl MulticastVa {
+    pub const NAMES: &'static str = "atomic, per-branch";
+    pub fn parse(s: &str) -> Option<MulticastVa> {
+        match s {
+            "atomic" => Some(MulticastVa::Atomic),
+            "per-branch" => Some(MulticastVa::PerBranch),
+            _ => None,
+        }
+    }
+}
+
 /// Timing of the router pipeline. All delays are in cycles.
 ///
 /// A head flit that reaches the front of its VC in cycle `t` is routed in `t`, may win VC
@@ -123,6 +149,10 @@ pub struct RouterParams {
     /// Flits a link carries per cycle (2^ν); also the crossbar's input speedup. Each VC still
     /// moves at most one flit per cycle, so up to 2^ν worms share a link at full speed.
     pub link_width: u8,
+    /// VC allocation of multi-flit packets the router replicates (one-flit packets are
+    /// allocated branch by branch in either mode: a branch releases its VC as the flit
+    /// crosses, so it never waits on another branch while holding one).
+    pub multicast_va: MulticastVa,
 }
 
 impl RouterParams {

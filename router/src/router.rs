@@ -18,12 +18,13 @@
 //! routed, waiting for an output VC, waiting for an ejection channel — so that a cycle
 //! touches only VCs with work, and idle routers cost nothing.
 
+use crate::arbiter::Arbiter;
 use crate::credit_line::CreditLine;
 use crate::flit::Flit;
 use crate::ids::{NONE, NodeId, PortId};
 use crate::input_unit::{InputUnits, VcStage};
 use crate::output_unit::OutputUnits;
-use crate::params::RouterParams;
+use crate::params::{MulticastVa, RouterParams};
 use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
 use crate::vc_set::{EMPTY, MAX_ROUTER_VCS, VcBits, VcSet, members};
@@ -102,15 +103,18 @@ pub(crate) struct Scratch {
 }
 
 /// Per router, what its pipeline looks at first every cycle, in one cache line: the sets
-/// (`sets[NONEMPTY..=NEED_EJ]`, VCs 0..64; 64..128 in [`Routers::regs_hi`]) of its input VCs
-/// that hold flits, hold a routed packet, have a network branch lacking an output VC, and
-/// wait for an ejection channel; the ejection channels held; the flits buffered.
+/// (`sets[NONEMPTY..=NEED_MC]`, VCs 0..64; 64..128 in [`Routers::regs_hi`]) of its input VCs
+/// that hold flits, hold a routed packet, have a network branch lacking an output VC, wait
+/// for stage 1's allocation (an ejection channel, or every branch at once), and wait for
+/// every branch at once (atomic multicast allocation); the ejection channels held; the flits
+/// buffered; the round-robin pointer of the multicast allocator.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(64))]
 struct RouterRegs {
-    sets: [u64; 4],
+    sets: [u64; REG_SETS],
     ej_owned: u64,
     occupancy: u32,
+    mc_arb: Arbiter,
 }
 
 /// The sets in [`RouterRegs`].
@@ -118,6 +122,8 @@ const NONEMPTY: usize = 0;
 const ROUTED: usize = 1;
 const NEED_VA: usize = 2;
 const NEED_EJ: usize = 3;
+const NEED_MC: usize = 4;
+const REG_SETS: usize = 5;
 
 /// The routers of a fabric, all with the same parameters, state in flat vectors.
 #[derive(Clone, Debug)]
@@ -130,9 +136,12 @@ pub struct Routers {
     regs: Vec<RouterRegs>,
     /// The second words (VCs 64..128) of each router's register sets: only for routers with
     /// more than 64 input VCs (empty otherwise).
-    regs_hi: Vec<[u64; 4]>,
+    regs_hi: Vec<[u64; REG_SETS]>,
     /// Flits buffered in the whole fabric.
     pub buffered: u64,
+    /// Input VCs waiting for atomic multicast allocation in the whole fabric (`NEED_MC`
+    /// members), so that unicast-only runs skip the check.
+    mc_waiting: usize,
     /// The credit return lines of every output port: credits freed downstream, by the cycle
     /// they become visible.
     credit_line: CreditLine,
@@ -184,8 +193,9 @@ impl Routers {
             inputs: InputUnits::new(n * local_vcs, params.buffer_flits),
             outputs: OutputUnits::new(n * p, v, params.buffer_flits),
             regs: vec![RouterRegs::default(); n],
-            regs_hi: vec![[0; 4]; if local_vcs > 64 { n } else { 0 }],
+            regs_hi: vec![[0; REG_SETS]; if local_vcs > 64 { n } else { 0 }],
             buffered: 0,
+            mc_waiting: 0,
             credit_line: CreditLine::new(params.pipeline.credit_delay),
 
             injection_vcs,
@@ -222,6 +232,8 @@ impl Routers {
             self.regs_hi[routers.clone()].copy_from_slice(&other.regs_hi[routers.clone()]);
         }
         self.buffered += other.regs[routers.clone()].iter().map(|g| g.occupancy as u64).sum::<u64>();
+        self.mc_waiting = self.regs.iter().map(|g| g.sets[NEED_MC].count_ones() as usize).sum::<usize>()
+            + self.regs_hi.iter().map(|h| h[NEED_MC].count_ones() as usize).sum::<usize>();
         let ovs = (routers.start * self.npv) as u32..(routers.end * self.npv) as u32;
         self.credit_line.join(&other.credit_line, |ov| ovs.contains(&ov));
     }
@@ -233,7 +245,7 @@ impl Routers {
         let per_router = p * v * InputUnits::bytes_per_vc(params.buffer_flits) as u128
             + p * OutputUnits::bytes_per_port(params.vcs as usize) as u128
             + std::mem::size_of::<RouterRegs>() as u128
-            + if p * v > 64 { std::mem::size_of::<[u64; 4]>() as u128 } else { 0 };
+            + if p * v > 64 { std::mem::size_of::<[u64; REG_SETS]>() as u128 } else { 0 };
         per_router * n as u128
     }
 
@@ -452,11 +464,21 @@ impl Routers {
             c.sa_ready = t + rc;
             self.inputs.rank[iv] = (meta.key, meta.birth);
             self.reg_insert::<S>(ri, ROUTED, l);
-            if !rd.ports.network().is_empty() {
-                self.reg_insert::<S>(ri, NEED_VA, l);
-            }
-            if rd.ports.contains(PortSet::LOCAL) {
+            if rd.ports.bits().is_power_of_two() {
+                // Unicast: one network branch or ejection.
+                self.reg_insert::<S>(ri, if rd.ports == PortSet::LOCAL { NEED_EJ } else { NEED_VA }, l);
+            } else if meta.len > 1 && self.params.multicast_va == MulticastVa::Atomic {
+                // Stage 1 allocates it (`NEED_EJ` is the stage's "something to allocate").
+                self.reg_insert::<S>(ri, NEED_MC, l);
                 self.reg_insert::<S>(ri, NEED_EJ, l);
+                self.mc_waiting += 1;
+            } else {
+                if !rd.ports.network().is_empty() {
+                    self.reg_insert::<S>(ri, NEED_VA, l);
+                }
+                if rd.ports.contains(PortSet::LOCAL) {
+                    self.reg_insert::<S>(ri, NEED_EJ, l);
+                }
             }
         }
     }
@@ -494,6 +516,12 @@ impl Routers {
             self.route_fronts(r, t, env, unrouted);
         }
         if !self.reg::<S>(ri, NEED_EJ).is_empty() {
+            if self.mc_waiting != 0 {
+                let multicast = self.reg::<S>(ri, NEED_MC);
+                if !multicast.is_empty() {
+                    self.allocate_multicast::<S>(r, t, multicast);
+                }
+            }
             self.allocate_ejection::<S>(r, t);
         }
         if self.regs[ri].ej_owned != 0 {
@@ -517,6 +545,12 @@ impl Routers {
         let new_heads = self.reg::<S>(ri, NONEMPTY) & !self.reg::<S>(ri, ROUTED) & S::load(self.injection_vcs);
         if !new_heads.is_empty() {
             self.route_fronts(r, t, env, new_heads);
+            // Replicated packets the NIC just injected; those routed earlier were offered
+            // their branches in stage 1.
+            let multicast = self.reg::<S>(ri, NEED_MC) & new_heads;
+            if !multicast.is_empty() {
+                self.allocate_multicast::<S>(r, t, multicast);
+            }
         }
         if !self.reg::<S>(ri, NEED_VA).is_empty() {
             self.allocate_network_vcs::<S>(r, t);
@@ -614,7 +648,24 @@ impl Routers {
     }
     #[inline(always)]
     pub(crate) fn need_ej_set<S: VcBits>(&self, r: usize) -> S {
-        self.reg(r, NEED_EJ)
+        let ej = self.reg(r, NEED_EJ);
+        if self.mc_waiting != 0 { ej & !self.reg::<S>(r, NEED_MC) } else { ej }
+    }
+    /// Local VC `l` of router `r` has all its branches: no longer waits for atomic allocation.
+    #[inline(always)]
+    pub(crate) fn multicast_granted<S: VcBits>(&mut self, r: usize, l: usize) {
+        self.reg_remove::<S>(r, NEED_MC, l);
+        self.reg_remove::<S>(r, NEED_EJ, l);
+        self.mc_waiting -= 1;
+    }
+    /// Router `r`'s multicast allocator (its round-robin pointer).
+    #[inline(always)]
+    pub(crate) fn mc_arb(&self, r: usize) -> Arbiter {
+        self.regs[r].mc_arb
+    }
+    #[inline(always)]
+    pub(crate) fn mc_arb_mut(&mut self, r: usize) -> &mut Arbiter {
+        &mut self.regs[r].mc_arb
     }
     #[inline(always)]
     pub(crate) fn ej_granted<S: VcBits>(&mut self, r: usize, l: usize, ch: usize) {

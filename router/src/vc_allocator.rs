@@ -1,6 +1,11 @@
 //! VC allocation: a routed packet acquires, on each of its output ports, an output VC (or,
 //! for LOCAL, an ejection channel), and holds it until its tail flit has passed.
 //!
+//! A multi-flit packet the router replicates takes all its branches in one cycle or none
+//! under [`MulticastVa::Atomic`](crate::params::MulticastVa): its front flit leaves the
+//! buffer only when every branch has taken it, so a worm holding one branch while it waits
+//! for another could wait on a worm that waits on it.
+//!
 //! ```text
 //!  cycle t: RC done (t >= sa_ready, or a branch already granted) ──► request free VCs allowed by vc_mask
 //!           each free output VC goes to the arbiter's winner ──► SA from t + va_delay
@@ -12,6 +17,69 @@ use crate::router::Routers;
 use crate::vc_set::{VcBits, members};
 
 impl Routers {
+    /// Atomic allocation for the replicated packets in `which` (local VCs waiting in
+    /// `NEED_MC`): in the order of the router's multicast arbiter, each packet whose every
+    /// branch finds a free output VC its `vc_mask` allows (and, for LOCAL, a free ejection
+    /// channel) takes them all; the others take nothing and try again next cycle. No
+    /// reservation: outputs a waiting packet cannot use yet stay free for others.
+    pub(crate) fn allocate_multicast<S: VcBits>(&mut self, r: NodeId, t: u64, which: S) {
+        let (v, net, k) = (self.vcs(), self.net_ports(), self.nic_channels());
+        let ri = r.idx();
+        let base = ri * self.npv;
+        let pbase = ri * self.np;
+        let va_delay = self.params.pipeline.va_delay as u64;
+        let policy = self.params.arbiter;
+        let mut want = S::ZERO;
+        for l in members(which) {
+            if self.inputs.ctl[base + l].va_may_start(t) {
+                want |= S::bit(l);
+            }
+        }
+        let channels = if k >= 64 { !0 } else { (1u64 << k) - 1 };
+        // The lowest free output VC of port `o` that `mask` allows.
+        let free_vc = |owner: &[u32], o: usize, mask: u16| (0..v).find(|&vc| mask & (1 << vc) != 0 && owner[(pbase + o) * v + vc] == NONE);
+        while !want.is_empty() {
+            let l = if want.is_single() {
+                want.first()
+            } else {
+                let inputs = &self.inputs;
+                let Some(l) = self.mc_arb(ri).arbitrate(policy, want, |l| inputs.rank[base + l]) else {
+                    break;
+                };
+                l
+            };
+            want &= !S::bit(l);
+            let iv = base + l;
+            let c = self.inputs.ctl[iv];
+            debug_assert!(c.granted.is_empty(), "router {r} VC {l}: atomic allocation after a partial grant: {c:?}");
+            let free_ch = !self.ej_owned(ri) & channels;
+            if c.pending.contains(PortSet::LOCAL) && free_ch == 0 {
+                continue;
+            }
+            if !c.pending.network().net_ports().all(|o| free_vc(&self.outputs.owner, o, c.vc_mask).is_some()) {
+                continue;
+            }
+            for o in c.pending.network().net_ports() {
+                let vc = free_vc(&self.outputs.owner, o, c.vc_mask).expect("checked free above");
+                self.outputs.owner[(pbase + o) * v + vc] = iv as u32;
+                self.inputs.ctl[iv].ovc = vc as u8;
+            }
+            if c.pending.contains(PortSet::LOCAL) {
+                let ch = free_ch.trailing_zeros() as usize;
+                self.outputs.owner[(pbase + net + ch) * v] = iv as u32;
+                self.inputs.ctl[iv].eject_ch = ch as u8;
+                self.ej_granted::<S>(ri, l, ch);
+            }
+            let c = &mut self.inputs.ctl[iv];
+            c.granted = c.pending;
+            c.va_open = true;
+            c.sa_ready = c.sa_ready.max(t + va_delay);
+            self.multicast_granted::<S>(ri, l);
+            let npv = self.npv;
+            self.mc_arb_mut(ri).grant_accepted(npv, l);
+        }
+    }
+
     /// Give each free ejection channel of router `r` to one packet waiting to eject.
     pub(crate) fn allocate_ejection<S: VcBits>(&mut self, r: NodeId, t: u64) {
         let (v, net, k) = (self.vcs(), self.net_ports(), self.nic_channels());

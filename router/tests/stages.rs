@@ -22,6 +22,7 @@ fn params(switching: Switching, pipeline: Pipeline, vcs: u8, buffer: u16) -> Rou
         switching,
         pipeline,
         arbiter: ArbiterPolicy::Key,
+        multicast_va: MulticastVa::Atomic,
         vcs,
         buffer_flits: buffer,
         net_ports: 4,
@@ -117,6 +118,41 @@ fn multicast_replicates_one_read_to_every_branch_and_ejects_a_copy() {
     assert_eq!(b.r.occupancy(0), 0);
     // Every output VC and the ejection channel are free again.
     assert!((0..6).all(|p| b.r.output_vc_free(p)));
+}
+
+/// A replicated 2-flit packet M (outputs 1 and 2) arrives while a worm U holds output 2's
+/// only VC (its tail comes at cycle 5); a one-flit packet N for output 1 arrives after M.
+/// Atomic: M takes neither output until both are free, so N crosses output 1 at once and M
+/// leaves on both outputs together. Per branch: M holds output 1 from cycle 1 while it waits
+/// for output 2, and N waits behind it.
+#[test]
+fn atomic_multicast_takes_every_branch_in_one_cycle_or_none() {
+    let run = |mva: MulticastVa| {
+        let mut p = params(Switching::Wormhole, Pipeline::IDEAL, 1, 4);
+        p.multicast_va = mva;
+        let mut b = Bench::new(p);
+        b.packet(1, PortSet::port(2), 2, 0);
+        b.packet(2, PortSet::port(1) | PortSet::port(2), 2, 0);
+        b.packet(3, PortSet::port(1), 1, 0);
+        b.arrive(0, 0, 1, 0, 2, 0);
+        b.arrive(0, 0, 1, 1, 2, 5);
+        b.arrive(1, 0, 2, 0, 2, 1);
+        b.arrive(1, 0, 2, 1, 2, 1);
+        b.arrive(3, 0, 3, 0, 1, 2);
+        let mut when = Vec::new();
+        for _ in 0..12 {
+            let t = b.t;
+            for (o, _, id, seq) in b.cycle().0.tap_sort() {
+                when.push((t, o, id, seq));
+            }
+        }
+        assert_eq!(b.r.occupancy(0), 0);
+        when
+    };
+    let atomic = vec![(0, 2, 1, 0), (2, 1, 3, 0), (5, 2, 1, 1), (6, 1, 2, 0), (6, 2, 2, 0), (7, 1, 2, 1), (7, 2, 2, 1)];
+    assert_eq!(run(MulticastVa::Atomic), atomic);
+    let per_branch = vec![(0, 2, 1, 0), (1, 1, 2, 0), (5, 2, 1, 1), (6, 2, 2, 0), (7, 1, 2, 1), (7, 2, 2, 1), (8, 1, 3, 0)];
+    assert_eq!(run(MulticastVa::PerBranch), per_branch);
 }
 
 trait TapSort {
@@ -333,9 +369,14 @@ type Offer = (usize, usize, usize, u16);
 /// computing VC sets in width `S`: flits are written into their VC in order as room allows,
 /// credits come back two cycles after a departure. Returns every cycle's departures (sorted)
 /// and ejections, and the cycle the router emptied.
+///
+/// Every cycle it checks atomic multicast allocation: a replicated multi-flit packet that
+/// holds any output VC holds one on every branch it has not finished.
 fn offered_run<S: VcBits>(vcs: u8, pipeline: Pipeline, offers: &[Offer]) -> (Vec<Cycle>, u64) {
     let mut p = params(Switching::Wormhole, pipeline, vcs, 3);
     p.arbiter = ArbiterPolicy::Key;
+    // Branches each input VC's front packet has finished (sent its tail on).
+    let mut finished = vec![PortSet::empty(); 6 * vcs as usize];
     let mut b = Bench::new(p);
     // Pending flits per (input port, VC), in order.
     let mut pending: Vec<std::collections::VecDeque<Flit>> = vec![Default::default(); 6 * vcs as usize];
@@ -370,6 +411,31 @@ fn offered_run<S: VcBits>(vcs: u8, pipeline: Pipeline, offers: &[Offer]) -> (Vec
         b.ejected.clear();
         b.r.stage_eject_in::<S, _>(NodeId(0), b.t, &b.env, &mut b.ejected, &mut b.out);
         b.r.stage_network_in::<S, _>(NodeId(0), b.t, &b.env, &mut b.out);
+        // The network input VC packet `id` was offered on (the NIC picks the VC of an
+        // injection channel: those packets are not checked).
+        let vc_of = |id: u32| {
+            let (port, vc, _, _) = offers[id as usize];
+            (port < 4).then(|| b.r.ivc_index(NodeId(0), port, vc))
+        };
+        for e in b.ejected.iter().filter(|e| e.flit.is_tail()) {
+            if let Some(iv) = vc_of(e.flit.packet.0) {
+                finished[iv] |= PortSet::LOCAL;
+            }
+        }
+        for d in b.out.departures.iter().filter(|d| d.flit.is_tail()) {
+            if let Some(iv) = vc_of(d.flit.packet.0) {
+                finished[iv] |= PortSet::port(d.out_port as usize);
+            }
+        }
+        for (iv, done) in finished.iter_mut().enumerate().take(4 * vcs as usize) {
+            let c = &b.r.inputs.ctl[iv];
+            if c.route.bits().count_ones() >= 2 && c.pkt_len > 1 && !c.granted.is_empty() {
+                assert_eq!(c.granted, c.route.difference(*done), "cycle {}: input VC {iv} holds some of its branches", b.t);
+            }
+            if c.route.is_empty() {
+                *done = PortSet::empty();
+            }
+        }
         let mut deps: Vec<Dep> = b.out.departures.iter().map(|d| (d.out_port as usize, d.vc, d.flit.packet.0, d.flit.seq)).collect();
         deps.sort();
         let ejs = b.ejected.iter().map(|e| (e.channel, e.flit.packet.0, e.flit.seq)).collect();

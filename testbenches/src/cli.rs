@@ -101,6 +101,10 @@ pub struct RunArgs {
     /// Arbiter policy: round-robin, fixed, oldest, key.
     #[arg(long, allow_hyphen_values = true)]
     pub arbiter: Option<String>,
+    /// VC allocation of multi-flit packets the routers replicate (--forwarding router): atomic
+    /// (every branch in one cycle or none) or per-branch.
+    #[arg(long, allow_hyphen_values = true)]
+    pub multicast_va: Option<String>,
     /// Software start-up cost per message, cycles.
     #[arg(long, allow_hyphen_values = true)]
     pub startup_cycles: Option<String>,
@@ -198,7 +202,7 @@ impl RunArgs {
     /// The flags given, as raw settings.
     pub fn raw(&self) -> Raw {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 46] = [
+        let fields: [(&str, &Option<String>); 47] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -217,6 +221,7 @@ impl RunArgs {
             ("deadlock-avoidance", &self.deadlock_avoidance),
             ("forwarding", &self.forwarding),
             ("arbiter", &self.arbiter),
+            ("multicast-va", &self.multicast_va),
             ("startup-cycles", &self.startup_cycles),
             ("copy-cycles-per-flit", &self.copy_cycles_per_flit),
             ("watchdog", &self.watchdog),

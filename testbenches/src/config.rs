@@ -7,7 +7,7 @@ use fabric::algorithms::pmnb::Variant as PmnbVariant;
 use fabric::algorithms::traffic::{Pattern, TrafficSpec};
 use fabric::algorithms::{self, Forwarding};
 use fabric::{FabricSpec, PortModel, TopologyKind};
-use router::{ArbiterPolicy, NodeId, Pipeline, Switching};
+use router::{ArbiterPolicy, MulticastVa, NodeId, Pipeline, Switching};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -59,6 +59,7 @@ pub const FIELDS: &[&str] = &[
     "deadlock-avoidance",
     "forwarding",
     "arbiter",
+    "multicast-va",
     "startup-cycles",
     "copy-cycles-per-flit",
     "watchdog",
@@ -286,6 +287,9 @@ pub struct Config {
     pub router: String,
     pub pipeline: Pipeline,
     pub arbiter: ArbiterPolicy,
+    /// VC allocation of replicated multi-flit packets (runs with `--forwarding router` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multicast_va: Option<MulticastVa>,
     pub packet_flits: u16,
     pub buffer_flits: u16,
     pub vcs: u8,
@@ -785,6 +789,17 @@ impl Config {
         {
             return Err(err("forwarding", f, "only applies to broadcast algorithms, not --traffic"));
         }
+        let multicast_va = match raw.get("multicast-va") {
+            Some(s) => Some(MulticastVa::parse(s).ok_or_else(|| err("multicast-va", s, format!("one of {}", MulticastVa::NAMES)))?),
+            None => None,
+        };
+        let replicates = matches!(workload, Workload::Algorithm { forwarding: Forwarding::Router, .. });
+        if let Some(s) = raw.get("multicast-va")
+            && !replicates
+        {
+            return Err(err("multicast-va", s, "only applies with --forwarding router (packets the routers replicate)"));
+        }
+        let multicast_va = replicates.then(|| multicast_va.unwrap_or(MulticastVa::Atomic));
         let threads = match raw.get("threads") {
             Some(v) => uint("threads", v, 1, 64)? as u32,
             None => 1,
@@ -864,6 +879,7 @@ impl Config {
             router,
             pipeline,
             arbiter,
+            multicast_va,
             packet_flits,
             buffer_flits,
             vcs,
@@ -887,6 +903,7 @@ impl Config {
         s.switching = self.switching;
         s.pipeline = self.pipeline;
         s.arbiter = self.arbiter;
+        s.multicast_va = self.multicast_va.unwrap_or(MulticastVa::Atomic);
         s.vcs = self.vcs;
         s.buffer_flits = self.buffer_flits;
         s.packet_flits = self.packet_flits;

@@ -499,6 +499,37 @@ fn probed_inputs_get_one_clear_line() {
         &["active-set: subcube", "--active LIST"],
     );
     bad(&["run", "--topology", "linear", "--dims", "16", "--algorithm", "st", "--rho", "1"], &["rho: 1", "rh only"]);
+    // Multicast VC allocation applies only to packets the routers replicate.
+    bad(
+        &["run", "--dims", "4", "--algorithm", "mnb-sbt", "--multicast-va", "per-branch"],
+        &["multicast-va: per-branch", "--forwarding router"],
+    );
+    bad(
+        &[
+            "run",
+            "--topology",
+            "mesh",
+            "--dims",
+            "4x4",
+            "--traffic",
+            "uniform",
+            "--rate",
+            "0.1",
+            "--cycles",
+            "100",
+            "--multicast-va",
+            "atomic",
+        ],
+        &["multicast-va: atomic", "--forwarding router"],
+    );
+    bad(
+        &["run", "--dims", "4", "--algorithm", "snb", "--forwarding", "router", "--multicast-va", "all"],
+        &["multicast-va: all", "atomic, per-branch"],
+    );
+    let (code, v) = run_json(&["--dims", "4", "--algorithm", "mnb-sbt", "--forwarding", "router", "--multicast-va", "per-branch"]);
+    assert_eq!((code, v["config"]["multicast_va"].as_str()), (0, Some("per-branch")));
+    let (code, v) = run_json(&["--dims", "4", "--algorithm", "mnb-sbt"]);
+    assert_eq!((code, v["config"].get("multicast_va")), (0, None), "no replicated packets, no multicast_va in the config");
     // Faster links that one VC (one flit per cycle) can never use.
     bad(&["run", "--dims", "4", "--nu", "1"], &["nu: 1", "--vcs 2"]);
     assert_eq!(flitwave(&["run", "--dims", "4", "--nu", "1", "--vcs", "2", "--quiet"]).status.code(), Some(0));
