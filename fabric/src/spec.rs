@@ -4,7 +4,7 @@
 
 use crate::nic::Nics;
 use crate::topology::{Topology, TopologyKind};
-use router::{ArbiterPolicy, Header, MulticastVa, Pipeline, RouterParams, Routers, Switching};
+use router::{ArbiterPolicy, Header, MulticastVa, Pipeline, Replication, RouterParams, Routers, Switching};
 use serde::Serialize;
 
 /// Bad input: which field, what value, what is allowed.
@@ -68,6 +68,7 @@ pub struct FabricSpec {
     pub pipeline: Pipeline,
     pub arbiter: ArbiterPolicy,
     pub multicast_va: MulticastVa,
+    pub replication: Replication,
     pub vcs: u8,
     pub buffer_flits: u16,
     /// Longest packet the run will send (store-and-forward and cut-through need buffers that hold it).
@@ -99,6 +100,7 @@ impl FabricSpec {
             pipeline: Pipeline::IDEAL,
             arbiter: ArbiterPolicy::Key,
             multicast_va: MulticastVa::Atomic,
+            replication: Replication::Async,
             vcs: 1,
             buffer_flits: 2,
             packet_flits: 1,
@@ -141,6 +143,7 @@ impl FabricSpec {
             pipeline: self.pipeline,
             arbiter: self.arbiter,
             multicast_va: self.multicast_va,
+            replication: self.replication,
             vcs: self.vcs,
             buffer_flits: self.buffer_flits,
             net_ports: net as u8,

@@ -266,10 +266,10 @@ fn mnb_sbt_delivers_everything() {
 }
 
 /// Router-replicated multi-flit broadcasts on the 5-cube (every node broadcasts a 2-flit
-/// worm on its binomial tree, 3 VCs of 32 flits): when each branch takes its output VC on
-/// its own, two worms in one router each hold a branch the other needs (the wait-for cycle
-/// lies inside one router); allocating every branch in one cycle or none, the same run
-/// delivers every packet once.
+/// worm on its binomial tree, 3 VCs of 32 flits), replicated synchronously: when each
+/// branch takes its output VC on its own, two worms in one router each hold a branch the
+/// other needs (the wait-for cycle lies inside one router); allocating every branch in one
+/// cycle or none, the same run delivers every packet once.
 #[test]
 fn atomic_multicast_allocation_removes_the_deadlock_inside_a_router() {
     let run = |mva: router::MulticastVa| {
@@ -280,6 +280,7 @@ fn atomic_multicast_allocation_removes_the_deadlock_inside_a_router() {
         s.vcs = 3;
         s.watchdog_cycles = 200;
         s.multicast_va = mva;
+        s.replication = router::Replication::Sync;
         let mut f = Fabric::new(&s, Box::new(MnbSbt::new(2, Forwarding::Router)));
         let end = f.run();
         (end, f)
@@ -295,6 +296,38 @@ fn atomic_multicast_allocation_removes_the_deadlock_inside_a_router() {
     let n = 32u64;
     assert_eq!(f.counters.packets_delivered, n * (n - 1));
     assert_eq!(f.counters.link_transmissions, n * (n - 1));
+}
+
+/// Virtual cut-through with buffers of one packet (5-cube, every node broadcasts a 4-flit
+/// packet on its binomial tree, routers replicate, 1 VC × 4 flits): replicated
+/// synchronously, a packet whose branch meets a full buffer stops its other branches while
+/// holding them, and worms in neighbouring routers wait on each other; with a read pointer
+/// per branch each branch drains the buffered packet on its own, the trees' channel order
+/// (dimensions descending) has no cycle, and every packet is delivered once.
+#[test]
+fn asynchronous_replication_drains_what_synchronous_replication_deadlocks() {
+    let run = |rep: router::Replication| {
+        let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[5]);
+        s.switching = Switching::VirtualCutThrough;
+        s.packet_flits = 4;
+        s.buffer_flits = 4;
+        s.vcs = 1;
+        s.watchdog_cycles = 200;
+        s.replication = rep;
+        let mut f = Fabric::new(&s, Box::new(MnbSbt::new(4, Forwarding::Router)));
+        let end = f.run();
+        (end, f)
+    };
+    let (end, f) = run(router::Replication::Sync);
+    assert_eq!(end, Ending::Deadlock);
+    assert!(f.deadlock.as_ref().unwrap().wait_for_cycle.len() >= 2);
+    let (end, f) = run(router::Replication::Async);
+    assert_eq!(end, Ending::Quiescent, "{:?}", f.deadlock);
+    assert!(f.scoreboard.ok(), "{:?}", f.scoreboard.problems);
+    let n = 32u64;
+    assert_eq!(f.counters.packets_delivered, n * (n - 1));
+    assert_eq!(f.counters.link_transmissions, n * (n - 1));
+    assert_eq!(f.counters.flit_hops, 4 * n * (n - 1));
 }
 
 /// A wormhole ring without dateline VCs deadlocks under saturating tornado traffic and the

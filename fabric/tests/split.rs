@@ -104,6 +104,17 @@ fn router_forwarded_broadcasts() {
         s.ports = ports;
         runs.push((format!("mnb-sbt {ports:?}"), Box::new(move || Fabric::new(&s, Box::new(MnbSbt::new(1, Forwarding::Router))))));
     }
+    // Multi-flit worms the routers replicate asynchronously (a read pointer per branch,
+    // carried across the join), and synchronously.
+    for rep in [router::Replication::Async, router::Replication::Sync] {
+        let mut s = spec(TopologyKind::Hypercube, &[5], Switching::VirtualCutThrough, Pipeline::REALISTIC);
+        s.packet_flits = 4;
+        s.buffer_flits = 8;
+        s.vcs = 2;
+        s.ports = PortModel::All;
+        s.replication = rep;
+        runs.push((format!("mnb-sbt 4-flit {rep:?}"), Box::new(move || Fabric::new(&s, Box::new(MnbSbt::new(4, Forwarding::Router))))));
+    }
     let mut mesh = spec(TopologyKind::Mesh, &[6, 5], Switching::Wormhole, Pipeline::REALISTIC);
     mesh.vcs = 1;
     let root = mesh.topology().node_at(&[2, 3]);

@@ -43,6 +43,9 @@ pub struct VcCtl {
     pub vc_mask: u16,
     /// Front packet: length in flits (copied from the header at RC).
     pub pkt_len: u16,
+    /// The front packet is replicated asynchronously: its branches read the FIFO at their
+    /// own positions ([`Routers`](crate::Routers) keeps them), `pending` are those at the front.
+    pub async_rep: bool,
     /// Some branch has been granted an output VC (or ejection channel) since RC: VC
     /// allocation for the remaining branches no longer waits for RC.
     pub va_open: bool,

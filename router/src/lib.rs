@@ -26,7 +26,7 @@ pub mod vc_set;
 pub use arbiter::{Arbiter, VcSet};
 pub use flit::{Flit, FlitFlags, Header, RouteKind};
 pub use ids::{Cycle, NONE, NodeId, PacketId, PortId, VcId};
-pub use params::{ArbiterPolicy, MulticastVa, Pipeline, RouterParams, Switching};
+pub use params::{ArbiterPolicy, MulticastVa, Pipeline, Replication, RouterParams, Switching};
 pub use port_set::PortSet;
 pub use route_compute::{PacketMeta, RouteDecision, RouterEnv};
 pub use router::{Departure, Ejection, Freed, MAX_PORTS, Outbox, Routers, VcActivity};

@@ -95,6 +95,30 @@ impl MulticastVa {
     }
 }
 
+/// How the crossbar replicates a multi-flit packet to its branches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Replication {
+    /// The VC's front flit goes to every branch before the next flit may follow: one read
+    /// pointer per VC. A branch whose downstream buffer is full stops every other branch.
+    Sync,
+    /// Each branch has its own read pointer into the input FIFO and goes on as far as the
+    /// buffered flits allow; a slot is freed once every branch has read it (and the VC still
+    /// reads one entry a cycle, replicated to every branch at that entry).
+    Async,
+}
+
+impl Replication {
+    pub const NAMES: &'static str = "sync, async";
+    pub fn parse(s: &str) -> Option<Replication> {
+        match s {
+            "sync" | "synchronous" => Some(Replication::Sync),
+            "async" | "asynchronous" => Some(Replication::Async),
+            _ => None,
+        }
+    }
+}
+
 /// Timing of the router pipeline. All delays are in cycles.
 ///
 /// A head flit that reaches the front of its VC in cycle `t` is routed in `t`, may win VC
@@ -153,6 +177,8 @@ pub struct RouterParams {
     /// allocated branch by branch in either mode: a branch releases its VC as the flit
     /// crosses, so it never waits on another branch while holding one).
     pub multicast_va: MulticastVa,
+    /// Replication of multi-flit packets to their branches.
+    pub replication: Replication,
 }
 
 impl RouterParams {

@@ -24,7 +24,7 @@ use crate::flit::Flit;
 use crate::ids::{NONE, NodeId, PortId};
 use crate::input_unit::{InputUnits, VcStage};
 use crate::output_unit::OutputUnits;
-use crate::params::{MulticastVa, RouterParams};
+use crate::params::{MulticastVa, Replication, RouterParams};
 use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
 use crate::vc_set::{EMPTY, MAX_ROUTER_VCS, VcBits, VcSet, members};
@@ -100,6 +100,9 @@ pub(crate) struct Scratch {
     pub sa_first: u32,
     /// Per output port: the VCs requesting it (valid for the outputs a stage marked).
     pub req: [VcSet; MAX_PORTS],
+    /// Per local VC read this cycle (in `read`) with asynchronous replication: the FIFO
+    /// position it read (one entry a cycle, replicated to every branch at it).
+    pub read_at: [u16; MAX_ROUTER_VCS],
 }
 
 /// Per router, what its pipeline looks at first every cycle, in one cache line: the sets
@@ -162,6 +165,10 @@ pub struct Routers {
     /// The VCs of each port.
     port_mask: [VcSet; MAX_PORTS],
     pub(crate) scratch: Scratch,
+    /// Asynchronous replication: per input VC and branch (network port, or `net_ports` for
+    /// LOCAL), how many flits of the front packet the branch has read beyond the front
+    /// (allocated at the first such packet; `iv * ports + branch`).
+    branch_pos: Vec<u16>,
 }
 
 impl Routers {
@@ -217,7 +224,9 @@ impl Routers {
                 sa_cycle: u64::MAX,
                 sa_first: 0,
                 req: [EMPTY; MAX_PORTS],
+                read_at: [0; MAX_ROUTER_VCS],
             },
+            branch_pos: Vec::new(),
         }
     }
 
@@ -236,6 +245,30 @@ impl Routers {
             + self.regs_hi.iter().map(|h| h[NEED_MC].count_ones() as usize).sum::<usize>();
         let ovs = (routers.start * self.npv) as u32..(routers.end * self.npv) as u32;
         self.credit_line.join(&other.credit_line, |ov| ovs.contains(&ov));
+        if !other.branch_pos.is_empty() {
+            self.branch_pos.resize(self.inputs.ctl.len() * self.np, 0);
+            let span = routers.start * self.npv * self.np..routers.end * self.npv * self.np;
+            self.branch_pos[span.clone()].copy_from_slice(&other.branch_pos[span]);
+        }
+    }
+
+    /// Index of branch `o` (a network port, or `PortSet::LOCAL`'s slot) of input VC `iv` in
+    /// `branch_pos`.
+    #[inline(always)]
+    pub(crate) fn branch_slot(&self, iv: usize, local: bool, o: usize) -> usize {
+        iv * self.np + if local { self.nnet } else { o }
+    }
+
+    /// Flits of its front packet that branch slot `b` of an asynchronously replicated VC has
+    /// read beyond the front (the FIFO position it reads next).
+    #[inline(always)]
+    pub(crate) fn branch_pos(&self, b: usize) -> u16 {
+        self.branch_pos[b]
+    }
+
+    #[inline(always)]
+    pub(crate) fn advance_branch(&mut self, b: usize) {
+        self.branch_pos[b] += 1;
     }
 
     /// Bytes the routers of a fabric of `n` routers would need (checked before building).
@@ -444,6 +477,7 @@ impl Routers {
         let ri = r.idx();
         let base = ri * self.npv;
         let rc = self.params.pipeline.rc_delay as u64;
+        let n_iv = self.inputs.ctl.len();
         for l in members(which) {
             let iv = base + l;
             let e = *self.inputs.front_entry(iv);
@@ -461,6 +495,10 @@ impl Routers {
             c.pending = rd.ports;
             c.pkt_len = meta.len;
             c.va_open = false;
+            c.async_rep = meta.len > 1 && self.params.replication == Replication::Async && !rd.ports.bits().is_power_of_two();
+            if c.async_rep && self.branch_pos.is_empty() {
+                self.branch_pos = vec![0; n_iv * self.np];
+            }
             c.sa_ready = t + rc;
             self.inputs.rank[iv] = (meta.key, meta.birth);
             self.reg_insert::<S>(ri, ROUTED, l);
@@ -563,7 +601,7 @@ impl Routers {
     /// Every branch of local VC `l` has taken its front flit: pop it, free its buffer slot
     /// (a credit upstream for a network port), and get the VC ready for the next flit (or,
     /// after a tail, the next packet).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop_front<S: VcBits>(&mut self, ri: usize, l: usize, t: u64, out: &mut Outbox) {
         let iv = ri * self.npv + l;
         S::insert_into(&mut self.scratch.popped, l);
@@ -576,11 +614,16 @@ impl Routers {
         let c = &mut self.inputs.ctl[iv];
         let emptied = c.len == 0;
         let tail = e.flit.is_tail();
+        if c.async_rep {
+            self.branches_step_forward(iv, tail);
+        }
+        let c = &mut self.inputs.ctl[iv];
         if tail {
             debug_assert!(c.granted.is_empty(), "router {ri} VC {l}: tail left with branches still granted: {c:?}");
             c.stage = VcStage::Idle;
             c.route = PortSet::empty();
-        } else {
+            c.async_rep = false;
+        } else if !c.async_rep {
             c.pending = c.route;
         }
         if emptied {
@@ -589,6 +632,45 @@ impl Routers {
         if tail {
             self.reg_remove::<S>(ri, ROUTED, l);
         }
+    }
+
+    /// The front of asynchronously replicated VC `iv` was popped: every branch moves one
+    /// place nearer the front, and those now at it are pending (none after the tail).
+    #[cold]
+    #[inline(never)]
+    fn branches_step_forward(&mut self, iv: usize, tail: bool) {
+        let route = self.inputs.ctl[iv].route;
+        let mut pending = PortSet::empty();
+        for o in route.net_ports() {
+            let b = self.branch_slot(iv, false, o);
+            self.branch_pos[b] -= 1;
+            if self.branch_pos[b] == 0 {
+                pending |= PortSet::port(o);
+            }
+        }
+        if route.contains(PortSet::LOCAL) {
+            let b = self.branch_slot(iv, true, 0);
+            self.branch_pos[b] -= 1;
+            if self.branch_pos[b] == 0 {
+                pending |= PortSet::LOCAL;
+            }
+        }
+        debug_assert!(!tail || pending == route, "input VC {iv}: a branch went past its tail");
+        self.inputs.ctl[iv].pending = if tail { PortSet::empty() } else { pending };
+    }
+
+    /// Read FIFO position `k` of local VC `l` (asynchronous replication) through the crossbar
+    /// this cycle: a VC reads one entry a cycle, which every branch at that position may take.
+    #[inline]
+    pub(crate) fn take_read_at<S: VcBits>(&mut self, l: usize, k: u16) -> bool {
+        if S::is_in(&self.scratch.read, l) {
+            return !S::is_in(&self.scratch.popped, l) && self.scratch.read_at[l] == k;
+        }
+        if !self.take_read::<S>(l) {
+            return false;
+        }
+        self.scratch.read_at[l] = k;
+        true
     }
 
     /// Read local VC `l`'s front flit through the crossbar this cycle (once per cycle; it

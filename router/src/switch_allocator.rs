@@ -33,6 +33,10 @@ impl Routers {
             let iv = self.outputs.owner[ov] as usize;
             let l = iv - base;
             let c = &self.inputs.ctl[iv];
+            if c.async_rep {
+                self.eject_async::<S>(ri, l, ch, t, ejected, out);
+                continue;
+            }
             if !c.pending.contains(PortSet::LOCAL) || c.sa_ready > t || c.len == 0 {
                 continue;
             }
@@ -55,6 +59,115 @@ impl Routers {
         }
     }
 
+    /// Ejection channel `ch` takes the next flit of the asynchronously replicated packet at
+    /// local VC `l` that holds it, from the LOCAL branch's own position in the FIFO.
+    #[cold]
+    #[inline(never)]
+    fn eject_async<S: VcBits>(&mut self, ri: usize, l: usize, ch: usize, t: u64, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
+        let iv = ri * self.npv + l;
+        let c = &self.inputs.ctl[iv];
+        if c.sa_ready > t || !c.granted.contains(PortSet::LOCAL) {
+            return;
+        }
+        let b = self.branch_slot(iv, true, 0);
+        let k = self.branch_pos(b);
+        if k >= c.len {
+            return;
+        }
+        let e = if k == 0 { c.front } else { *self.inputs.entry(iv, k) };
+        if e.ready > t {
+            return;
+        }
+        // The VC reads one entry a cycle: ejection defers to network branches further
+        // behind that can move this cycle (they serve the oldest flit).
+        let mut probe = 0u64;
+        let mut behind = u16::MAX;
+        self.async_able(ri, l, t, &mut probe, &mut behind);
+        if behind < k || !self.take_read_at::<S>(l, k) {
+            return;
+        }
+        ejected.push(Ejection { channel: ch as u8, flit: e.flit });
+        self.advance_branch(b);
+        let c = &mut self.inputs.ctl[iv];
+        if e.flit.is_tail() {
+            c.granted.remove(PortSet::LOCAL);
+            self.outputs.owner[(ri * self.np + self.nnet + ch) * self.nv] = NONE;
+            self.ej_released(ri, ch);
+        }
+        if k == 0 {
+            let c = &mut self.inputs.ctl[iv];
+            c.pending.remove(PortSet::LOCAL);
+            if c.pending.is_empty() {
+                self.pop_front::<S>(ri, l, t, out);
+            }
+        }
+    }
+
+    /// Switch-allocation requests of the asynchronously replicated packet at local VC `l`:
+    /// each network branch holding its output VC may take the flit at its own position; of
+    /// those that can go (flit readable, credits), the ones furthest behind ask, so the VC's
+    /// one read a cycle serves the oldest flit and branches that can move fall back into step.
+    #[cold]
+    #[inline(never)]
+    fn request_async<S: VcBits>(&mut self, ri: usize, l: usize, t: u64, outs: &mut u64, requested: &mut S) {
+        let iv = ri * self.npv + l;
+        let mut able = 0u64;
+        let mut lowest = u16::MAX;
+        if self.async_able(ri, l, t, &mut able, &mut lowest) {
+            self.inputs.stall_credit[iv] += 1;
+        }
+        if able != 0 {
+            *requested |= S::bit(l);
+        }
+        while able != 0 {
+            let o = able.trailing_zeros() as usize;
+            able &= able - 1;
+            self.request::<S>(outs, o, l);
+        }
+    }
+
+    /// The network branches of the asynchronously replicated packet at local VC `l` that can
+    /// take their next flit this cycle (readable, credits for it) and are furthest behind:
+    /// their ports into `able`, their position into `lowest`. True if a branch lacked credits.
+    fn async_able(&self, ri: usize, l: usize, t: u64, able: &mut u64, lowest: &mut u16) -> bool {
+        let iv = ri * self.npv + l;
+        let v = self.nv;
+        let pbase = ri * self.np;
+        let c = &self.inputs.ctl[iv];
+        let mut starved = false;
+        for o in c.granted.net_ports() {
+            let k = self.branch_pos(self.branch_slot(iv, false, o));
+            if k >= c.len {
+                continue;
+            }
+            let e = if k == 0 { c.front } else { *self.inputs.entry(iv, k) };
+            if e.ready > t {
+                continue;
+            }
+            let head = e.flit.is_head();
+            let need = match self.params.switching {
+                Switching::Wormhole => 1,
+                Switching::StoreAndForward if head && l < self.net_vcs && !self.inputs.whole_packet_ready(iv, t) => continue,
+                _ if head => c.pkt_len,
+                _ => 1,
+            };
+            let op = pbase + o;
+            let ovc = self.outputs.vc_owned_by(op, iv as u32).expect("granted branch without an output VC");
+            if self.outputs.credits[op * v + ovc] < need {
+                starved = true;
+                continue;
+            }
+            if k < *lowest {
+                *lowest = k;
+                *able = 0;
+            }
+            if k == *lowest {
+                *able |= 1 << o;
+            }
+        }
+        starved
+    }
+
     /// Switch allocation on the network ports of router `r`, and crossbar traversal of the winners.
     pub(crate) fn allocate_switch<S: VcBits>(&mut self, r: NodeId, t: u64, out: &mut Outbox) {
         let ri = r.idx();
@@ -70,6 +183,10 @@ impl Routers {
             let iv = base + l;
             let c = &self.inputs.ctl[iv];
             if c.sa_ready > t {
+                continue;
+            }
+            if c.async_rep {
+                self.request_async::<S>(ri, l, t, &mut outs, &mut requested);
                 continue;
             }
             let branches = c.pending.intersection(c.granted).network().bits();
@@ -130,7 +247,8 @@ impl Routers {
             let o = (rest.trailing_zeros() + start) as usize & 63;
             rest &= rest - 1;
             let op = pbase + o;
-            for _ in 0..width {
+            let mut grants = 0;
+            while grants < width {
                 let req = S::load(self.scratch.req[o]);
                 let want = req & self.readable::<S>();
                 if want.is_empty() {
@@ -141,6 +259,13 @@ impl Routers {
                     break;
                 };
                 (req & !S::bit(l)).store_into(&mut self.scratch.req[o]);
+                if self.inputs.ctl[base + l].async_rep {
+                    if self.cross_async::<S>(ri, l, o, t, out) {
+                        grants += 1;
+                    }
+                    continue;
+                }
+                grants += 1;
                 let taken = self.take_read::<S>(l);
                 debug_assert!(taken);
                 let iv = base + l;
@@ -170,6 +295,39 @@ impl Routers {
         for l in members(requested & !S::load(self.scratch.read)) {
             self.inputs.stall_arb[base + l] += 1;
         }
+    }
+
+    /// Output `o` granted to the asynchronously replicated packet at local VC `l`: its
+    /// branch's flit crosses, unless the VC has read another entry this cycle (then false).
+    #[cold]
+    #[inline(never)]
+    fn cross_async<S: VcBits>(&mut self, ri: usize, l: usize, o: usize, t: u64, out: &mut Outbox) -> bool {
+        let iv = ri * self.npv + l;
+        let v = self.nv;
+        let op = ri * self.np + o;
+        let b = self.branch_slot(iv, false, o);
+        let k = self.branch_pos(b);
+        if !self.take_read_at::<S>(l, k) {
+            return false;
+        }
+        let flit = if k == 0 { self.inputs.ctl[iv].front.flit } else { self.inputs.entry(iv, k).flit };
+        let ovc = self.outputs.vc_owned_by(op, iv as u32).expect("granted branch without an output VC");
+        out.departures.push(Departure { out_port: op as u32, vc: ovc as u8, flit });
+        self.outputs.credits[op * v + ovc] -= 1;
+        self.advance_branch(b);
+        if flit.is_tail() {
+            self.inputs.ctl[iv].granted.remove(PortSet::port(o));
+            self.outputs.owner[op * v + ovc] = NONE;
+        }
+        self.outputs.sa_arb[op].grant_accepted(self.npv, l);
+        if k == 0 {
+            let c = &mut self.inputs.ctl[iv];
+            c.pending.remove(PortSet::port(o));
+            if c.pending.is_empty() {
+                self.pop_front::<S>(ri, l, t, out);
+            }
+        }
+        true
     }
 
     /// Local VC `l` requests output `o` this cycle.

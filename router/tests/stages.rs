@@ -23,6 +23,7 @@ fn params(switching: Switching, pipeline: Pipeline, vcs: u8, buffer: u16) -> Rou
         pipeline,
         arbiter: ArbiterPolicy::Key,
         multicast_va: MulticastVa::Atomic,
+        replication: Replication::Sync,
         vcs,
         buffer_flits: buffer,
         net_ports: 4,
@@ -153,6 +154,50 @@ fn atomic_multicast_takes_every_branch_in_one_cycle_or_none() {
     assert_eq!(run(MulticastVa::Atomic), atomic);
     let per_branch = vec![(0, 2, 1, 0), (1, 1, 2, 0), (5, 2, 1, 1), (6, 2, 2, 0), (7, 1, 2, 1), (7, 2, 2, 1), (8, 1, 3, 0)];
     assert_eq!(run(MulticastVa::PerBranch), per_branch);
+}
+
+/// A replicated 3-flit packet M (outputs 1 and 2) whose output 2 has no credits (four
+/// one-flit packets took them) until three come back at cycle 8. Synchronous replication:
+/// only M's head crosses output 1 before cycle 8, then each flit leaves on both outputs.
+/// Asynchronous: output 1 takes all three flits at once, output 2 follows from cycle 8, and
+/// M's three buffer slots stay taken until output 2 has read them.
+#[test]
+fn asynchronous_replication_lets_a_branch_run_ahead_of_a_stalled_one() {
+    let run = |rep: Replication| {
+        let mut p = params(Switching::Wormhole, Pipeline::IDEAL, 1, 4);
+        p.replication = rep;
+        let mut b = Bench::new(p);
+        for u in 1..=4 {
+            b.packet(u, PortSet::port(2), 1, 0);
+            b.arrive(1, 0, u, 0, 1, u as u64 - 1);
+        }
+        b.packet(9, PortSet::port(1) | PortSet::port(2), 3, 0);
+        for seq in 0..3 {
+            b.arrive(0, 0, 9, seq, 3, 4);
+        }
+        for _ in 0..3 {
+            b.r.return_credit(2, 0, 8);
+        }
+        let (mut when, mut held) = (Vec::new(), Vec::new());
+        for _ in 0..12 {
+            let t = b.t;
+            for (o, _, id, seq) in b.cycle().0.tap_sort() {
+                if id == 9 {
+                    when.push((t, o, seq));
+                }
+            }
+            held.push(b.r.inputs.len(b.r.ivc_index(NodeId(0), 0, 0)));
+        }
+        assert_eq!(b.r.occupancy(0), 0);
+        (when, held)
+    };
+    let (when, _) = run(Replication::Sync);
+    assert_eq!(when, vec![(4, 1, 0), (8, 2, 0), (9, 1, 1), (9, 2, 1), (10, 1, 2), (10, 2, 2)]);
+    let (when, held) = run(Replication::Async);
+    assert_eq!(when, vec![(4, 1, 0), (5, 1, 1), (6, 1, 2), (8, 2, 0), (9, 2, 1), (10, 2, 2)]);
+    // Flits of M buffered at the end of each cycle (all three written at the start): after
+    // output 1 has read them all (cycle 6) each slot is freed only when output 2 reads it.
+    assert_eq!(held, vec![3, 3, 3, 3, 3, 3, 3, 3, 2, 1, 0, 0]);
 }
 
 trait TapSort {
@@ -373,8 +418,15 @@ type Offer = (usize, usize, usize, u16);
 /// Every cycle it checks atomic multicast allocation: a replicated multi-flit packet that
 /// holds any output VC holds one on every branch it has not finished.
 fn offered_run<S: VcBits>(vcs: u8, pipeline: Pipeline, offers: &[Offer]) -> (Vec<Cycle>, u64) {
+    offered_run_with::<S>(vcs, pipeline, Replication::Sync, offers)
+}
+
+/// [`offered_run`] with replication `rep`. After the run it checks that every branch of every
+/// packet (output port or ejection) took each of its flits once, in order.
+fn offered_run_with<S: VcBits>(vcs: u8, pipeline: Pipeline, rep: Replication, offers: &[Offer]) -> (Vec<Cycle>, u64) {
     let mut p = params(Switching::Wormhole, pipeline, vcs, 3);
     p.arbiter = ArbiterPolicy::Key;
+    p.replication = rep;
     // Branches each input VC's front packet has finished (sent its tail on).
     let mut finished = vec![PortSet::empty(); 6 * vcs as usize];
     let mut b = Bench::new(p);
@@ -450,6 +502,23 @@ fn offered_run<S: VcBits>(vcs: u8, pipeline: Pipeline, offers: &[Offer]) -> (Vec
             break;
         }
     }
+    // Per packet and branch (output port, or 4 for ejection), the flits taken, in order.
+    let mut taken: HashMap<(u32, usize), Vec<u16>> = HashMap::new();
+    for (deps, ejs) in &trace {
+        for &(o, _, id, seq) in deps {
+            taken.entry((id, o)).or_default().push(seq);
+        }
+        for &(_, id, seq) in ejs {
+            taken.entry((id, 4)).or_default().push(seq);
+        }
+    }
+    if b.t < 400 {
+        for (i, &(_, _, out, len)) in offers.iter().enumerate() {
+            for o in (0..5).filter(|o| out & (if *o == 4 { 16 } else { 1 << o }) != 0) {
+                assert_eq!(taken.get(&(i as u32, o)), Some(&(0..len).collect::<Vec<_>>()), "packet {i} branch {o}");
+            }
+        }
+    }
     (trace, b.t)
 }
 
@@ -469,6 +538,17 @@ proptest! {
         let narrow = offered_run::<u64>(8, pipe, &offers);
         prop_assert!(narrow.1 < 400, "the offered packets drain");
         prop_assert_eq!(narrow, offered_run::<u128>(8, pipe, &offers));
+    }
+
+    /// Asynchronous replication: the offered packets drain, each branch takes every flit once
+    /// and in order, no replicated packet holds only some of its branches, and 64- and
+    /// 128-bit VC sets give the same cycles.
+    #[test]
+    fn asynchronous_replication_delivers_every_flit_on_every_branch(offers in offers(8), realistic in proptest::bool::ANY) {
+        let pipe = if realistic { Pipeline::REALISTIC } else { Pipeline::IDEAL };
+        let narrow = offered_run_with::<u64>(8, pipe, Replication::Async, &offers);
+        prop_assert!(narrow.1 < 400, "the offered packets drain");
+        prop_assert_eq!(narrow, offered_run_with::<u128>(8, pipe, Replication::Async, &offers));
     }
 
     /// A router with more than 64 input VCs (16 VCs on 6 ports: the injection channels are VCs

@@ -105,6 +105,10 @@ pub struct RunArgs {
     /// (every branch in one cycle or none) or per-branch.
     #[arg(long, allow_hyphen_values = true)]
     pub multicast_va: Option<String>,
+    /// Replication of multi-flit packets the routers replicate (--forwarding router): async (a
+    /// read pointer per branch) or sync (every branch takes a flit before the next follows).
+    #[arg(long, allow_hyphen_values = true)]
+    pub replication: Option<String>,
     /// Software start-up cost per message, cycles.
     #[arg(long, allow_hyphen_values = true)]
     pub startup_cycles: Option<String>,
@@ -202,7 +206,7 @@ impl RunArgs {
     /// The flags given, as raw settings.
     pub fn raw(&self) -> Raw {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 47] = [
+        let fields: [(&str, &Option<String>); 48] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -222,6 +226,7 @@ impl RunArgs {
             ("forwarding", &self.forwarding),
             ("arbiter", &self.arbiter),
             ("multicast-va", &self.multicast_va),
+            ("replication", &self.replication),
             ("startup-cycles", &self.startup_cycles),
             ("copy-cycles-per-flit", &self.copy_cycles_per_flit),
             ("watchdog", &self.watchdog),

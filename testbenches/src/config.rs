@@ -7,7 +7,7 @@ use fabric::algorithms::pmnb::Variant as PmnbVariant;
 use fabric::algorithms::traffic::{Pattern, TrafficSpec};
 use fabric::algorithms::{self, Forwarding};
 use fabric::{FabricSpec, PortModel, TopologyKind};
-use router::{ArbiterPolicy, MulticastVa, NodeId, Pipeline, Switching};
+use router::{ArbiterPolicy, MulticastVa, NodeId, Pipeline, Replication, Switching};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -60,6 +60,7 @@ pub const FIELDS: &[&str] = &[
     "forwarding",
     "arbiter",
     "multicast-va",
+    "replication",
     "startup-cycles",
     "copy-cycles-per-flit",
     "watchdog",
@@ -290,6 +291,9 @@ pub struct Config {
     /// VC allocation of replicated multi-flit packets (runs with `--forwarding router` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multicast_va: Option<MulticastVa>,
+    /// Replication of multi-flit packets to their branches (runs with `--forwarding router` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replication: Option<Replication>,
     pub packet_flits: u16,
     pub buffer_flits: u16,
     pub vcs: u8,
@@ -800,6 +804,16 @@ impl Config {
             return Err(err("multicast-va", s, "only applies with --forwarding router (packets the routers replicate)"));
         }
         let multicast_va = replicates.then(|| multicast_va.unwrap_or(MulticastVa::Atomic));
+        let replication = match raw.get("replication") {
+            Some(s) => Some(Replication::parse(s).ok_or_else(|| err("replication", s, format!("one of {}", Replication::NAMES)))?),
+            None => None,
+        };
+        if let Some(s) = raw.get("replication")
+            && !replicates
+        {
+            return Err(err("replication", s, "only applies with --forwarding router (packets the routers replicate)"));
+        }
+        let replication = replicates.then(|| replication.unwrap_or(Replication::Async));
         let threads = match raw.get("threads") {
             Some(v) => uint("threads", v, 1, 64)? as u32,
             None => 1,
@@ -880,6 +894,7 @@ impl Config {
             pipeline,
             arbiter,
             multicast_va,
+            replication,
             packet_flits,
             buffer_flits,
             vcs,
@@ -904,6 +919,7 @@ impl Config {
         s.pipeline = self.pipeline;
         s.arbiter = self.arbiter;
         s.multicast_va = self.multicast_va.unwrap_or(MulticastVa::Atomic);
+        s.replication = self.replication.unwrap_or(Replication::Async);
         s.vcs = self.vcs;
         s.buffer_flits = self.buffer_flits;
         s.packet_flits = self.packet_flits;

@@ -43,5 +43,6 @@ pub fn text() -> String {
     s += "forwarding (--forwarding): node (receive, then send again), router (in-router replication)\n";
     s += "arbiters (--arbiter): key (header priority key, then oldest, then round-robin; default), oldest, round-robin, fixed\n";
     s += "multicast VC allocation (--multicast-va, with --forwarding router): atomic (every branch in one cycle or none; default), per-branch\n";
+    s += "replication (--replication, with --forwarding router): async (a read pointer per branch; default), sync (each flit to every branch before the next)\n";
     s
 }

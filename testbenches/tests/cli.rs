@@ -530,6 +530,14 @@ fn probed_inputs_get_one_clear_line() {
     assert_eq!((code, v["config"]["multicast_va"].as_str()), (0, Some("per-branch")));
     let (code, v) = run_json(&["--dims", "4", "--algorithm", "mnb-sbt"]);
     assert_eq!((code, v["config"].get("multicast_va")), (0, None), "no replicated packets, no multicast_va in the config");
+    assert_eq!(v["config"].get("replication"), None);
+    bad(&["run", "--dims", "4", "--algorithm", "snb", "--replication", "async"], &["replication: async", "--forwarding router"]);
+    bad(
+        &["run", "--dims", "4", "--algorithm", "snb", "--forwarding", "router", "--replication", "lockstep"],
+        &["replication: lockstep", "sync, async"],
+    );
+    let (code, v) = run_json(&["--dims", "4", "--algorithm", "snb", "--forwarding", "router"]);
+    assert_eq!((code, v["config"]["replication"].as_str()), (0, Some("async")));
     // Faster links that one VC (one flit per cycle) can never use.
     bad(&["run", "--dims", "4", "--nu", "1"], &["nu: 1", "--vcs 2"]);
     assert_eq!(flitwave(&["run", "--dims", "4", "--nu", "1", "--vcs", "2", "--quiet"]).status.code(), Some(0));
