@@ -167,7 +167,7 @@ pub struct Routers {
     pub(crate) scratch: Scratch,
     /// Asynchronous replication: per input VC and branch (network port, or `net_ports` for
     /// LOCAL), how many flits of the front packet the branch has read beyond the front
-    /// (allocated at the first such packet; `iv * ports + branch`).
+    /// (allocated at the first such packet; `iv * (net_ports + 1) + branch`).
     branch_pos: Vec<u16>,
 }
 
@@ -246,8 +246,9 @@ impl Routers {
         let ovs = (routers.start * self.npv) as u32..(routers.end * self.npv) as u32;
         self.credit_line.join(&other.credit_line, |ov| ovs.contains(&ov));
         if !other.branch_pos.is_empty() {
-            self.branch_pos.resize(self.inputs.ctl.len() * self.np, 0);
-            let span = routers.start * self.npv * self.np..routers.end * self.npv * self.np;
+            let per_router = self.npv * (self.nnet + 1);
+            self.branch_pos.resize(self.n * per_router, 0);
+            let span = routers.start * per_router..routers.end * per_router;
             self.branch_pos[span.clone()].copy_from_slice(&other.branch_pos[span]);
         }
     }
@@ -256,7 +257,7 @@ impl Routers {
     /// `branch_pos`.
     #[inline(always)]
     pub(crate) fn branch_slot(&self, iv: usize, local: bool, o: usize) -> usize {
-        iv * self.np + if local { self.nnet } else { o }
+        iv * (self.nnet + 1) + if local { self.nnet } else { o }
     }
 
     /// Flits of its front packet that branch slot `b` of an asynchronously replicated VC has
@@ -280,6 +281,12 @@ impl Routers {
             + std::mem::size_of::<RouterRegs>() as u128
             + if p * v > 64 { std::mem::size_of::<[u64; REG_SETS]>() as u128 } else { 0 };
         per_router * n as u128
+    }
+
+    /// Bytes of the branch positions that asynchronous replication allocates at the first
+    /// multi-flit packet a router replicates (fabrics of `n` routers).
+    pub fn branch_pos_bytes(params: &RouterParams, n: usize) -> u128 {
+        n as u128 * params.ports() as u128 * params.vcs as u128 * (params.net_ports as u128 + 1) * 2
     }
 
     #[inline(always)]
@@ -497,7 +504,7 @@ impl Routers {
             c.va_open = false;
             c.async_rep = meta.len > 1 && self.params.replication == Replication::Async && !rd.ports.bits().is_power_of_two();
             if c.async_rep && self.branch_pos.is_empty() {
-                self.branch_pos = vec![0; n_iv * self.np];
+                self.branch_pos = vec![0; n_iv * (self.nnet + 1)];
             }
             c.sa_ready = t + rc;
             self.inputs.rank[iv] = (meta.key, meta.birth);

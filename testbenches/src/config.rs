@@ -818,7 +818,10 @@ impl Config {
             Some(v) => uint("threads", v, 1, 64)? as u32,
             None => 1,
         };
-        check_workload_memory(&spec, &workload, max_cycles, threads)?;
+        // Asynchronous replication keeps a read position per VC and branch once a router
+        // replicates a multi-flit packet.
+        let positions = replication == Some(Replication::Async) && packet_flits > 1;
+        check_workload_memory(&spec, &workload, max_cycles, threads, positions)?;
         let outputs = Outputs {
             vcd: raw.get("vcd").map(String::from),
             fst: raw.get("fst").map(String::from),
@@ -1001,7 +1004,13 @@ const ALGORITHM_FLAGS: [(&str, &[&str]); 7] = [
 /// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
 /// runs that cannot fit instead of aborting in the allocator.
 /// A run split between threads builds the fabric's state once per thread.
-fn check_workload_memory(spec: &FabricSpec, workload: &Workload, max_cycles: u64, threads: u32) -> Result<(), ConfigError> {
+fn check_workload_memory(
+    spec: &FabricSpec,
+    workload: &Workload,
+    max_cycles: u64,
+    threads: u32,
+    positions: bool,
+) -> Result<(), ConfigError> {
     let nodes = spec.nodes();
     // One record per declared message (24 bytes), plus a bitset over the nodes per broadcast.
     let record = 24u128;
@@ -1054,7 +1063,8 @@ fn check_workload_memory(spec: &FabricSpec, workload: &Workload, max_cycles: u64
             ("cycles", cycles.to_string(), format!("about {packets} packets over {cycles} cycles on {nodes} nodes"), packets * record)
         }
     };
-    let need = spec.bytes_needed() * threads as u128 + bytes;
+    let positions = if positions { router::Routers::branch_pos_bytes(&spec.router_params(), nodes as usize) } else { 0 };
+    let need = (spec.bytes_needed() + positions) * threads as u128 + bytes;
     let avail = fabric::spec::available_memory() as u128;
     if need > avail {
         return Err(err(field, value, format!("{what} needs {} of memory; this machine has {} available", gib(need), gib(avail))));
