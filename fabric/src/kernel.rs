@@ -694,7 +694,20 @@ impl Fabric {
         let mut blocked = 0;
         for (iv, out) in edges.iter_mut().enumerate() {
             let c = &r.inputs.ctl[iv];
-            if c.len == 0 || c.stage != router::input_unit::VcStage::Routed {
+            if c.stage != router::input_unit::VcStage::Routed {
+                continue;
+            }
+            if c.len == 0 {
+                // Mid-packet with nothing buffered: it holds its output VCs (or ejection
+                // channel) and waits for the rest of its packet from the upstream VC sending
+                // into it.
+                let ip = iv / v;
+                if self.up[ip] != NONE {
+                    let owner = r.outputs.owner[self.up[ip] as usize * v + iv % v];
+                    if owner != NONE {
+                        out.push(owner);
+                    }
+                }
                 continue;
             }
             blocked += 1;

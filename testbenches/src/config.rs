@@ -751,7 +751,7 @@ impl Config {
                 return Err(err(
                     "forwarding",
                     "router",
-                    format!("{name} forwards at the nodes, as its paper does; snb also runs as in-router multicast"),
+                    format!("{name} forwards at the nodes, as its paper does; snb and mnb-sbt also run as in-router multicast"),
                 ));
             }
             if info.all_or_one_port && !matches!(port_model, PortModel::All | PortModel::K(1)) {

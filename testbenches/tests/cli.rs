@@ -499,6 +499,8 @@ fn probed_inputs_get_one_clear_line() {
         &["active-set: subcube", "--active LIST"],
     );
     bad(&["run", "--topology", "linear", "--dims", "16", "--algorithm", "st", "--rho", "1"], &["rho: 1", "rh only"]);
+    // Router forwarding is offered by the algorithms that have it.
+    bad(&["run", "--dims", "4", "--algorithm", "mnb", "--forwarding", "router"], &["forwarding: router", "snb and mnb-sbt"]);
     // Multicast VC allocation applies only to packets the routers replicate.
     bad(
         &["run", "--dims", "4", "--algorithm", "mnb-sbt", "--multicast-va", "per-branch"],
