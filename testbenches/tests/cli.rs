@@ -1107,3 +1107,42 @@ fn bad_threads() {
     bad(&["run", "--dims", "4", "--algorithm", "kbcast", "--active", "1,2", "--threads", "2"], &["threads: 2", "kbcast", "--traffic"]);
     bad(&[&traffic[..], &["--threads", "2", "--vcd", "/tmp/x.vcd"]].concat(), &["threads: 2", "--vcd"]);
 }
+
+/// README's hardware-multicast example: the routers replicate one packet per node where the
+/// nodes forward N(N-1), every broadcast reaches every node either way, and the synchronous
+/// replicating router deadlocks on the same worms (exit 3, a wait-for cycle named).
+#[test]
+fn hardware_multicast_example() {
+    let base = [
+        "--dims",
+        "6",
+        "--algorithm",
+        "mnb-sbt",
+        "--packet-flits",
+        "4",
+        "--switching",
+        "wh",
+        "--vcs",
+        "2",
+        "--buffer-flits",
+        "4",
+        "--router",
+        "realistic",
+    ];
+    let n = 64u64;
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        run_json(&a)
+    };
+    let (code, router) = with(&["--forwarding", "router"]);
+    assert_eq!(code, 0);
+    assert_eq!((router["packets_sent"].as_u64(), router["deliveries"].as_u64()), (Some(n), Some(n * (n - 1))));
+    let (code, node) = with(&["--forwarding", "node"]);
+    assert_eq!(code, 0);
+    assert_eq!((node["packets_sent"].as_u64(), node["deliveries"].as_u64()), (Some(n * (n - 1)), Some(n * (n - 1))));
+    assert!(router["completion_cycles"].as_u64() < node["completion_cycles"].as_u64());
+    let (code, sync) = with(&["--forwarding", "router", "--replication", "sync"]);
+    assert_eq!(code, 3);
+    assert!(sync["deadlock"]["wait_for_cycle"].as_array().is_some_and(|c| c.len() >= 2));
+}
