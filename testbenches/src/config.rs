@@ -793,27 +793,9 @@ impl Config {
         {
             return Err(err("forwarding", f, "only applies to broadcast algorithms, not --traffic"));
         }
-        let multicast_va = match raw.get("multicast-va") {
-            Some(s) => Some(MulticastVa::parse(s).ok_or_else(|| err("multicast-va", s, format!("one of {}", MulticastVa::NAMES)))?),
-            None => None,
-        };
         let replicates = matches!(workload, Workload::Algorithm { forwarding: Forwarding::Router, .. });
-        if let Some(s) = raw.get("multicast-va")
-            && !replicates
-        {
-            return Err(err("multicast-va", s, "only applies with --forwarding router (packets the routers replicate)"));
-        }
-        let multicast_va = replicates.then(|| multicast_va.unwrap_or(MulticastVa::Atomic));
-        let replication = match raw.get("replication") {
-            Some(s) => Some(Replication::parse(s).ok_or_else(|| err("replication", s, format!("one of {}", Replication::NAMES)))?),
-            None => None,
-        };
-        if let Some(s) = raw.get("replication")
-            && !replicates
-        {
-            return Err(err("replication", s, "only applies with --forwarding router (packets the routers replicate)"));
-        }
-        let replication = replicates.then(|| replication.unwrap_or(Replication::Async));
+        let multicast_va = multicast_option(raw, "multicast-va", replicates, MulticastVa::parse, MulticastVa::NAMES, MulticastVa::Atomic)?;
+        let replication = multicast_option(raw, "replication", replicates, Replication::parse, Replication::NAMES, Replication::Async)?;
         let threads = match raw.get("threads") {
             Some(v) => uint("threads", v, 1, 64)? as u32,
             None => 1,
@@ -1004,6 +986,28 @@ const ALGORITHM_FLAGS: [(&str, &[&str]); 7] = [
 /// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
 /// runs that cannot fit instead of aborting in the allocator.
 /// A run split between threads builds the fabric's state once per thread.
+/// A router option for packets the routers replicate: parsed (one of `names`), refused on a
+/// run without them, and defaulted on a run with them (`None` on a run without).
+fn multicast_option<T>(
+    raw: &Raw,
+    field: &str,
+    replicates: bool,
+    parse: fn(&str) -> Option<T>,
+    names: &str,
+    default: T,
+) -> Result<Option<T>, ConfigError> {
+    match raw.get(field) {
+        Some(s) => {
+            let v = parse(s).ok_or_else(|| err(field, s, format!("one of {names}")))?;
+            if !replicates {
+                return Err(err(field, s, "only applies with --forwarding router (packets the routers replicate)"));
+            }
+            Ok(Some(v))
+        }
+        None => Ok(replicates.then_some(default)),
+    }
+}
+
 fn check_workload_memory(
     spec: &FabricSpec,
     workload: &Workload,
