@@ -106,7 +106,19 @@ fn dynamic(variant: Variant, d: u32, load: f64, slots: u64, tp: u64) -> serde_js
     let window = slots * flits as u64;
     let hop = (0, flits as u64 / variant.pieces(d) as u64);
     let prefix_hop = (0, fabric::algorithms::prefix::packet_flits(tp * flits as u64, flits) as u64);
-    let ds = DynamicSpec { variant, d, load, window, warmup: window / 10, flits, tp_cycles: tp * flits as u64, seed: 9, hop, prefix_hop };
+    let ds = DynamicSpec {
+        variant,
+        d,
+        load,
+        window,
+        warmup: window / 10,
+        flits,
+        tp_cycles: tp * flits as u64,
+        seed: 9,
+        hop,
+        prefix_hop,
+        handover: 0,
+    };
     let mut f = Fabric::new(&spec, Box::new(Dynamic::new(ds)));
     assert_eq!(f.run(), Ending::Quiescent);
     assert!(f.scoreboard.ok(), "{:?} {:?}", f.scoreboard.counts(), f.scoreboard.problems);

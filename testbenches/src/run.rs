@@ -100,9 +100,10 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                 "pmnb-1" | "pmnb-2" | "pmnb-3" => {
                     use fabric::algorithms::pmnb;
                     let p = pmnb.as_ref().expect("pmnb settings resolved");
-                    let piece = hop_timing(cfg, l / p.variant.pieces(d) as u16);
-                    let prefix = hop_timing(cfg, fabric::algorithms::prefix::packet_flits(p.tp_cycles as u64, l));
-                    let prog = pmnb::Pmnb::new(p.variant, d, &p.active, l, p.tp_cycles as u64, piece, prefix);
+                    let ms = l / p.variant.pieces(d) as u16;
+                    let pf = fabric::algorithms::prefix::packet_flits(p.tp_cycles as u64, l);
+                    let prog = pmnb::Pmnb::new(p.variant, d, &p.active, l, p.tp_cycles as u64, hop_timing(cfg, ms), hop_timing(cfg, pf))
+                        .with_handover(handover_timing(cfg, pf, ms));
                     (Box::new(prog), pmnb::bounds(p.variant, d, p.active.len() as u64, p.tp))
                 }
                 "dynamic" => {
@@ -119,6 +120,11 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                         seed: cfg.seed,
                         hop: hop_timing(cfg, l / c.pmnb.pieces(d) as u16),
                         prefix_hop: hop_timing(cfg, fabric::algorithms::prefix::packet_flits(c.tp_cycles as u64, l)),
+                        handover: handover_timing(
+                            cfg,
+                            fabric::algorithms::prefix::packet_flits(c.tp_cycles as u64, l),
+                            l / c.pmnb.pieces(d) as u16,
+                        ),
                     };
                     (Box::new(Dynamic::new(spec)), Bounds::default())
                 }
@@ -157,17 +163,32 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
 /// cover the credit round trip). Measured on a two-node fabric with the same router; the
 /// synchronous algorithms stretch their steps by them.
 pub fn hop_timing(cfg: &Config, piece: u16) -> (u64, u64) {
-    /// Node 0 sends `count` pieces to node 1 at cycle 0.
+    let one = burst_delivery(cfg, &[piece]);
+    let burst = 16;
+    let gap = (burst_delivery(cfg, &vec![piece; burst + 1]) - one).div_ceil(burst as u64);
+    (one - piece as u64, gap.max(piece as u64))
+}
+
+/// The cycles a piece of `piece` flits sent right after a prefix packet of `prefix` flits
+/// over one link arrives later than alone: how soon after the prefix packet the link, and
+/// the buffer behind it, take the piece (the prefix packet's own length when the buffer
+/// holds both; more when it holds only the piece).
+pub fn handover_timing(cfg: &Config, prefix: u16, piece: u16) -> u64 {
+    burst_delivery(cfg, &[prefix, piece]) - burst_delivery(cfg, &[piece])
+}
+
+/// On a 1-cube of this configuration's router, node 0 sends packets of the given lengths to
+/// node 1 at cycle 0, in order: the cycle of the last delivery.
+fn burst_delivery(cfg: &Config, pieces: &[u16]) -> u64 {
     struct Burst {
-        piece: u16,
-        count: u32,
+        pieces: Vec<u16>,
     }
     impl Program for Burst {
         fn start(&mut self, cx: &mut fabric::NodeCtx<'_>) {
             if cx.node.0 == 0 {
-                for _ in 0..self.count {
+                for &flits in &self.pieces {
                     let dest = fabric::Dest::Node(NodeId(1));
-                    cx.send(fabric::Send { dest, msg: u32::MAX, aux: 0, key: 0, flits: self.piece });
+                    cx.send(fabric::Send { dest, msg: u32::MAX, aux: 0, key: 0, flits });
                 }
             }
         }
@@ -177,15 +198,9 @@ pub fn hop_timing(cfg: &Config, piece: u16) -> (u64, u64) {
     spec.kind = fabric::TopologyKind::Hypercube;
     spec.sizes = vec![1];
     spec.ports = PortModel::All;
-    let run = |count: u32| {
-        let mut f = Fabric::new(&spec, Box::new(Burst { piece, count }));
-        f.run();
-        f.counters.last_delivery
-    };
-    let one = run(1);
-    let burst = 16;
-    let gap = (run(burst + 1) - one).div_ceil(burst as u64);
-    (one - piece as u64, gap.max(piece as u64))
+    let mut f = Fabric::new(&spec, Box::new(Burst { pieces: pieces.to_vec() }));
+    f.run();
+    f.counters.last_delivery
 }
 
 /// Build the fabric for a configuration.

@@ -256,6 +256,7 @@ fn dynamic_spec(d: u32, pmnb: &str, tp: u32, load: f64) -> fabric::algorithms::d
         seed: 0,
         hop: (0, flits as u64 / if pmnb == "pmnb-2" { d as u64 } else { 1 }),
         prefix_hop: (0, fabric::algorithms::prefix::packet_flits(tp as u64 * flits as u64, flits) as u64),
+        handover: 0,
     }
 }
 

@@ -1146,3 +1146,22 @@ fn hardware_multicast_example() {
     assert_eq!(code, 3);
     assert!(sync["deadlock"]["wait_for_cycle"].as_array().is_some_and(|c| c.len() >= 2));
 }
+
+/// PMNBs whose buffers hold exactly one packet, with prefix steps shorter than a slot: the
+/// last prefix packet on a link still sat in the buffer behind it when the packing piece
+/// was sent, so the piece waited and the run failed (the paths of §IV-A are disjoint only if
+/// every piece leaves on time). The packing now starts once a piece can follow a prefix
+/// packet over the link.
+#[test]
+fn pmnb_packing_waits_for_the_last_prefix_packet_to_clear() {
+    for alg in ["pmnb-1", "pmnb-3"] {
+        for (sw, flits) in [("sf", "2"), ("vct", "4"), ("sf", "8")] {
+            let args =
+                ["--dims", "3", "--algorithm", alg, "--active-count", "5", "--switching", sw, "--packet-flits", flits, "--tp", "0.5"];
+            let mut tight = args.to_vec();
+            tight.extend_from_slice(&["--buffer-flits", flits]);
+            let v = run_ok(&tight);
+            assert_eq!((v["packing_delays"].as_u64(), v["missing_deliveries"].as_u64()), (Some(0), Some(0)), "{alg} {sw} {flits}");
+        }
+    }
+}

@@ -33,6 +33,9 @@ pub struct DynamicSpec {
     /// same for a prefix packet.
     pub hop: (u64, u64),
     pub prefix_hop: (u64, u64),
+    /// Cycles after a prefix packet before a piece can follow it over the same link
+    /// ([`Timing::handover`]; 0: no longer than a prefix step).
+    pub handover: u64,
 }
 
 impl DynamicSpec {
@@ -215,6 +218,7 @@ impl Dynamic {
             gap: spec.hop.1,
             prefix_extra: spec.prefix_hop.0,
             prefix_gap: spec.prefix_hop.1,
+            handover: spec.handover,
         };
         let lambda = spec.lambda();
         let mean_gap = if lambda > 0.0 { spec.flits as f64 / lambda } else { f64::INFINITY };
@@ -461,7 +465,19 @@ mod tests {
     }
 
     fn spec(variant: Variant, d: u32, load: f64, tp: u64) -> DynamicSpec {
-        DynamicSpec { variant, d, load, window: 1, warmup: 0, flits: 1, tp_cycles: tp, seed: 0, hop: (0, 1), prefix_hop: (0, 1) }
+        DynamicSpec {
+            variant,
+            d,
+            load,
+            window: 1,
+            warmup: 0,
+            flits: 1,
+            tp_cycles: tp,
+            seed: 0,
+            hop: (0, 1),
+            prefix_hop: (0, 1),
+            handover: 0,
+        }
     }
 
     /// The bound holds on the scheme it is derived for (periods of exactly XM + V), and

@@ -285,6 +285,11 @@ pub struct Timing {
     /// The same two for a prefix packet (a step's worth of flits, at most a slot).
     pub prefix_extra: u64,
     pub prefix_gap: u64,
+    /// Cycles after a prefix packet before a piece can follow it over the same link (the
+    /// link's time for the prefix packet, or, when the downstream buffer holds just one
+    /// piece, until the prefix packet has left it). The packing phase starts no sooner
+    /// after the last prefix step. 0: no longer than a prefix step.
+    pub handover: u64,
 }
 
 impl Timing {
@@ -315,7 +320,8 @@ impl Timing {
         if e < s {
             return Some(p + e as u64 * tp);
         }
-        let r = p + s as u64 * tp;
+        // The packing's first pieces may take the links of the last prefix step.
+        let r = if s == 0 { p } else { p + (s as u64 - 1) * tp + tp.max(self.handover) };
         let e = e - s;
         if e < d {
             return Some(r + e as u64 * ms);
@@ -781,12 +787,22 @@ impl Pmnb {
             gap: hop.1,
             prefix_extra: prefix_hop.0,
             prefix_gap: prefix_hop.1,
+            handover: 0,
         };
         let mut engine = Engine::new(t, flits);
         for &x in active {
             engine.active[x as usize] = true;
         }
         Pmnb { engine, active: active.to_vec() }
+    }
+}
+
+impl Pmnb {
+    /// Start the packing phase at least `cycles` after the last prefix step (see
+    /// [`Timing::handover`]).
+    pub fn with_handover(mut self, cycles: u64) -> Pmnb {
+        self.engine.t.handover = cycles;
+        self
     }
 }
 
