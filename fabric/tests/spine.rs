@@ -265,6 +265,34 @@ fn mnb_sbt_delivers_everything() {
     }
 }
 
+/// `mnb-sbt` on the 5-cube, every node's `flits`-flit packet replicated by the routers, with
+/// `vcs` VCs of `buffer` flits and the multicast options `set` chooses: how the run ended.
+fn replicated_mnb(switching: Switching, flits: u16, buffer: u16, vcs: u8, set: impl FnOnce(&mut FabricSpec)) -> (Ending, Fabric) {
+    let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[5]);
+    s.switching = switching;
+    s.packet_flits = flits;
+    s.buffer_flits = buffer;
+    s.vcs = vcs;
+    s.watchdog_cycles = 200;
+    set(&mut s);
+    let mut f = Fabric::new(&s, Box::new(MnbSbt::new(flits, Forwarding::Router)));
+    let end = f.run();
+    (end, f)
+}
+
+/// The first run deadlocks naming a wait-for cycle; the second delivers each of the 5-cube's
+/// 32 broadcasts to the 31 other nodes once, each `flits` long over one link per delivery.
+fn deadlocks_then_drains((end, f): (Ending, Fabric), (end2, g): (Ending, Fabric), flits: u64) {
+    assert_eq!(end, Ending::Deadlock);
+    assert!(f.deadlock.as_ref().unwrap().wait_for_cycle.len() >= 2);
+    assert_eq!(end2, Ending::Quiescent, "{:?}", g.deadlock);
+    assert!(g.scoreboard.ok(), "{:?}", g.scoreboard.problems);
+    let n = 32u64;
+    assert_eq!(g.counters.packets_delivered, n * (n - 1));
+    assert_eq!(g.counters.link_transmissions, n * (n - 1));
+    assert_eq!(g.counters.flit_hops, flits * n * (n - 1));
+}
+
 /// Router-replicated multi-flit broadcasts on the 5-cube (every node broadcasts a 2-flit
 /// worm on its binomial tree, 3 VCs of 32 flits), replicated synchronously: when each
 /// branch takes its output VC on its own, two worms in one router can each hold a branch the
@@ -273,27 +301,12 @@ fn mnb_sbt_delivers_everything() {
 #[test]
 fn atomic_multicast_allocation_removes_the_deadlock_inside_a_router() {
     let run = |mva: router::MulticastVa| {
-        let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[5]);
-        s.switching = Switching::Wormhole;
-        s.packet_flits = 2;
-        s.buffer_flits = 32;
-        s.vcs = 3;
-        s.watchdog_cycles = 200;
-        s.multicast_va = mva;
-        s.replication = router::Replication::Sync;
-        let mut f = Fabric::new(&s, Box::new(MnbSbt::new(2, Forwarding::Router)));
-        let end = f.run();
-        (end, f)
+        replicated_mnb(Switching::Wormhole, 2, 32, 3, |s| {
+            s.multicast_va = mva;
+            s.replication = router::Replication::Sync;
+        })
     };
-    let (end, f) = run(router::MulticastVa::PerBranch);
-    assert_eq!(end, Ending::Deadlock);
-    assert!(f.deadlock.as_ref().unwrap().wait_for_cycle.len() >= 2);
-    let (end, f) = run(router::MulticastVa::Atomic);
-    assert_eq!(end, Ending::Quiescent, "{:?}", f.deadlock);
-    assert!(f.scoreboard.ok(), "{:?}", f.scoreboard.problems);
-    let n = 32u64;
-    assert_eq!(f.counters.packets_delivered, n * (n - 1));
-    assert_eq!(f.counters.link_transmissions, n * (n - 1));
+    deadlocks_then_drains(run(router::MulticastVa::PerBranch), run(router::MulticastVa::Atomic), 2);
 }
 
 /// Virtual cut-through with buffers of one packet (5-cube, every node broadcasts a 4-flit
@@ -304,28 +317,8 @@ fn atomic_multicast_allocation_removes_the_deadlock_inside_a_router() {
 /// (dimensions descending) has no cycle, and every packet is delivered once.
 #[test]
 fn asynchronous_replication_drains_what_synchronous_replication_deadlocks() {
-    let run = |rep: router::Replication| {
-        let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[5]);
-        s.switching = Switching::VirtualCutThrough;
-        s.packet_flits = 4;
-        s.buffer_flits = 4;
-        s.vcs = 1;
-        s.watchdog_cycles = 200;
-        s.replication = rep;
-        let mut f = Fabric::new(&s, Box::new(MnbSbt::new(4, Forwarding::Router)));
-        let end = f.run();
-        (end, f)
-    };
-    let (end, f) = run(router::Replication::Sync);
-    assert_eq!(end, Ending::Deadlock);
-    assert!(f.deadlock.as_ref().unwrap().wait_for_cycle.len() >= 2);
-    let (end, f) = run(router::Replication::Async);
-    assert_eq!(end, Ending::Quiescent, "{:?}", f.deadlock);
-    assert!(f.scoreboard.ok(), "{:?}", f.scoreboard.problems);
-    let n = 32u64;
-    assert_eq!(f.counters.packets_delivered, n * (n - 1));
-    assert_eq!(f.counters.link_transmissions, n * (n - 1));
-    assert_eq!(f.counters.flit_hops, 4 * n * (n - 1));
+    let run = |rep: router::Replication| replicated_mnb(Switching::VirtualCutThrough, 4, 4, 1, |s| s.replication = rep);
+    deadlocks_then_drains(run(router::Replication::Sync), run(router::Replication::Async), 4);
 }
 
 /// Every deadlock the watchdog declares names a wait-for cycle, also when a VC in it holds

@@ -144,12 +144,8 @@ impl Routers {
             if e.ready > t {
                 continue;
             }
-            let head = e.flit.is_head();
-            let need = match self.params.switching {
-                Switching::Wormhole => 1,
-                Switching::StoreAndForward if head && l < self.net_vcs && !self.inputs.whole_packet_ready(iv, t) => continue,
-                _ if head => c.pkt_len,
-                _ => 1,
+            let Some(need) = self.credits_needed(l, iv, e.flit.is_head(), c.pkt_len, t) else {
+                continue;
             };
             let op = pbase + o;
             let ovc = self.outputs.vc_owned_by(op, iv as u32).expect("granted branch without an output VC");
@@ -174,7 +170,6 @@ impl Routers {
         let v = self.vcs();
         let base = ri * self.npv;
         let pbase = ri * self.np;
-        let switching = self.params.switching;
         let width = self.params.link_width;
         let policy = self.params.arbiter;
         let mut outs = 0u64;
@@ -197,16 +192,8 @@ impl Routers {
             if e.ready > t {
                 continue;
             }
-            let head = e.flit.is_head();
-            let need = match switching {
-                Switching::Wormhole => 1,
-                // Store-and-forward: the head waits for its tail, except at an injection
-                // port, where the NIC already holds the whole packet.
-                Switching::StoreAndForward if head && l < self.net_vcs && !self.inputs.whole_packet_ready(iv, t) => {
-                    continue;
-                }
-                _ if head => c.pkt_len,
-                _ => 1,
+            let Some(need) = self.credits_needed(l, iv, e.flit.is_head(), c.pkt_len, t) else {
+                continue;
             };
             let mut starved = false;
             if c.route.network().bits().is_power_of_two() {
@@ -328,6 +315,20 @@ impl Routers {
             }
         }
         true
+    }
+
+    /// Downstream credits the flit at local VC `l` (global `iv`) needs to cross: one for a
+    /// worm's flit, a whole packet's for a cut-through or store-and-forward head. None while
+    /// a store-and-forward head waits for its tail (except at an injection port, where the
+    /// NIC already holds the whole packet).
+    #[inline(always)]
+    fn credits_needed(&self, l: usize, iv: usize, head: bool, pkt_len: u16, t: u64) -> Option<u16> {
+        match self.params.switching {
+            Switching::Wormhole => Some(1),
+            Switching::StoreAndForward if head && l < self.net_vcs && !self.inputs.whole_packet_ready(iv, t) => None,
+            _ if head => Some(pkt_len),
+            _ => Some(1),
+        }
     }
 
     /// Local VC `l` requests output `o` this cycle.
