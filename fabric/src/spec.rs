@@ -67,6 +67,7 @@ pub struct FabricSpec {
     pub switching: Switching,
     pub pipeline: Pipeline,
     pub arbiter: ArbiterPolicy,
+    /// VC allocation and replication of multi-flit packets the routers replicate.
     pub multicast_va: MulticastVa,
     pub replication: Replication,
     pub vcs: u8,

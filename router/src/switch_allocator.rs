@@ -88,9 +88,8 @@ impl Routers {
         }
         ejected.push(Ejection { channel: ch as u8, flit: e.flit });
         self.advance_branch(b);
-        let c = &mut self.inputs.ctl[iv];
         if e.flit.is_tail() {
-            c.granted.remove(PortSet::LOCAL);
+            self.inputs.ctl[iv].granted.remove(PortSet::LOCAL);
             self.outputs.owner[(ri * self.np + self.nnet + ch) * self.nv] = NONE;
             self.ej_released(ri, ch);
         }
