@@ -769,6 +769,12 @@ impl Routers {
     pub(crate) fn ej_owned(&self, r: usize) -> u64 {
         self.regs[r].ej_owned
     }
+    /// The ejection channels of router `r` no packet holds.
+    #[inline(always)]
+    pub(crate) fn free_ej_channels(&self, r: usize) -> u64 {
+        let k = self.nk;
+        !self.regs[r].ej_owned & if k >= 64 { !0 } else { (1u64 << k) - 1 }
+    }
     #[inline(always)]
     pub(crate) fn switch_candidates<S: VcBits>(&self, r: usize) -> S {
         self.reg::<S>(r, ROUTED) & self.reg::<S>(r, NONEMPTY) & !S::load(self.scratch.popped)

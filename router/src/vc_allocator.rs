@@ -23,7 +23,7 @@ impl Routers {
     /// channel) takes them all; the others take nothing and try again next cycle. No
     /// reservation: outputs a waiting packet cannot use yet stay free for others.
     pub(crate) fn allocate_multicast<S: VcBits>(&mut self, r: NodeId, t: u64, which: S) {
-        let (v, net, k) = (self.vcs(), self.net_ports(), self.nic_channels());
+        let (v, net) = (self.vcs(), self.net_ports());
         let ri = r.idx();
         let base = ri * self.npv;
         let pbase = ri * self.np;
@@ -35,7 +35,6 @@ impl Routers {
                 want |= S::bit(l);
             }
         }
-        let channels = if k >= 64 { !0 } else { (1u64 << k) - 1 };
         // The lowest free output VC of port `o` that `mask` allows.
         let free_vc = |owner: &[u32], o: usize, mask: u16| (0..v).find(|&vc| mask & (1 << vc) != 0 && owner[(pbase + o) * v + vc] == NONE);
         while !want.is_empty() {
@@ -52,7 +51,7 @@ impl Routers {
             let iv = base + l;
             let c = self.inputs.ctl[iv];
             debug_assert!(c.granted.is_empty(), "router {r} VC {l}: atomic allocation after a partial grant: {c:?}");
-            let free_ch = !self.ej_owned(ri) & channels;
+            let free_ch = self.free_ej_channels(ri);
             if c.pending.contains(PortSet::LOCAL) && free_ch == 0 {
                 continue;
             }
@@ -82,7 +81,7 @@ impl Routers {
 
     /// Give each free ejection channel of router `r` to one packet waiting to eject.
     pub(crate) fn allocate_ejection<S: VcBits>(&mut self, r: NodeId, t: u64) {
-        let (v, net, k) = (self.vcs(), self.net_ports(), self.nic_channels());
+        let (v, net) = (self.vcs(), self.net_ports());
         let ri = r.idx();
         let base = ri * self.npv;
         let va_delay = self.params.pipeline.va_delay as u64;
@@ -93,7 +92,7 @@ impl Routers {
                 want |= S::bit(l);
             }
         }
-        let mut free = !self.ej_owned(ri) & if k >= 64 { !0 } else { (1u64 << k) - 1 };
+        let mut free = self.free_ej_channels(ri);
         while free != 0 && !want.is_empty() {
             let ch = free.trailing_zeros() as usize;
             free &= free - 1;
