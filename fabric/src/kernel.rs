@@ -697,26 +697,36 @@ impl Fabric {
             if c.stage != router::input_unit::VcStage::Routed {
                 continue;
             }
+            // The upstream VC sending the rest of this VC's packet into it.
+            let upstream = || {
+                let ip = iv / v;
+                if self.up[ip] == NONE { NONE } else { r.outputs.owner[self.up[ip] as usize * v + iv % v] }
+            };
             if c.len == 0 {
                 // Mid-packet with nothing buffered: it holds its output VCs (or ejection
-                // channel) and waits for the rest of its packet from the upstream VC sending
-                // into it.
-                let ip = iv / v;
-                if self.up[ip] != NONE {
-                    let owner = r.outputs.owner[self.up[ip] as usize * v + iv % v];
-                    if owner != NONE {
-                        out.push(owner);
-                    }
+                // channel) and waits for the rest of its packet from upstream.
+                if upstream() != NONE {
+                    out.push(upstream());
                 }
                 continue;
             }
             blocked += 1;
-            let (node, _, _) = r.ivc_location(iv);
+            let (node, p, _) = r.ivc_location(iv);
+            let head = c.front.flit.is_head();
+            if self.spec.switching == Switching::StoreAndForward && head && p < r.net_ports() && !r.inputs.whole_packet_ready(iv, t) {
+                // A store-and-forward head waits for its tail from upstream (and for the
+                // credits of the whole packet downstream, below).
+                if upstream() != NONE {
+                    out.push(upstream());
+                }
+            }
             for o in c.pending.network().net_ports() {
                 let op = r.port_index(node, o);
                 if c.granted.has_port(o) {
                     if let Some(ovc) = r.outputs.vc_owned_by(op, iv as u32) {
-                        let need = if self.spec.switching == Switching::Wormhole { 1 } else { c.pkt_len };
+                        // A worm's flit, or any flit after the head, needs one credit; a
+                        // cut-through or store-and-forward head the whole packet's.
+                        let need = if self.spec.switching == Switching::Wormhole || !head { 1 } else { c.pkt_len };
                         if r.outputs.credits[op * v + ovc] < need && self.down[op] != NONE {
                             out.push(self.down[op] * v as u32 + ovc as u32);
                         }

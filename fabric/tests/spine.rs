@@ -7,7 +7,7 @@ use fabric::algorithms::snb::Snb;
 use fabric::algorithms::traffic::{Pattern, Traffic, TrafficSpec};
 use fabric::*;
 use proptest::prelude::*;
-use router::{NodeId, Pipeline, Switching};
+use router::{ArbiterPolicy, NodeId, Pipeline, Switching};
 
 fn snb(spec: &FabricSpec, root: u32, fwd: Forwarding) -> Fabric {
     let one_port = spec.ports == PortModel::K(1);
@@ -331,12 +331,17 @@ fn every_deadlock_names_its_wait_for_cycle() {
     let mut deadlocks = 0;
     for d in 2..=3u32 {
         for switching in [Switching::Wormhole, Switching::VirtualCutThrough, Switching::StoreAndForward] {
-            for (vcs, flits, buffer) in [(1, 2, 2), (2, 2, 2), (1, 3, 4), (2, 4, 4), (1, 2, 1)] {
+            for (vcs, flits, buffer) in [(1, 2, 2), (2, 2, 2), (1, 2, 3), (1, 3, 4), (2, 4, 4), (1, 2, 1)] {
                 if switching != Switching::Wormhole && buffer < flits {
                     continue;
                 }
-                for ports in [PortModel::All, PortModel::K(1)] {
+                // The fixed arbiter leaves store-and-forward heads waiting for their tails
+                // from upstream in the cycle (with 2-flit packets in 3-flit buffers).
+                for (ports, arbiter) in
+                    [(PortModel::All, ArbiterPolicy::Key), (PortModel::K(1), ArbiterPolicy::Key), (PortModel::All, ArbiterPolicy::Fixed)]
+                {
                     let mut s = FabricSpec::ideal(TopologyKind::Hypercube, &[d]);
+                    s.arbiter = arbiter;
                     s.switching = switching;
                     s.packet_flits = flits;
                     s.buffer_flits = buffer;
@@ -349,7 +354,7 @@ fn every_deadlock_names_its_wait_for_cycle() {
                     if f.run() == Ending::Deadlock {
                         deadlocks += 1;
                         let cycle = &f.deadlock.as_ref().unwrap().wait_for_cycle;
-                        assert!(cycle.len() >= 2, "d {d} {switching:?} {vcs} VCs {flits}/{buffer} {ports:?}: {cycle:?}");
+                        assert!(cycle.len() >= 2, "d {d} {switching:?} {vcs} VCs {flits}/{buffer} {ports:?} {arbiter:?}: {cycle:?}");
                     }
                 }
             }

@@ -89,7 +89,7 @@ pub struct RunArgs {
     /// Cycles of injection (then the network drains).
     #[arg(long, allow_hyphen_values = true)]
     pub cycles: Option<String>,
-    /// Random seed.
+    /// Random seed: traffic, random active sets, kbcast --variant random, dynamic arrivals (the other algorithms are deterministic and do not use it).
     #[arg(long, allow_hyphen_values = true)]
     pub seed: Option<String>,
     /// on: dateline VCs on tori; off: none (watch the deadlock happen).
@@ -203,10 +203,11 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The flags given, as raw settings.
-    pub fn raw(&self) -> Raw {
+    /// The flags given, as raw settings; a flag whose value is another flag (`--vcs --dims
+    /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
+    pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 48] = [
+        let fields: [(&str, &Option<String>); 49] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -255,28 +256,43 @@ impl RunArgs {
             ("rho", &self.rho),
             ("message-bytes", &self.message_bytes),
             ("fill", &self.fill),
+            ("json", &self.json),
         ];
         for (k, v) in fields {
             if let Some(v) = v {
+                if let Some(flag) = v.strip_prefix("--")
+                    && (crate::config::FIELDS.contains(&flag.split('=').next().unwrap_or(flag)) || flag == "help")
+                {
+                    return Err(ConfigError(format!("{k}: --{flag}: a value is missing (--{k} is followed by the flag --{flag})")));
+                }
                 raw.values.insert(k.to_string(), v.clone());
             }
         }
-        raw
+        if self.quiet {
+            raw.values.insert("quiet".to_string(), "on".to_string());
+        }
+        Ok(raw)
     }
 }
 
 /// `flitwave run`: returns the process exit code.
 pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
+    // The flags first: a flag left without its value took the next one's, and the one after
+    // may have become the scenario file.
+    let flags = args.raw()?;
     let mut raw = match &args.scenario {
         Some(p) => Raw::from_toml_file(p)?,
         None => Raw::default(),
     };
-    raw.overlay(args.raw());
+    raw.overlay(flags);
     let cfg = Config::resolve(&raw)?;
-    run::check_distinct_outputs(args.json.as_deref().filter(|p| *p != "-"), &cfg.outputs)?;
-    let to_stdout = args.json.as_deref() == Some("-");
+    // The JSON path and quiet may come from the file too.
+    let json = raw.get("json");
+    let quiet = raw.get("quiet").map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
+    run::check_distinct_outputs(json.filter(|p| *p != "-"), &cfg.outputs)?;
+    let to_stdout = json == Some("-");
     // Open the JSON file before the run, so a bad path is reported before any output.
-    let json_file = match args.json.as_deref().filter(|p| *p != "-") {
+    let json_file = match json.filter(|p| *p != "-") {
         Some("") => return Err(ConfigError("json: \"\": a file path, or - for standard output".into())),
         Some(path) => Some((
             path,
@@ -290,14 +306,14 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
     if let Some((path, _)) = &json_file {
         created.add(path);
     }
-    let progress = !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let progress = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let report = run::run_with_outputs(&cfg, progress)?;
     created.keep();
     let json = crate::json::to_string(&report);
     if let Some((path, mut file)) = json_file {
         writeln!(file, "{json}").map_err(|e| ConfigError(format!("json: {path}: cannot write it: {e}")))?;
     }
-    if !args.quiet {
+    if !quiet {
         let text = run::summary(&report);
         if to_stdout {
             eprint!("{text}");
@@ -310,4 +326,37 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
         writeln!(out, "{json}").ok();
     }
     Ok(report.exit_code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every flag of `flitwave run` can be set in a scenario file under its own name, as
+    /// `--help` promises (the file's keys are checked against `config::FIELDS`).
+    #[test]
+    fn every_run_flag_is_a_scenario_key() {
+        let cmd = RunArgs::augment_args(clap::Command::new("run"));
+        let flags: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
+        assert!(flags.len() > 40, "{flags:?}");
+        for f in flags {
+            assert!(crate::config::FIELDS.contains(&f), "--{f} cannot be set in a scenario file");
+        }
+    }
+
+    /// `json` and `quiet` read from a file as from the flags.
+    #[test]
+    fn json_and_quiet_from_a_scenario_file() {
+        let dir = std::env::temp_dir().join(format!("flitwave-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (toml, out) = (dir.join("s.toml"), dir.join("r.json"));
+        std::fs::write(&toml, format!("dims = 3\nquiet = true\njson = {:?}\n", out.to_str().unwrap())).unwrap();
+        let args = RunArgs { scenario: Some(toml.clone()), ..Default::default() };
+        assert_eq!(cmd_run(&args).unwrap(), 0);
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(json["completion_cycles"], 3, "{json}");
+        std::fs::write(&toml, "dims = 3\nquiet = \"maybe\"\n").unwrap();
+        assert_eq!(cmd_run(&args).unwrap_err().0, "quiet: maybe: on or off");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

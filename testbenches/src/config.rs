@@ -89,10 +89,12 @@ pub const FIELDS: &[&str] = &[
     "fill",
     "load",
     "pmnb",
+    "json",
+    "quiet",
 ];
 
 /// The fields that are switches (on/off), the only ones a scenario may give as a TOML boolean.
-const SWITCHES: &[&str] = &["deadlock-avoidance"];
+const SWITCHES: &[&str] = &["deadlock-avoidance", "quiet"];
 
 /// Raw settings: field name → value text, with where it came from (for messages).
 #[derive(Clone, Debug, Default)]
@@ -165,8 +167,21 @@ pub fn toml_error(field: &str, what: &str, text: &str, name: &str, e: &toml::de:
             }
             let before = &text[..start];
             let line = before.matches('\n').count() + 1;
-            let col = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
-            ConfigError(format!("{field}: {name}:{line}:{col}: {what}{msg}").replace('\n', " "))
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let col = before[line_start..].chars().count() + 1;
+            // The key whose value is wrong, when the line is `key = value`.
+            let line_text = text[line_start..].lines().next().unwrap_or("");
+            let key = line_text
+                .split_once('=')
+                .map(|(k, _)| k.trim())
+                .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+            let at = key.map_or(String::new(), |k| format!("{k}: "));
+            let hint = if msg.contains("too large") || msg.contains("too small") {
+                " (TOML integers are 64-bit signed; write a larger value as a string)"
+            } else {
+                ""
+            };
+            ConfigError(format!("{field}: {name}:{line}:{col}: {at}{what}{msg}{hint}").replace('\n', " "))
         }
         None => ConfigError(format!("{field}: {name}: {what}{msg}").replace('\n', " ")),
     }
@@ -446,7 +461,8 @@ fn active_set(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(Vec<u32>
 /// `--tp`: a parallel-prefix step in slots (default 1), and in cycles.
 fn prefix_step(raw: &Raw, packet_flits: u16) -> Result<(f64, u32), ConfigError> {
     let tp = match raw.get("tp") {
-        Some(v) => float("tp", v, 0.0..=1000.0, "a prefix step in slots, a number from 0 to 1000")?,
+        // `+ 0.0` turns -0 into 0 (the config echoes it).
+        Some(v) => float("tp", v, 0.0..=1000.0, "a prefix step in slots, a number from 0 to 1000")? + 0.0,
         None => 1.0,
     };
     // Whole up to the rounding of a decimal slot count (2.3 x 100 is 229.99999999999997).
@@ -455,7 +471,7 @@ fn prefix_step(raw: &Raw, packet_flits: u16) -> Result<(f64, u32), ConfigError> 
     if tp > 0.0 && ((exact - flits).abs() > 1e-9 * flits.max(1.0) || flits < 1.0) {
         return Err(err(
             "tp",
-            tp,
+            raw.get("tp").unwrap_or("1"),
             format!(
                 "a prefix step is a whole number of cycles: with {packet_flits}-flit packets, a multiple of {}",
                 1.0 / packet_flits as f64
@@ -509,7 +525,7 @@ fn float(field: &str, v: &str, range: std::ops::RangeInclusive<f64>, what: &str)
     }
 }
 
-fn on_off(field: &str, v: &str) -> Result<bool, ConfigError> {
+pub(crate) fn on_off(field: &str, v: &str) -> Result<bool, ConfigError> {
     match v {
         "on" | "true" | "yes" => Ok(true),
         "off" | "false" | "no" => Ok(false),
@@ -794,8 +810,10 @@ impl Config {
             return Err(err("forwarding", f, "only applies to broadcast algorithms, not --traffic"));
         }
         let replicates = matches!(workload, Workload::Algorithm { forwarding: Forwarding::Router, .. });
-        let multicast_va = multicast_option(raw, "multicast-va", replicates, MulticastVa::parse, MulticastVa::NAMES, MulticastVa::Atomic)?;
-        let replication = multicast_option(raw, "replication", replicates, Replication::parse, Replication::NAMES, Replication::Async)?;
+        let multicast_va =
+            multicast_option(raw, "multicast-va", replicates, packet_flits, MulticastVa::parse, MulticastVa::NAMES, MulticastVa::Atomic)?;
+        let replication =
+            multicast_option(raw, "replication", replicates, packet_flits, Replication::parse, Replication::NAMES, Replication::Async)?;
         let threads = match raw.get("threads") {
             Some(v) => uint("threads", v, 1, 64)? as u32,
             None => 1,
@@ -983,15 +1001,14 @@ const ALGORITHM_FLAGS: [(&str, &[&str]); 7] = [
     ("pmnb", &["dynamic"]),
 ];
 
-/// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
-/// runs that cannot fit instead of aborting in the allocator.
-/// A run split between threads builds the fabric's state once per thread.
-/// A router option for packets the routers replicate: parsed (one of `names`), refused on a
-/// run without them, and defaulted on a run with them (`None` on a run without).
+/// A router option for multi-flit packets the routers replicate: parsed (one of `names`),
+/// refused on a run without them (no router forwarding, or one-flit packets, which it would
+/// not change), and defaulted on a router-forwarded run (`None` on a run without).
 fn multicast_option<T>(
     raw: &Raw,
     field: &str,
     replicates: bool,
+    packet_flits: u16,
     parse: fn(&str) -> Option<T>,
     names: &str,
     default: T,
@@ -1002,12 +1019,22 @@ fn multicast_option<T>(
             if !replicates {
                 return Err(err(field, s, "only applies with --forwarding router (packets the routers replicate)"));
             }
+            if packet_flits == 1 {
+                return Err(err(
+                    field,
+                    s,
+                    "only applies to packets of more than one flit (--packet-flits is 1: a one-flit packet is replicated whole in one cycle)",
+                ));
+            }
             Ok(Some(v))
         }
         None => Ok(replicates.then_some(default)),
     }
 }
 
+/// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
+/// runs that cannot fit instead of aborting in the allocator.
+/// A run split between threads builds the fabric's state once per thread.
 fn check_workload_memory(
     spec: &FabricSpec,
     workload: &Workload,

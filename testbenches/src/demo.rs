@@ -76,7 +76,6 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
         let path = out.join(format!("{stem}.json"));
         std::fs::write(&path, crate::json::to_string(&r) + "\n")
             .map_err(|e| ConfigError(format!("out: {}: cannot write it: {e}", path.display())))?;
-        let b = |x: Option<u64>| x.map_or("-".into(), |v| v.to_string());
         let lat = match (r.latency_avg_cycles, r.latency_p99_cycles) {
             (Some(a), Some(p)) if r.accepted_flits_per_node_cycle.is_some() => format!("{a:.1} / {p}"),
             _ => "-".into(),
@@ -102,7 +101,7 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
                 r.completion_cycles,
                 slots,
                 crate::run::slots_text(r.paper_bound_slots),
-                b(r.lower_bound_slots),
+                crate::run::slots_text(r.lower_bound_slots),
                 r.link_transmissions,
                 r.deliveries,
                 r.expected_deliveries
@@ -112,7 +111,7 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
             "| {stem} | {what} | {} | {slots} | {} | {} | {} | {lat} | {}/{} |\n",
             r.completion_cycles,
             crate::run::slots_text(r.paper_bound_slots),
-            b(r.lower_bound_slots),
+            crate::run::slots_text(r.lower_bound_slots),
             r.link_transmissions,
             r.deliveries,
             r.expected_deliveries

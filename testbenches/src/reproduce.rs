@@ -306,7 +306,7 @@ fn kbcast_run(variant: &str, tp: &str, d: u32, k: u32, set: &str) -> Result<(f64
     }
     let r = run::run(&Config::resolve(&raw)?);
     // kbcast's bounds are whole (its prefix phase counted in whole slots).
-    Ok((r.slots, r.paper_bound_slots.map(|b| b as u64), r.lower_bound_slots.unwrap_or(0), r.exit_code() == 0))
+    Ok((r.slots, r.paper_bound_slots.map(|b| b as u64), r.lower_bound_slots.map_or(0, |b| b as u64), r.exit_code() == 0))
 }
 
 fn stamoulis(out: &Path, dmax: u32) -> Result<i32, ConfigError> {

@@ -27,7 +27,10 @@ pub struct Report {
     pub slot_cycles: u64,
     /// completion_cycles / slot_cycles.
     pub slots: f64,
-    pub lower_bound_slots: Option<u64>,
+    /// Whole in the slot model; for a worm the routers replicate (cut-through or wormhole),
+    /// (D + L − 1)/L: its head crosses D hops, its L flits follow one a cycle.
+    #[serde(serialize_with = "whole_or_fraction")]
+    pub lower_bound_slots: Option<f64>,
     /// Whole for every paper but PMNB II's fractional formula, and written as an integer
     /// when whole.
     #[serde(serialize_with = "whole_or_fraction")]
@@ -135,7 +138,11 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                 }
                 "snb" => {
                     let one_port_nodes = one_port && *forwarding == Forwarding::Node;
-                    (Box::new(Snb::new(root, *forwarding, one_port, l)), Snb::bounds(&topo, root, one_port_nodes))
+                    let mut bounds = Snb::bounds(&topo, root, one_port_nodes);
+                    if *forwarding == Forwarding::Router && cfg.switching != router::Switching::StoreAndForward {
+                        bounds.lower = Some(Snb::worm_lower_bound(&topo, root, l));
+                    }
+                    (Box::new(Snb::new(root, *forwarding, one_port, l)), bounds)
                 }
                 "accumulate" => (Box::new(Accumulate::new(d, root, l)), Accumulate::bounds(d)),
                 "mnb" => (Box::new(mnb::Mnb::new(d, one_port, l)), mnb::bounds(d, one_port)),
@@ -608,7 +615,6 @@ pub fn summary(r: &Report) -> String {
         Ending::CycleLimit => s += &format!("  STOPPED at the cycle limit {} with work left\n", r.simulated_cycles),
         Ending::Quiescent => {}
     }
-    let bound = |b: Option<u64>| b.map_or("-".to_string(), |x| x.to_string());
     if let Some(c) = &r.seidel {
         s += &format!(
             "  cost {:.1} us simulated, {:.1} us by the model ({:.3}x); {} steps; {} B message in {}-byte flits, cycle {} us\n",
@@ -626,20 +632,23 @@ pub fn summary(r: &Report) -> String {
         // Its measure is the cost in us, above; slots of its flits mean nothing.
         s += &format!("  {} in {} cycles\n", if complete { "completed" } else { "last delivery" }, r.completion_cycles);
     } else if matches!(cfg.workload, Workload::Algorithm { .. }) {
+        let when = if complete || r.deliveries > 0 {
+            let what = if complete { "completed in" } else { "last delivery after" };
+            format!("{what} {} cycles = {} slots", r.completion_cycles, slots_text(Some(r.slots)))
+        } else {
+            "no delivery".to_string()
+        };
         s += &format!(
-            "  {} {} cycles = {} slots (paper {}, lower bound {}{})\n",
-            if complete { "completed in" } else { "last delivery after" },
-            r.completion_cycles,
-            r.slots,
+            "  {when} (paper {}, lower bound {}{})\n",
             slots_text(r.paper_bound_slots),
-            bound(r.lower_bound_slots),
-            r.vs_slot_model.filter(|&v| v != 1.0).map_or(String::new(), |v| format!("; {v:.2}x the slot model"))
+            slots_text(r.lower_bound_slots),
+            r.vs_slot_model.filter(|&v| v != 1.0 && r.deliveries > 0).map_or(String::new(), |v| format!("; {v:.2}x the slot model"))
         );
     } else {
         s += &format!(
             "  latency avg {} cycles, p99 {} cycles; accepted {:.4} of {:.4} offered flits/node/cycle; {} after {} cycles\n",
             r.latency_avg_cycles.map_or("-".to_string(), |a| format!("{a:.1}")),
-            bound(r.latency_p99_cycles),
+            r.latency_p99_cycles.map_or("-".to_string(), |x| x.to_string()),
             r.accepted_flits_per_node_cycle.unwrap_or(0.0),
             r.offered_flits_per_node_cycle.unwrap_or(0.0),
             if r.ending == Ending::Quiescent { "drained" } else { "stopped" },
@@ -657,6 +666,21 @@ pub fn summary(r: &Report) -> String {
         r.duplicate_deliveries,
         r.misrouted_deliveries
     );
+    if let Some(stable) = r.results.get("stable").and_then(|v| v.as_bool()) {
+        // The dynamic scheme: what was served, how long it waited, whether the backlog grew.
+        let g = |k: &str| r.results.get(k).and_then(|v| v.as_f64());
+        let ci = r.results.get("avg_delay_ci95").and_then(|v| Some((v.get(0)?.as_f64()?, v.get(1)?.as_f64()?)));
+        s += &format!(
+            "  {} of {} requests served, {} never; average delay {} slots{}; mean backlog {:.1}; {}\n",
+            g("served").unwrap_or(0.0),
+            g("arrivals").unwrap_or(0.0),
+            g("unserved").unwrap_or(0.0),
+            g("avg_delay_slots").map_or("-".to_string(), |a| format!("{a:.2}")),
+            ci.map_or(String::new(), |(lo, hi)| format!(" (95% CI {lo:.2} to {hi:.2})")),
+            g("mean_backlog").unwrap_or(0.0),
+            if stable { "stable" } else { "UNSTABLE (the backlog grows)" }
+        );
+    }
     for p in r.problems.iter().take(5) {
         s += &format!("  ! {p}\n");
     }

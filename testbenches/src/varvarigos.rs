@@ -105,7 +105,8 @@ pub fn reproduce(out: &Path, d: u32) -> Result<i32, ConfigError> {
             Err(e) => return Err(e.clone()),
             Ok(Some(r)) => {
                 // Within the formula, above the lower bound, and the JSON gives the same one.
-                let good = r.exit_code() == 0 && r.slots <= formula + 1e-9 && r.slots >= lower as f64 && r.lower_bound_slots == Some(lower);
+                let good =
+                    r.exit_code() == 0 && r.slots <= formula + 1e-9 && r.slots >= lower as f64 && r.lower_bound_slots == Some(lower as f64);
                 ok &= good;
                 (if good { format!("{}", r.slots) } else { format!("**{}**", r.slots) }, format!("{:.1}", r.wall_seconds))
             }

@@ -413,6 +413,10 @@ fn bad_flags() {
     bad(&["run", "--frobnicate=3"], &["frobnicate", "3", "unknown flag"]);
     bad(&["frobnicate"], &["frobnicate", "run", "list"]);
     bad(&["run", "--dims"], &["--dims"]);
+    // A flag left without its value (values may begin with `-`) does not take the next flag.
+    bad(&["run", "--vcs", "--dims", "3"], &["vcs: --dims", "a value is missing"]);
+    bad(&["run", "--dims", "3", "--json", "--quiet"], &["json: --quiet", "a value is missing"]);
+    bad(&["run", "--dims", "3", "--vcs", "--dims=4"], &["vcs: --dims=4", "a value is missing"]);
     bad(&["reproduce"], &["reproduce", "PAPER", "missing", "bertsekas-1991", "seidel-1993"]);
     bad(&["list", "--frob"], &["--frob", "unknown flag", "flitwave list takes none"]);
     for f in ["--vcd", "--fst", "--stats-csv"] {
@@ -432,6 +436,12 @@ fn bad_scenario_files() {
     let pos: Vec<&str> = after.split(':').skip(1).take(2).collect();
     assert!(pos.len() == 2 && pos.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())), "no line:col in {err}");
     assert_eq!(pos[0], "2", "{err}");
+
+    // A value TOML cannot hold names its key and says how to write it.
+    let f = Temp::file("huge-seed.toml", "dims = 3\nseed = 18446744073709551615\n");
+    bad(&["run", f.s()], &["scenario", f.s(), ":2:", "seed: ", "as a string"]);
+    let f = Temp::file("huge-seed-string.toml", "dims = 3\nseed = \"18446744073709551615\"\n");
+    assert_eq!(flitwave(&["run", f.s(), "--quiet"]).status.code(), Some(0));
 
     let f = Temp::file("unknown-key.toml", "topology = \"hypercube\"\nfrobnicate = 3\n");
     bad(&["run", f.s()], &["scenario", f.s(), "frobnicate", "unknown field", "dims"]);
@@ -528,8 +538,27 @@ fn probed_inputs_get_one_clear_line() {
         &["run", "--dims", "4", "--algorithm", "snb", "--forwarding", "router", "--multicast-va", "all"],
         &["multicast-va: all", "atomic, per-branch"],
     );
-    let (code, v) = run_json(&["--dims", "4", "--algorithm", "mnb-sbt", "--forwarding", "router", "--multicast-va", "per-branch"]);
+    let (code, v) = run_json(&[
+        "--dims",
+        "4",
+        "--algorithm",
+        "mnb-sbt",
+        "--forwarding",
+        "router",
+        "--packet-flits",
+        "2",
+        "--multicast-va",
+        "per-branch",
+    ]);
     assert_eq!((code, v["config"]["multicast_va"].as_str()), (0, Some("per-branch")));
+    // They would not change a run of one-flit packets (each branch's flit crosses whole).
+    for opt in [["--multicast-va", "per-branch"], ["--replication", "sync"]] {
+        let mut args = vec!["run", "--dims", "4", "--algorithm", "mnb-sbt", "--forwarding", "router"];
+        args.extend(opt);
+        bad(&args, &[&format!("{}: {}", &opt[0][2..], opt[1]), "packets of more than one flit"]);
+    }
+    let (code, v) = run_json(&["--dims", "4", "--algorithm", "mnb-sbt", "--forwarding", "router"]);
+    assert_eq!((code, v["config"]["multicast_va"].as_str()), (0, Some("atomic")), "the default is echoed");
     let (code, v) = run_json(&["--dims", "4", "--algorithm", "mnb-sbt"]);
     assert_eq!((code, v["config"].get("multicast_va")), (0, None), "no replicated packets, no multicast_va in the config");
     assert_eq!(v["config"].get("replication"), None);
@@ -1164,4 +1193,76 @@ fn pmnb_packing_waits_for_the_last_prefix_packet_to_clear() {
             assert_eq!((v["packing_delays"].as_u64(), v["missing_deliveries"].as_u64()), (Some(0), Some(0)), "{alg} {sw} {flits}");
         }
     }
+}
+
+/// A single broadcast the routers replicate as a worm (cut-through or wormhole) is not bound
+/// by the slot model's D slots: its head crosses the root's eccentricity D hops, a cycle
+/// each, and its L flits follow one a cycle, so the bound is (D + L − 1)/L slots, which the
+/// ideal router meets and the realistic one does not beat. Store-and-forward keeps D slots.
+#[test]
+fn replicated_worms_have_their_own_lower_bound() {
+    // (topology, dims, root, eccentricity of the root, worked out by hand)
+    let cases = [
+        ("hypercube", "2", "0", 2.0),
+        ("hypercube", "5", "9", 5.0),
+        ("mesh", "4x4", "0", 6.0),
+        ("mesh", "5x3", "2,1", 3.0),
+        ("torus", "6x4", "0", 5.0),
+    ];
+    for (topo, dims, root, ecc) in cases {
+        for (sw, l) in [("wh", 2u16), ("wh", 4), ("vct", 3), ("sf", 3)] {
+            let ls = l.to_string();
+            let mut args = vec!["--topology", topo, "--dims", dims, "--root", root, "--forwarding", "router", "--switching", sw];
+            args.extend(["--packet-flits", &ls]);
+            if topo == "torus" {
+                args.extend(["--vcs", "2"]);
+            }
+            let lf = l as f64;
+            let want = if sw == "sf" { ecc } else { (ecc + lf - 1.0) / lf };
+            let v = run_ok(&args);
+            let (slots, lower) = (f64_of(&v, "slots"), f64_of(&v, "lower_bound_slots"));
+            assert!((lower - want).abs() < 1e-9, "{args:?}: lower bound {lower}, want {want}");
+            assert!((slots - want).abs() < 1e-9, "{args:?}: the ideal router takes {slots} slots, the bound is {want}");
+            args.extend(["--router", "realistic"]);
+            let v = run_ok(&args);
+            assert!(f64_of(&v, "slots") >= want - 1e-9, "{args:?}: {} slots beat the bound {want}", f64_of(&v, "slots"));
+        }
+    }
+}
+
+/// An unstable dynamic run serves few requests, so few batches hold delays: its 95 %
+/// interval of the mean delay must still hold only delays (none below 0), contain the mean,
+/// and the summary must say how many requests were never served.
+#[test]
+fn dynamic_unstable_run_reports_a_valid_interval_and_its_unserved_requests() {
+    let args = [
+        "--dims",
+        "3",
+        "--algorithm",
+        "dynamic",
+        "--switching",
+        "wh",
+        "--tp",
+        "3",
+        "--pmnb",
+        "pmnb-3",
+        "--load",
+        "0.5",
+        "--cycles",
+        "300",
+        "--seed",
+        "599",
+    ];
+    let v = run_ok(&args);
+    assert_eq!(v["stable"], false);
+    let (avg, ci) = (f64_of(&v, "avg_delay_slots"), &v["avg_delay_ci95"]);
+    let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+    assert!(0.0 <= lo && lo <= avg && avg <= hi, "interval [{lo}, {hi}] around {avg}");
+    let unserved = u64_of(&v, "unserved");
+    assert!(unserved > 0);
+    let mut all = vec!["run"];
+    all.extend_from_slice(&args);
+    let o = flitwave(&all);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains(&format!("{unserved} never")) && text.contains("UNSTABLE"), "{text}");
 }

@@ -29,7 +29,7 @@ impl Accumulate {
     }
     /// Table 1 and 2: d slots, 2^d − 1 transmissions.
     pub fn bounds(d: u32) -> Bounds {
-        Bounds { lower: Some(d as u64), paper: Some(d as f64), transmissions: Some((1u64 << d) - 1) }
+        Bounds { lower: Some(d as f64), paper: Some(d as f64), transmissions: Some((1u64 << d) - 1) }
     }
     fn report(&mut self, cx: &mut NodeCtx<'_>) {
         let z = cx.node.0;

@@ -368,7 +368,9 @@ impl Dynamic {
             // Student t, 97.5% quantile, for k − 1 degrees of freedom (k ≤ 10).
             let t = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262][means.len() - 2];
             let h = t * (var / k).sqrt();
-            [avg.unwrap() - h, avg.unwrap() + h]
+            // A delay is never negative: with few batches (an unstable run serves few
+            // requests) the symmetric interval would reach below 0; cut it there.
+            [(avg.unwrap() - h).max(0.0), avg.unwrap() + h]
         });
         let third = |lo: f64, hi: f64| {
             let v: Vec<u64> = self.backlog.iter().filter(|&&(p, _)| (p as f64) >= lo && (p as f64) < hi).map(|&(_, b)| b).collect();

@@ -143,7 +143,7 @@ pub fn bounds(variant: Variant, d: u32, k: u32, tp_slots: f64) -> Bounds {
         Variant::SameTree => Some(d64 + k64 - 1),
         Variant::RankRotated => Some(p + d64),
     };
-    Bounds { lower: Some(lower), paper: paper.map(|p| p as f64), transmissions: None }
+    Bounds { lower: Some(lower as f64), paper: paper.map(|p| p as f64), transmissions: None }
 }
 
 pub struct KBcast {

@@ -25,7 +25,7 @@ use router::NodeId;
 pub fn bounds(d: u32, one_port: bool) -> Bounds {
     let n = 1u64 << d;
     let t = if one_port { n - 1 } else { (n - 1).div_ceil(d as u64) };
-    Bounds { lower: Some(t), paper: Some(t as f64), transmissions: Some(n * (n - 1)) }
+    Bounds { lower: Some(t as f64), paper: Some(t as f64), transmissions: Some(n * (n - 1)) }
 }
 
 pub struct Mnb {
@@ -104,7 +104,7 @@ impl MnbRing {
     /// Time 2^d − 1 (one-port optimal; Table 1's SLA entry), N(N−1) transmissions.
     pub fn bounds(d: u32) -> Bounds {
         let n = 1u64 << d;
-        Bounds { lower: Some(n - 1), paper: Some((n - 1) as f64), transmissions: Some(n * (n - 1)) }
+        Bounds { lower: Some((n - 1) as f64), paper: Some((n - 1) as f64), transmissions: Some(n * (n - 1)) }
     }
     fn send(&self, cx: &mut NodeCtx<'_>, root: u32) {
         let to = self.next(cx.node.0);

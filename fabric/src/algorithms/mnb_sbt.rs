@@ -30,7 +30,7 @@ impl MnbSbt {
     pub fn bounds(topo: &Topology, one_port: bool) -> Bounds {
         let n = topo.nodes() as u64;
         let d = topo.ndims() as u64;
-        Bounds { lower: Some(if one_port { n - 1 } else { (n - 1).div_ceil(d) }), paper: None, transmissions: Some(n * (n - 1)) }
+        Bounds { lower: Some(if one_port { n - 1 } else { (n - 1).div_ceil(d) } as f64), paper: None, transmissions: Some(n * (n - 1)) }
     }
 
     fn forward(&self, cx: &mut NodeCtx<'_>, root: NodeId, below: usize) {

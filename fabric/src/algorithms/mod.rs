@@ -237,8 +237,8 @@ pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
 /// Time bounds in slots and the transmission count, where the papers give them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Bounds {
-    /// No algorithm can do better.
-    pub lower: Option<u64>,
+    /// No algorithm can do better (whole but for worms the routers replicate, see `Snb`).
+    pub lower: Option<f64>,
     /// What the paper's algorithm achieves (whole but for PMNB II's (N − 1)M/(Nd) term).
     pub paper: Option<f64>,
     /// Packet transmissions over links of the paper's algorithm (Table 2).

@@ -105,7 +105,7 @@ pub fn bounds(variant: Variant, d: u32, m: u64, tp: f64) -> Bounds {
     let paper = formula(variant, d, m, tp);
     // The formula itself: PMNB II's is fractional ((N − 1)M/(Nd) + 2d t_p + 2), and slots
     // are measured in fractions too (its mini-packets).
-    Bounds { lower: Some(lower), paper: Some((paper * 1e12).round() / 1e12), transmissions: None }
+    Bounds { lower: Some(lower as f64), paper: Some((paper * 1e12).round() / 1e12), transmissions: None }
 }
 
 pub fn rotl(x: u32, c: u32, d: u32) -> u32 {

@@ -21,7 +21,7 @@ use router::NodeId;
 pub fn bounds(d: u32, one_port: bool) -> Bounds {
     let n = 1u64 << d;
     let t = if one_port { n - 1 } else { (n - 1).div_ceil(d as u64) };
-    Bounds { lower: Some(t), paper: Some(t as f64), transmissions: Some(d as u64 * (n / 2)) }
+    Bounds { lower: Some(t as f64), paper: Some(t as f64), transmissions: Some(d as u64 * (n / 2)) }
 }
 
 /// The scatter's sending order: for each destination x != 0 (relative to the root), the

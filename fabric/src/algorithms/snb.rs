@@ -43,17 +43,30 @@ impl Snb {
     pub fn bounds(topo: &Topology, root: NodeId, one_port_nodes: bool) -> Bounds {
         let ecc = topo.eccentricity(root) as u64;
         match topo.kind {
-            TopologyKind::Hypercube => Bounds { lower: Some(ecc), paper: Some(ecc as f64), transmissions: Some(topo.nodes() as u64 - 1) },
+            TopologyKind::Hypercube => {
+                Bounds { lower: Some(ecc as f64), paper: Some(ecc as f64), transmissions: Some(topo.nodes() as u64 - 1) }
+            }
             _ if one_port_nodes => {
                 let log = (topo.nodes() as u64).next_power_of_two().trailing_zeros() as u64;
                 Bounds {
-                    lower: Some(ecc.max(log)),
+                    lower: Some(ecc.max(log) as f64),
                     paper: Some(Self::one_port_slots(topo, root) as f64),
                     transmissions: Some(topo.nodes() as u64 - 1),
                 }
             }
-            _ => Bounds { lower: Some(ecc), paper: Some(ecc as f64), transmissions: Some(topo.nodes() as u64 - 1) },
+            _ => Bounds { lower: Some(ecc as f64), paper: Some(ecc as f64), transmissions: Some(topo.nodes() as u64 - 1) },
         }
+    }
+
+    /// Lower bound in slots on broadcasting one packet of `flits` flits that the routers
+    /// replicate and forward before it has all arrived (cut-through or wormhole): its head
+    /// crosses the root's eccentricity D in at least D cycles, and its flits follow one a
+    /// cycle (a VC and a gateway move one flit a cycle), so the farthest node has the tail no
+    /// sooner than D + L − 1 cycles. The slot model's D slots (D × L cycles) assumes each hop
+    /// receives the whole packet first; the ideal router meets this bound.
+    pub fn worm_lower_bound(topo: &Topology, root: NodeId, flits: u16) -> f64 {
+        let (d, l) = (topo.eccentricity(root) as f64, flits as f64);
+        (d + l - 1.0) / l
     }
 
     /// The ports of `node`'s children in the tree (reached on `in_port`), in the one-port

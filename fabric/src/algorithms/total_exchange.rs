@@ -17,7 +17,7 @@ use router::NodeId;
 
 pub fn bounds(d: u32, one_port: bool) -> Bounds {
     let t = if one_port { (d as u64) << (d - 1) } else { 1u64 << (d - 1) };
-    Bounds { lower: Some(t), paper: Some(t as f64), transmissions: Some((d as u64) << (2 * d - 1)) }
+    Bounds { lower: Some(t as f64), paper: Some(t as f64), transmissions: Some((d as u64) << (2 * d - 1)) }
 }
 
 pub struct TotalExchange {
