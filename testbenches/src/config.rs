@@ -672,7 +672,7 @@ impl Config {
                         "watchdog",
                         v,
                         format!(
-                            "at least {longest_pause} cycles here (twice the router's stage, link and credit delays, plus start-up and copy costs): a shorter pause is not a deadlock"
+                            "at least {longest_pause} cycles here (twice the router's stage, link, credit and injection delays, plus start-up and copy costs): a shorter pause is not a deadlock"
                         ),
                     ));
                 }
@@ -738,7 +738,10 @@ impl Config {
                 Some(v) => float("hotspot-fraction", v, 0.0..=1.0, "a fraction in [0, 1]")?,
                 None => 0.2,
             };
-            Workload::Traffic { pattern, rate, offered_flits: rate * packet_flits as f64, cycles, hotspot, hotspot_fraction }
+            // Offered per node of the fabric: the nodes a permutation maps to themselves send nothing.
+            let (senders, nodes) = (pattern.senders(&topo), topo.nodes() as u64);
+            let offered_flits = rate * packet_flits as f64 * if senders == nodes { 1.0 } else { senders as f64 / nodes as f64 };
+            Workload::Traffic { pattern, rate, offered_flits, cycles, hotspot, hotspot_fraction }
         } else {
             let name = raw.get("algorithm").unwrap_or("snb").to_string();
             let info = algorithms::find(&name).ok_or_else(|| {

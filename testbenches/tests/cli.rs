@@ -1266,3 +1266,40 @@ fn dynamic_unstable_run_reports_a_valid_interval_and_its_unserved_requests() {
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains(&format!("{unserved} never")) && text.contains("UNSTABLE"), "{text}");
 }
+
+/// A rate so small that 1 − rate rounds to 1 still means (almost) no packets: it once meant
+/// one every cycle. Expected packets here: 2 nodes × 100 cycles × 1e-17.
+#[test]
+fn a_tiny_rate_sends_next_to_nothing() {
+    for rate in ["1e-17", "5e-324"] {
+        let v = run_ok(&["--topology", "linear", "--dims", "2", "--traffic", "uniform", "--rate", rate, "--cycles", "100"]);
+        assert_eq!(u64_of(&v, "packets_sent"), 0, "rate {rate}");
+    }
+}
+
+/// Offered load counts only the nodes that send: a transpose's diagonal (4 of 16 nodes of a
+/// 4×4 mesh) and the middle of an odd bit-complement (1 of 3) map to themselves. Far below
+/// saturation, accepted then matches offered.
+#[test]
+fn offered_load_leaves_out_the_nodes_that_send_nothing() {
+    for (dims, pattern, share) in [("4x4", "transpose", 12.0 / 16.0), ("3", "bit-complement", 2.0 / 3.0), ("4x4", "uniform", 1.0)] {
+        let topo = if dims == "3" { "linear" } else { "mesh" };
+        let v = run_ok(&[
+            "--topology",
+            topo,
+            "--dims",
+            dims,
+            "--traffic",
+            pattern,
+            "--rate",
+            "0.01",
+            "--packet-flits",
+            "2",
+            "--cycles",
+            "20000",
+        ]);
+        let (offered, accepted) = (f64_of(&v, "offered_flits_per_node_cycle"), f64_of(&v, "accepted_flits_per_node_cycle"));
+        assert!((offered - 0.02 * share).abs() < 1e-12, "{pattern}: offered {offered}");
+        assert!((accepted / offered - 1.0).abs() < 0.1, "{pattern}: accepted {accepted} of {offered}");
+    }
+}

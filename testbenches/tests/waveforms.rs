@@ -270,6 +270,33 @@ fn trace_selection_limits_nodes_and_time() {
     }
 }
 
+/// A windowed trace shows, at every time of its window, the values the full trace shows:
+/// the signals that hold the last flit's `vc`, `packet` and `msg` too, from the window's
+/// first dump (they were followed before it), also with several lanes per link (ν = 1).
+#[test]
+fn a_trace_window_agrees_with_the_full_trace() {
+    for extra in [&[][..], &["--nu", "1", "--vcs", "2"][..]] {
+        let (full, win) = (scratch("full.vcd"), scratch("win.vcd"));
+        let mut args = TRAFFIC.to_vec();
+        args.extend(extra);
+        let mut a = args.clone();
+        a.extend(["--vcd", full.to_str().unwrap()]);
+        run_json(&a);
+        args.extend(["--vcd", win.to_str().unwrap(), "--trace-from", "60", "--trace-to", "140"]);
+        run_json(&args);
+        let (full, win) = (signals(&full), signals(&win));
+        let mut held = 0;
+        for (name, changes) in &win {
+            let whole = &full[name];
+            for t in 60..=140 {
+                assert_eq!(at(changes, t), at(whole, t), "{extra:?} {name} at {t}");
+            }
+            held += (name.ends_with(".packet") && at(changes, 60) != 0) as u32;
+        }
+        assert!(held > 5, "{extra:?}: only {held} packet signals hold a value at the window's start");
+    }
+}
+
 /// The statistics CSV has a row per connected input VC and per link; every VC's histogram
 /// covers every simulated cycle, and the links' flits add up to flit_hops.
 #[test]

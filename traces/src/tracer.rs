@@ -690,17 +690,17 @@ impl Tracer {
         info.port
     }
 
-    /// This cycle's link activity: flits into input VCs and credits taken, and (if `show`)
-    /// the link signals.
+    /// This cycle's link activity: flits into input VCs and credits taken, and the link
+    /// signals (before the traced window, `show` false, only the values they hold).
     fn departures(&mut self, v: &CycleView<'_>, show: bool) {
-        if self.lanes == 1 || !show {
+        if self.lanes == 1 {
             // One flit per link and cycle: no lanes to assign.
             for d in v.departures {
                 let port = self.departure(d.out_port as usize, d.vc);
-                if show && port != NONE {
+                if port != NONE {
                     let s = self.links[port as usize];
                     if s.valid != NONE {
-                        self.link(s, d.vc, d.flit, v.fabric);
+                        self.link(s, d.vc, d.flit, v.fabric, show);
                     }
                 }
             }
@@ -724,7 +724,7 @@ impl Tracer {
             debug_assert!(lane < self.lanes, "more flits than lanes on output port {op}");
             let s = self.links[(i * self.net + o) * self.lanes + lane.min(self.lanes - 1)];
             if s.valid != NONE {
-                self.link(s, vc, flit, v.fabric);
+                self.link(s, vc, flit, v.fabric, show);
             }
         }
         for &(op, _, _) in &deps {
@@ -734,15 +734,20 @@ impl Tracer {
         self.deps = deps;
     }
 
+    /// A flit on a traced link: `valid` and `flags` pulse (if `show`); `vc`, `packet` and
+    /// `msg` hold the last flit's values, followed before the window too so that its first
+    /// dump shows them.
     #[inline]
-    fn link(&mut self, s: LinkSigs, vc: u8, flit: router::Flit, f: &Fabric) {
+    fn link(&mut self, s: LinkSigs, vc: u8, flit: router::Flit, f: &Fabric, show: bool) {
         let msg = f.packets.get(flit.packet).msg;
-        self.pulse(s.valid, 1);
-        self.pulse(s.flags, 4 | flit.flags.bits() as u64);
+        if show {
+            self.pulse(s.valid, 1);
+            self.pulse(s.flags, 4 | flit.flags.bits() as u64);
+            self.link_flits += 1;
+        }
         self.set(s.vc, vc as u64);
         self.set(s.packet, flit.packet.0 as u64);
         self.set(s.msg, msg as u64);
-        self.link_flits += 1;
     }
 
     /// This cycle's NIC activity: flits into injection buffers and (if `show`) the NIC
@@ -752,26 +757,27 @@ impl Tracer {
         let net = v.fabric.routers.params.net_ports as usize;
         for &(node, ch, flit) in v.injections {
             self.wake(v.fabric.routers.ivc_index(node, net + ch as usize, 0));
-            if !show {
-                continue;
-            }
             let i = self.slot[node.idx()];
             if i == NONE {
                 continue;
             }
             let s = self.inj[i as usize * self.k + ch as usize];
             let msg = v.fabric.packets.get(flit.packet).msg;
-            self.chan(s, flit, msg);
-            self.masks.push((self.nic_inject[i as usize], 1 << ch));
+            self.chan(s, flit, msg, show);
+            if show {
+                self.masks.push((self.nic_inject[i as usize], 1 << ch));
+            }
         }
-        for &(node, ej, msg) in v.ejections.iter().filter(|_| show) {
+        for &(node, ej, msg) in v.ejections {
             let i = self.slot[node.idx()];
             if i == NONE {
                 continue;
             }
             let s = self.ej[i as usize * self.k + ej.channel as usize];
-            self.chan(s, ej.flit, msg);
-            self.masks.push((self.nic_eject[i as usize], 1 << ej.channel));
+            self.chan(s, ej.flit, msg, show);
+            if show {
+                self.masks.push((self.nic_eject[i as usize], 1 << ej.channel));
+            }
         }
         // One value per signal: the channels of a node together.
         self.masks.sort_unstable();
@@ -789,9 +795,12 @@ impl Tracer {
         self.masks = masks;
     }
 
-    fn chan(&mut self, s: ChanSigs, flit: router::Flit, msg: u32) {
-        self.pulse(s.valid, 1);
-        self.pulse(s.flags, 4 | flit.flags.bits() as u64);
+    /// A flit through a traced NIC channel: pulses (if `show`) and held values, as [`Self::link`].
+    fn chan(&mut self, s: ChanSigs, flit: router::Flit, msg: u32, show: bool) {
+        if show {
+            self.pulse(s.valid, 1);
+            self.pulse(s.flags, 4 | flit.flags.bits() as u64);
+        }
         self.set(s.packet, flit.packet.0 as u64);
         self.set(s.msg, msg as u64);
     }

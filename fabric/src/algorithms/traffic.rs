@@ -30,6 +30,40 @@ pub enum Pattern {
 
 impl Pattern {
     pub const NAMES: &'static str = "uniform, transpose, bit-complement, tornado, hotspot";
+
+    /// Node `n`'s destination under a permutation pattern (possibly `n` itself, which then
+    /// sends nothing); None for the patterns that draw (uniform, hotspot).
+    pub fn fixed_destination(self, topo: &Topology, n: NodeId) -> Option<NodeId> {
+        let nodes = topo.nodes() as u32;
+        Some(match self {
+            Pattern::Uniform | Pattern::Hotspot => return None,
+            Pattern::BitComplement => match topo.kind {
+                TopologyKind::Hypercube => NodeId(n.0 ^ (nodes - 1)),
+                _ => topo.node_at(&topo.coords(n).iter().zip(&topo.sizes).map(|(c, k)| k - 1 - c).collect::<Vec<_>>()),
+            },
+            Pattern::Transpose => match topo.kind {
+                TopologyKind::Hypercube => {
+                    let h = topo.ndims() / 2;
+                    let lo = n.0 & ((1 << h) - 1);
+                    NodeId((lo << h) | (n.0 >> h))
+                }
+                _ => {
+                    let c = topo.coords(n);
+                    topo.node_at(&[c[1], c[0]])
+                }
+            },
+            Pattern::Tornado => {
+                topo.node_at(&topo.coords(n).iter().zip(&topo.sizes).map(|(c, k)| (c + k.div_ceil(2) - 1) % k).collect::<Vec<_>>())
+            }
+        })
+    }
+
+    /// The nodes that generate packets: all of them, but for the nodes a permutation
+    /// pattern maps to themselves (the diagonal of a transpose, the middle of an odd
+    /// bit-complement), which send nothing.
+    pub fn senders(self, topo: &Topology) -> u64 {
+        (0..topo.nodes() as u32).filter(|&n| self.fixed_destination(topo, NodeId(n)).is_none_or(|d| d.0 != n)).count() as u64
+    }
     pub fn parse(s: &str) -> Option<Pattern> {
         match s {
             "uniform" => Some(Pattern::Uniform),
@@ -137,7 +171,9 @@ impl Traffic {
             return 0;
         }
         let u: f64 = self.rng[n.idx()].random::<f64>();
-        ((1.0 - u).ln() / (1.0 - p).ln()).floor() as u64
+        // ln(1 − p) as ln_1p(−p): below about 1e-16, 1 − p rounds to 1, its logarithm to 0,
+        // and every gap came out 0 (a packet every cycle). A gap beyond u64 saturates.
+        ((1.0 - u).ln() / (-p).ln_1p()).floor() as u64
     }
 
     fn destination(&mut self, topo: &Topology, n: NodeId) -> Option<NodeId> {
@@ -152,30 +188,13 @@ impl Traffic {
                 let rng = &mut self.rng[n.idx()];
                 if n != self.spec.hotspot && rng.random_bool(self.spec.hotspot_fraction) { self.spec.hotspot } else { uniform(rng) }
             }
-            Pattern::BitComplement => match topo.kind {
-                TopologyKind::Hypercube => NodeId(n.0 ^ (nodes - 1)),
-                _ => topo.node_at(&topo.coords(n).iter().zip(&topo.sizes).map(|(c, k)| k - 1 - c).collect::<Vec<_>>()),
-            },
-            Pattern::Transpose => match topo.kind {
-                TopologyKind::Hypercube => {
-                    let h = topo.ndims() / 2;
-                    let lo = n.0 & ((1 << h) - 1);
-                    NodeId((lo << h) | (n.0 >> h))
-                }
-                _ => {
-                    let c = topo.coords(n);
-                    topo.node_at(&[c[1], c[0]])
-                }
-            },
-            Pattern::Tornado => {
-                topo.node_at(&topo.coords(n).iter().zip(&topo.sizes).map(|(c, k)| (c + k.div_ceil(2) - 1) % k).collect::<Vec<_>>())
-            }
+            p => p.fixed_destination(topo, n).expect("a permutation pattern"),
         };
         (d != n).then_some(d)
     }
 
     fn schedule(&mut self, cx: &mut NodeCtx<'_>, from: u64) {
-        let at = from + self.gap(cx.node);
+        let at = from.saturating_add(self.gap(cx.node));
         if at < self.spec.cycles {
             if at == cx.now {
                 self.generate(cx);
