@@ -399,7 +399,8 @@ impl Fabric {
             if self.active.is_empty() && !credits_due {
                 match self.timers.peek() {
                     None => return Ending::Quiescent,
-                    Some(&Reverse((t, _, _))) => self.now = self.now.max(t),
+                    // Not past the cycle limit: a run stopped there has simulated to it.
+                    Some(&Reverse((t, _, _))) => self.now = self.now.max(t.min(self.spec.max_cycles)),
                 }
             }
             // Without probes the run would end here: the cycles after it only show credits

@@ -450,7 +450,13 @@ fn active_set(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(Vec<u32>
             };
             let cap = set.capacity(d) as u64;
             let k = match raw.get("active-count") {
-                Some(v) => uint("active-count", v, 1, cap)? as u32,
+                Some(v) => uint("active-count", v, 1, cap).map_err(|e| match set {
+                    // The §3.1 set lies in one half of the cube.
+                    ActiveSet::Adversarial => {
+                        ConfigError(format!("{} (the adversarial set of sec. 3.1 lies in one half of the cube)", e.0))
+                    }
+                    _ => e,
+                })? as u32,
                 None => d,
             };
             (set.choose(d, k, seed), serde_json::to_value(set).unwrap().as_str().unwrap().to_string())

@@ -526,6 +526,7 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
             problems.push(format!("(the first 10 of the missing deliveries' descriptions; {} missing in all)", c.missing));
         }
     }
+    let complete = ending == Ending::Quiescent && c.missing == 0;
     let (accepted, offered) = match cfg.workload {
         Workload::Traffic { cycles, offered_flits, .. } => {
             let window = f.counters.flits_ejected_in_window;
@@ -542,9 +543,11 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         slots: completion as f64 / slot_cycles as f64,
         lower_bound_slots: bounds.lower,
         paper_bound_slots: bounds.paper,
+        // Only for a run that completed: a stopped one has no completion time to compare.
         vs_slot_model: bounds
             .paper
             .filter(|&p| p > 0.0 && matches!(cfg.workload, Workload::Algorithm { .. }))
+            .filter(|_| complete)
             .map(|p| completion as f64 / slot_cycles as f64 / p),
         paper_transmissions: bounds.transmissions,
         simulated_cycles: f.end(),
@@ -642,7 +645,7 @@ pub fn summary(r: &Report) -> String {
             "  {when} (paper {}, lower bound {}{})\n",
             slots_text(r.paper_bound_slots),
             slots_text(r.lower_bound_slots),
-            r.vs_slot_model.filter(|&v| v != 1.0 && r.deliveries > 0).map_or(String::new(), |v| format!("; {v:.2}x the slot model"))
+            r.vs_slot_model.filter(|&v| v != 1.0).map_or(String::new(), |v| format!("; {v:.2}x the slot model"))
         );
     } else {
         s += &format!(

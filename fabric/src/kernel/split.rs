@@ -582,7 +582,8 @@ pub fn run_split_watched(
                                 break Ending::Quiescent;
                             }
                             if gnext >= max_cycles {
-                                f.now = gnext;
+                                // Stopped at the limit, not at the next timer beyond it.
+                                f.now = max_cycles;
                                 break Ending::CycleLimit;
                             }
                             f.now = gnext;
