@@ -698,17 +698,20 @@ impl Fabric {
             if c.stage != router::input_unit::VcStage::Routed {
                 continue;
             }
-            // The upstream VC sending the rest of this VC's packet into it.
-            let upstream = || {
+            // An edge to the upstream VC sending the rest of this VC's packet into it.
+            let wait_upstream = |out: &mut Vec<u32>| {
                 let ip = iv / v;
-                if self.up[ip] == NONE { NONE } else { r.outputs.owner[self.up[ip] as usize * v + iv % v] }
+                if self.up[ip] != NONE {
+                    let owner = r.outputs.owner[self.up[ip] as usize * v + iv % v];
+                    if owner != NONE {
+                        out.push(owner);
+                    }
+                }
             };
             if c.len == 0 {
                 // Mid-packet with nothing buffered: it holds its output VCs (or ejection
                 // channel) and waits for the rest of its packet from upstream.
-                if upstream() != NONE {
-                    out.push(upstream());
-                }
+                wait_upstream(out);
                 continue;
             }
             blocked += 1;
@@ -717,9 +720,7 @@ impl Fabric {
             if self.spec.switching == Switching::StoreAndForward && head && p < r.net_ports() && !r.inputs.whole_packet_ready(iv, t) {
                 // A store-and-forward head waits for its tail from upstream (and for the
                 // credits of the whole packet downstream, below).
-                if upstream() != NONE {
-                    out.push(upstream());
-                }
+                wait_upstream(out);
             }
             for o in c.pending.network().net_ports() {
                 let op = r.port_index(node, o);

@@ -750,8 +750,8 @@ impl Tracer {
         self.set(s.msg, msg as u64);
     }
 
-    /// This cycle's NIC activity: flits into injection buffers and (if `show`) the NIC
-    /// signals.
+    /// This cycle's NIC activity: flits into injection buffers and the NIC signals (before
+    /// the traced window, `show` false, only the values they hold).
     fn nics(&mut self, v: &CycleView<'_>, show: bool) {
         self.masks.clear();
         let net = v.fabric.routers.params.net_ports as usize;
