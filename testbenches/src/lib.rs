@@ -6,6 +6,7 @@ pub mod cost_model;
 pub mod demo;
 pub mod json;
 pub mod list;
+pub mod plot;
 pub mod reproduce;
 pub mod reproduce_seidel;
 pub mod run;

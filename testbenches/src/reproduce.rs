@@ -243,14 +243,14 @@ fn plot(path: &Path, p: &Problem, dmax: u64, at: impl Fn(u64) -> Measured) -> Re
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(56)
-        .build_cartesian_2d(0.5f64..(dmax as f64 + 0.5), (0.8f64..ymax).log_scale())
+        .build_cartesian_2d(0.5f64..(dmax as f64 + 0.5), (0.8f64..ymax).log_scale().with_key_points(crate::plot::log_ticks(0.8, ymax)))
         .map_err(|e| fail(e.to_string()))?;
     chart
         .configure_mesh()
         .x_desc("d (hypercube dimension)")
         .y_desc("slots")
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        .y_label_formatter(&|y| crate::plot::tick_label(*y))
         .draw()
         .map_err(|e| fail(e.to_string()))?;
     for (label, color, paper_of, sim_of) in [

@@ -231,14 +231,17 @@ fn plot(path: &Path, title: &str, mesh: bool, res: &HashMap<Job, Cost>) -> Resul
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(64)
-        .build_cartesian_2d((6.0f64..90000.0).log_scale(), (ymin * 0.8..ymax * 1.3).log_scale())
+        .build_cartesian_2d(
+            (6.0f64..90000.0).log_scale().with_key_points(crate::plot::pow2_ticks(6.0, 90000.0)),
+            (ymin * 0.8..ymax * 1.3).log_scale().with_key_points(crate::plot::log_ticks(ymin * 0.8, ymax * 1.3)),
+        )
         .map_err(|e| fail(e.to_string()))?;
     chart
         .configure_mesh()
         .x_desc("message length m (bytes)")
         .y_desc("cost (µs)")
-        .x_label_formatter(&|x| if *x >= 1024.0 { format!("{:.0}K", x / 1024.0) } else { format!("{x:.0}") })
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        .x_label_formatter(&|x| crate::plot::bytes_label(*x))
+        .y_label_formatter(&|y| crate::plot::tick_label(*y))
         .draw()
         .map_err(|e| fail(e.to_string()))?;
     for (&alg, color) in FIG_ALGS.iter().zip([BLUE, RED, GREEN]) {

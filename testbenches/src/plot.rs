@@ -1,0 +1,53 @@
+//! Axis ticks for the reproductions' log-scale plots: chosen here rather than by the
+//! plotting library, whose log-axis ticks rounded to the same label twice ("10, 10").
+
+/// 1, 2 and 5 times the powers of ten within `lo..=hi`.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut ticks = Vec::new();
+    let mut decade = 10f64.powi(lo.log10().floor() as i32);
+    while decade <= hi {
+        for m in [1.0, 2.0, 5.0] {
+            let t = m * decade;
+            if (lo..=hi).contains(&t) {
+                ticks.push(t);
+            }
+        }
+        decade *= 10.0;
+    }
+    ticks
+}
+
+/// Every other power of two within `lo..=hi` (message lengths in bytes).
+pub fn pow2_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    (0..64).step_by(2).map(|k| 2f64.powi(k)).filter(|t| (lo..=hi).contains(t)).collect()
+}
+
+/// A tick's label: as few digits as the value needs (0.5, 2, 10000).
+pub fn tick_label(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A byte count's label: 512, 2K, 32K.
+pub fn bytes_label(v: f64) -> String {
+    if v >= 1024.0 { format!("{}K", tick_label(v / 1024.0)) } else { tick_label(v) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_distinct_and_labelled_once() {
+        assert_eq!(log_ticks(0.8, 130.0), vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]);
+        assert_eq!(log_ticks(0.5, 3.0), vec![0.5, 1.0, 2.0]);
+        assert_eq!(pow2_ticks(6.0, 90000.0), vec![16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0]);
+        let labels: Vec<String> = log_ticks(4.0, 30000.0).into_iter().map(tick_label).collect();
+        assert_eq!(labels, ["5", "10", "20", "50", "100", "200", "500", "1000", "2000", "5000", "10000", "20000"]);
+        assert_eq!(
+            pow2_ticks(6.0, 90000.0).into_iter().map(bytes_label).collect::<Vec<_>>(),
+            ["16", "64", "256", "1K", "4K", "16K", "64K"]
+        );
+        assert_eq!(tick_label(0.5), "0.5");
+    }
+}
