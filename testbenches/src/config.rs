@@ -1029,11 +1029,7 @@ fn multicast_option<T>(
                 return Err(err(field, s, "only applies with --forwarding router (packets the routers replicate)"));
             }
             if packet_flits == 1 {
-                return Err(err(
-                    field,
-                    s,
-                    "only applies to packets of more than one flit (--packet-flits is 1: a one-flit packet is replicated whole in one cycle)",
-                ));
+                return Err(err(field, s, "only applies to packets of more than one flit (--packet-flits is 1)"));
             }
             Ok(Some(v))
         }
