@@ -339,7 +339,7 @@ fn plot_delay(path: &Path, d: u32, configs: &[(u32, &str, u32, u64)], pts: &[(us
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(SeriesLabelPosition::LowerRight)
         .draw()
         .map_err(|e| fail(e.to_string()))?;
     root.present().map_err(|e| fail(e.to_string()))?;
