@@ -22,7 +22,8 @@ pub fn pow2_ticks(lo: f64, hi: f64) -> Vec<f64> {
     (0..64).step_by(2).map(|k| 2f64.powi(k)).filter(|t| (lo..=hi).contains(t)).collect()
 }
 
-/// A tick's label: as few digits as the value needs (0.5, 2, 10000).
+/// A number as few digits as it needs, up to three decimals (0.5, 2, 10000, 9.667): tick
+/// labels, and slot counts in the reports.
 pub fn tick_label(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -49,5 +50,6 @@ mod tests {
             ["16", "64", "256", "1K", "4K", "16K", "64K"]
         );
         assert_eq!(tick_label(0.5), "0.5");
+        assert_eq!((tick_label(9.666_666), tick_label(2.0001), tick_label(1e7)), ("9.667".into(), "2".into(), "10000000".into()));
     }
 }

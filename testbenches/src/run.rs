@@ -375,11 +375,7 @@ fn whole_or_fraction<S: serde::Serializer>(x: &Option<f64>, s: S) -> Result<S::O
 
 /// A slot count as the summary shows it: `-`, a whole number, or a fraction.
 pub fn slots_text(x: Option<f64>) -> String {
-    match x {
-        None => "-".to_string(),
-        Some(v) if v.fract() == 0.0 => format!("{v:.0}"),
-        Some(v) => format!("{v:.3}").trim_end_matches('0').to_string(),
-    }
+    x.map_or("-".to_string(), crate::plot::tick_label)
 }
 
 /// Refuse two outputs of one run (`json` is `--json`'s file, if any) on the same file: each
