@@ -689,6 +689,14 @@ pub fn summary(r: &Report) -> String {
     for p in &r.algorithm_failures {
         s += &format!("  ! {p}\n");
     }
+    let out = &cfg.outputs;
+    if out.tracing() && out.trace_from >= r.simulated_cycles {
+        s += &format!(
+            "  note: the waveform window starts at cycle {} (--trace-from), after the run's last cycle {}: it holds only the signals' final values\n",
+            out.trace_from,
+            r.simulated_cycles.saturating_sub(1)
+        );
+    }
     s += &format!(
         "  max buffer occupancy {} flits (network ports {}, injection {}); max NIC queue {} packets; {:.3} s\n",
         r.max_buffer_occupancy.overall, r.max_buffer_occupancy.network, r.max_buffer_occupancy.injection, r.max_nic_queue, r.wall_seconds

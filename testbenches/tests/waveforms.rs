@@ -270,6 +270,38 @@ fn trace_selection_limits_nodes_and_time() {
     }
 }
 
+/// Every timestamp of a VCD but the last (the run's end) is followed by a value change.
+#[test]
+fn vcd_has_no_empty_timestamps() {
+    let vcd = scratch("e.vcd");
+    let mut args = TRAFFIC.to_vec();
+    args.extend(["--vcd", vcd.to_str().unwrap()]);
+    let r = run_json(&args);
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    let lines: Vec<&str> = text.lines().skip_while(|l| !l.starts_with('#')).collect();
+    let empty = lines.windows(2).filter(|w| w[0].starts_with('#') && w[1].starts_with('#')).count();
+    assert_eq!(empty, 0, "timestamps followed by no change");
+    let end: u64 = lines.last().and_then(|l| l.strip_prefix('#')).and_then(|t| t.parse().ok()).expect("ends with a timestamp");
+    assert!(end >= r["simulated_cycles"].as_u64().unwrap(), "the last timestamp {end} marks the end of the run");
+}
+
+/// A window that starts after the run's end is said in the summary (the dump holds only the
+/// final values), and a window within the run is not.
+#[test]
+fn a_trace_window_after_the_run_is_noted() {
+    let vcd = scratch("late.vcd");
+    let base = ["run", "--topology", "hypercube", "--dims", "3", "--algorithm", "snb", "--vcd", vcd.to_str().unwrap()];
+    // The 3-cube broadcast takes d = 3 slots on the ideal router (Bertsekas et al. §2): its
+    // deliveries are made in cycle 3, the run's last (cycles 0 to 3 simulated).
+    for (from, noted) in [("1000", true), ("4", true), ("3", false), ("0", false)] {
+        let out = flitwave().args(base).args(["--trace-from", from]).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        let note = format!("window starts at cycle {from} (--trace-from), after the run's last cycle 3");
+        assert_eq!(text.contains(&note), noted, "--trace-from {from}: {text}");
+    }
+}
+
 /// A windowed trace shows, at every time of its window, the values the full trace shows:
 /// the signals that hold the last flit's `vc`, `packet` and `msg` too, from the window's
 /// first dump (they were followed before it), also with several lanes per link (ν = 1).

@@ -122,6 +122,9 @@ pub struct VcdSink {
     pos: usize,
     first_time: bool,
     in_dumpvars: bool,
+    /// A timestamp not written yet: written before the next change, replaced by a later
+    /// timestamp with no change in between (no empty timestamps), written at the end.
+    pending: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -161,7 +164,16 @@ impl VcdSink {
         w.version(concat!("flitwave ", env!("CARGO_PKG_VERSION")))?;
         let (scale, unit, per_cycle) = vcd_timescale(clock_ns);
         w.timescale(scale, unit)?;
-        Ok(VcdSink { w, per_cycle, vars: Vec::new(), text: vec![0; VCD_CHUNK + VCD_LINE], pos: 0, first_time: true, in_dumpvars: false })
+        Ok(VcdSink {
+            w,
+            per_cycle,
+            vars: Vec::new(),
+            text: vec![0; VCD_CHUNK + VCD_LINE],
+            pos: 0,
+            first_time: true,
+            in_dumpvars: false,
+            pending: None,
+        })
     }
 
     fn drain_text(&mut self) -> io::Result<()> {
@@ -175,6 +187,9 @@ impl VcdSink {
     /// zeros dropped: VCD left-extends with 0).
     #[inline(always)]
     fn line(&mut self, var: usize, value: u64) -> io::Result<()> {
+        if let Some(t) = self.pending.take() {
+            self.stamp(t)?;
+        }
         let v = self.vars[var];
         let line: &mut [u8; VCD_LINE] = (&mut self.text[self.pos..self.pos + VCD_LINE]).try_into().expect("room for a line");
         let mut n;
@@ -255,12 +270,14 @@ impl WaveSink for VcdSink {
             self.in_dumpvars = false;
             self.w.end()?;
         }
-        self.w.timestamp(t * self.per_cycle)?;
         if self.first_time {
             // The first timestamp carries every signal's initial value.
+            self.w.timestamp(t * self.per_cycle)?;
             self.first_time = false;
             self.in_dumpvars = true;
             self.w.begin(vcd::SimulationCommand::Dumpvars)?;
+        } else {
+            self.pending = Some(t);
         }
         Ok(())
     }
@@ -272,7 +289,7 @@ impl WaveSink for VcdSink {
             match op {
                 ops::Op::Change(var, value) => self.line(var, value)?,
                 // `#t`, as the `vcd` crate writes it.
-                ops::Op::Time(t) if !self.first_time && !self.in_dumpvars => self.stamp(t)?,
+                ops::Op::Time(t) if !self.first_time && !self.in_dumpvars => self.pending = Some(t),
                 ops::Op::Time(t) => self.time(t)?,
             }
         }
@@ -281,10 +298,15 @@ impl WaveSink for VcdSink {
     }
     fn finish(mut self: Box<Self>) -> io::Result<()> {
         use std::io::Write;
-        self.drain_text()?;
         if self.in_dumpvars {
+            self.drain_text()?;
             self.w.end()?;
         }
+        // The last timestamp marks the end of the run, changes or not.
+        if let Some(t) = self.pending.take() {
+            self.stamp(t)?;
+        }
+        self.drain_text()?;
         self.w.writer().flush()
     }
 }
