@@ -4,7 +4,10 @@
 # --threads a VCD of the run (byte for byte, after its $date line). For kernel work that
 # must not change a result: e.g. the build at a commit against the build after a change.
 #
-# usage: docs/experiments/identity/identity.sh BIN_A BIN_B [OUT_DIR]
+# With NO_VCD=1 no scenario writes a VCD (a run without probes may take other paths in the
+# kernel than a traced one, so check both).
+#
+# usage: [NO_VCD=1] docs/experiments/identity/identity.sh BIN_A BIN_B [OUT_DIR]
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 BIN_A BIN_B [OUT_DIR]" >&2; exit 2; }
 A=$(realpath "$1"); B=$(realpath "$2")
@@ -18,7 +21,7 @@ run_one() { # BIN DIR NAME ARGS...
     local bin=$1 dir=$2 name=$3; shift 3
     local vcd=()
     # Relative paths, run inside the output directory: the JSON's config names them.
-    case " $* " in *" --threads "*) ;; *) vcd=(--vcd "$name.vcd") ;; esac
+    case "${NO_VCD:-} $* " in 1*) ;; *" --threads "*) ;; *) vcd=(--vcd "$name.vcd") ;; esac
     (cd "$dir" && "$bin" run "$@" "${vcd[@]}" --quiet --json "$name.json" >/dev/null 2>"$name.err"; echo $? > "$name.rc")
     python3 - "$dir/$name.json" <<'PY'
 import json, sys
