@@ -538,6 +538,7 @@ impl Fabric {
 
     /// Phase A for router `r` (its pipeline computing VC sets in width `S`), its NIC and its
     /// node's program.
+    #[inline(always)]
     fn eval_router<S: VcBits>(&mut self, r: NodeId, t: u64) {
         self.ejected.clear();
         {

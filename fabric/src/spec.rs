@@ -161,6 +161,7 @@ impl FabricSpec {
             + n * (Nics::bytes_per_node(p.net_ports as usize, p.nic_channels as usize) as u128 + 64)
             + n * p.ports() as u128 * 8
             + Topology::coord_table_bytes(&self.kind, &self.sizes)
+            + Topology::route_table_bytes(&self.kind, n)
     }
 
     /// Check every field; the first problem found is returned.

@@ -52,6 +52,11 @@ pub struct Topology {
     /// dividing; empty for the hypercube and for shapes with more than
     /// [`Topology::COORD_TABLE_MAX`] entries (those divide).
     coords: Vec<u16>,
+    /// Unicast routes by router and destination (`at * nodes + dest`), as the bit of the
+    /// output in a [`PortSet`] (63 for LOCAL), for shapes whose route does not depend on the
+    /// source (all but the torus, whose dateline class does) of at most
+    /// [`Topology::ROUTE_TABLE_MAX`] pairs; empty otherwise (those compute it).
+    routes: Vec<u8>,
     /// Split VCs into two dateline classes on the torus.
     pub dateline: bool,
 }
@@ -77,14 +82,37 @@ impl Topology {
             strides.push(s as u32);
             s *= n as u64;
         }
-        let mut t = Topology { kind, sizes, strides, nodes: s as usize, coords: Vec::new(), dateline: false };
+        let mut t = Topology { kind, sizes, strides, nodes: s as usize, coords: Vec::new(), routes: Vec::new(), dateline: false };
         if Self::table_entries(&t.kind, &t.sizes) > 0 {
             t.coords = (0..t.nodes as u32)
                 .flat_map(|n| (0..t.ndims()).map(move |i| (n, i)))
                 .map(|(n, i)| t.coord_div(NodeId(n), i) as u16)
                 .collect();
         }
+        if Self::route_table_entries(&t.kind, t.nodes as u128) > 0 {
+            let n = t.nodes as u32;
+            t.routes = (0..n)
+                .flat_map(|at| (0..n).map(move |dest| (at, dest)))
+                .map(|(at, dest)| t.route_unicast_computed(NodeId(at), NodeId(at), NodeId(dest)).ports.bits().trailing_zeros() as u8)
+                .collect();
+        }
         t
+    }
+
+    /// Router-destination pairs of the unicast route table at most (a byte each).
+    pub const ROUTE_TABLE_MAX: usize = 1 << 16;
+
+    /// Entries the unicast route table of a `kind` of `nodes` nodes has: nodes², or none.
+    fn route_table_entries(kind: &TopologyKind, nodes: u128) -> usize {
+        match nodes.checked_mul(nodes) {
+            Some(e) if *kind != TopologyKind::Torus && e <= Self::ROUTE_TABLE_MAX as u128 => e as usize,
+            _ => 0,
+        }
+    }
+
+    /// Bytes the unicast route table of a `kind` of `nodes` nodes takes (memory estimates).
+    pub fn route_table_bytes(kind: &TopologyKind, nodes: u128) -> u128 {
+        Self::route_table_entries(kind, nodes) as u128
     }
 
     /// Entries of the coordinate table at most (2 bytes each).
@@ -216,6 +244,16 @@ impl Topology {
     /// (for the torus dateline).
     #[inline]
     pub fn route_unicast(&self, at: NodeId, src: NodeId, dest: NodeId) -> Hop {
+        if !self.routes.is_empty() {
+            // No branch on the way: LOCAL is bit 63 like any other.
+            let bit = self.routes[at.idx() * self.nodes + dest.idx()];
+            return Hop { ports: PortSet::from_bits_retain(1 << bit), class: 0 };
+        }
+        self.route_unicast_computed(at, src, dest)
+    }
+
+    /// [`Topology::route_unicast`] computed from the coordinates.
+    fn route_unicast_computed(&self, at: NodeId, src: NodeId, dest: NodeId) -> Hop {
         if at == dest {
             return Hop { ports: PortSet::LOCAL, class: 0 };
         }
@@ -503,6 +541,34 @@ mod tests {
                 }
                 for (n, &g) in got.iter().enumerate() {
                     assert_eq!(g, (n != root.idx()) as u32, "{t:?} root {root} node {n}");
+                }
+            }
+        }
+    }
+
+    /// The unicast route table gives every router-destination pair (and any source) the hop
+    /// the routing function computes; shapes above its size, and tori, have none.
+    #[test]
+    fn route_table_is_the_routing_function() {
+        let shapes: [(TopologyKind, &[u32], bool); 7] = [
+            (TopologyKind::Mesh, &[5, 7, 3], true),
+            (TopologyKind::Linear, &[100], true),
+            (TopologyKind::Hypercube, &[8], true),
+            (TopologyKind::Mesh, &[16, 16], true),
+            (TopologyKind::Mesh, &[16, 17], false),
+            (TopologyKind::Hypercube, &[9], false),
+            (TopologyKind::Torus, &[4, 4], false),
+        ];
+        for (kind, sizes, table) in shapes {
+            let t = Topology::new(kind.clone(), sizes);
+            assert_eq!(!t.routes.is_empty(), table, "{sizes:?}");
+            assert_eq!(Topology::route_table_bytes(&kind, t.nodes() as u128), t.routes.len() as u128);
+            let n = t.nodes() as u32;
+            for at in 0..n {
+                for dest in 0..n {
+                    let src = NodeId((at * 7 + dest * 3) % n);
+                    let want = t.route_unicast_computed(NodeId(at), src, NodeId(dest));
+                    assert_eq!(t.route_unicast(NodeId(at), src, NodeId(dest)), want, "{sizes:?} {at} -> {dest}");
                 }
             }
         }

@@ -16,7 +16,8 @@
 //!
 //! Each router keeps sets ([`VcSet`]) of its input VCs by what they need — occupied,
 //! routed, waiting for an output VC, waiting for an ejection channel — so that a cycle
-//! touches only VCs with work, and idle routers cost nothing.
+//! touches only VCs with work, and idle routers cost nothing; and from which cycle route
+//! computation and VC allocation can next act, so that they run only then.
 
 use crate::arbiter::Arbiter;
 use crate::credit_line::CreditLine;
@@ -110,14 +111,61 @@ pub(crate) struct Scratch {
 /// that hold flits, hold a routed packet, have a network branch lacking an output VC, wait
 /// for stage 1's allocation (an ejection channel, or every branch at once), and wait for
 /// every branch at once (atomic multicast allocation); the ejection channels held; the flits
-/// buffered; the round-robin pointer of the multicast allocator.
+/// buffered; when route computation and VC allocation may next act; the round-robin
+/// pointer of the multicast allocator.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(64))]
 struct RouterRegs {
     sets: [u64; REG_SETS],
     ej_owned: u64,
     occupancy: u32,
+    wake: Wake,
     mc_arb: Arbiter,
+}
+
+/// Per router, from which cycle each stage that waits for a time or an event could act:
+/// lower bounds, so that a stage skipped before its bound would have done nothing.
+/// - `rc`: route computation: the earliest cycle the front head of an unrouted VC is readable.
+/// - `va`: VC allocation on the network ports. After a pass, every output VC an able
+///   requester (`va_may_start`) may take is held (`va_blocked`: some requester waits so), so
+///   the next grant needs a new requester, one becoming able (at the end of its RC delay: a
+///   grant, which opens allocation early, needs it able), or a tail freeing an output VC
+///   while one is blocked.
+///
+/// (Ejection-channel allocation could wait likewise, but costs too little to gain.)
+///
+/// A pass that grants nothing changes no state (arbiters move only on a grant), so skipping
+/// it is exact. Bounds count cycles from [`Routers::epoch`] (16 bits, to stay in the
+/// registers' cache line): [`NEVER`] when nothing waits.
+#[derive(Clone, Copy, Debug, Default)]
+struct Wake {
+    rc: u16,
+    va: u16,
+    va_blocked: bool,
+}
+
+/// A [`Wake`] bound meaning no stage work waits for a time or an event.
+pub(crate) const NEVER: u16 = u16::MAX;
+
+/// The epoch of the [`Wake`] bounds moves up to the current cycle when it falls this far
+/// behind (bounds too far ahead are stored nearer: they wake a stage early, still exact).
+const EPOCH_SPAN: u64 = 1 << 14;
+
+/// Cycle `at` as a [`Wake`] bound counted from `epoch` (never [`NEVER`]).
+#[inline(always)]
+fn wake_bound(at: u64, epoch: u64) -> u16 {
+    at.saturating_sub(epoch).min(NEVER as u64 - 1) as u16
+}
+
+impl Wake {
+    /// Every stage may act now.
+    const NOW: Wake = Wake { rc: 0, va: 0, va_blocked: true };
+
+    /// The same bounds counted from `to` instead of `from`.
+    fn moved(self, from: u64, to: u64) -> Wake {
+        let m = |w: u16| if w == NEVER { NEVER } else { wake_bound(from.saturating_add(w as u64), to) };
+        Wake { rc: m(self.rc), va: m(self.va), ..self }
+    }
 }
 
 /// The sets in [`RouterRegs`].
@@ -140,6 +188,8 @@ pub struct Routers {
     /// The second words (VCs 64..128) of each router's register sets: only for routers with
     /// more than 64 input VCs (empty otherwise).
     regs_hi: Vec<[u64; REG_SETS]>,
+    /// The cycle the routers' [`Wake`] bounds count from.
+    epoch: u64,
     /// Flits buffered in the whole fabric.
     pub buffered: u64,
     /// Input VCs waiting for atomic multicast allocation in the whole fabric (`NEED_MC`
@@ -201,6 +251,7 @@ impl Routers {
             outputs: OutputUnits::new(n * p, v, params.buffer_flits),
             regs: vec![RouterRegs::default(); n],
             regs_hi: vec![[0; REG_SETS]; if local_vcs > 64 { n } else { 0 }],
+            epoch: 0,
             buffered: 0,
             mc_waiting: 0,
             credit_line: CreditLine::new(params.pipeline.credit_delay),
@@ -237,6 +288,9 @@ impl Routers {
         self.inputs.copy_vcs_from(&other.inputs, routers.start * self.npv..routers.end * self.npv);
         self.outputs.copy_ports_from(&other.outputs, routers.start * self.np..routers.end * self.np);
         self.regs[routers.clone()].copy_from_slice(&other.regs[routers.clone()]);
+        for g in &mut self.regs[routers.clone()] {
+            g.wake = g.wake.moved(other.epoch, self.epoch);
+        }
         if !self.regs_hi.is_empty() {
             self.regs_hi[routers.clone()].copy_from_slice(&other.regs_hi[routers.clone()]);
         }
@@ -332,8 +386,9 @@ impl Routers {
         if self.inputs.is_full(iv) {
             return false;
         }
-        self.inputs.push(iv, flit, t + self.params.pipeline.inject_latency as u64, t + 1);
-        self.flit_written(r.idx(), l);
+        let ready = t + self.params.pipeline.inject_latency as u64;
+        self.inputs.push(iv, flit, ready, t + 1);
+        self.flit_written(r.idx(), l, ready);
         true
     }
 
@@ -355,12 +410,19 @@ impl Routers {
     #[inline(always)]
     pub fn arrive_at(&mut self, r: usize, l: usize, flit: Flit, t: u64, ready: u64) {
         self.inputs.push(r * self.npv + l, flit, ready, t + 1);
-        self.flit_written(r, l);
+        self.flit_written(r, l, ready);
     }
 
-    /// Router `r`'s registers after a flit was written into its local VC `l`.
+    /// Router `r`'s registers after a flit readable from `ready` was written into its local
+    /// VC `l`.
     #[inline(always)]
-    fn flit_written(&mut self, r: usize, l: usize) {
+    fn flit_written(&mut self, r: usize, l: usize, ready: u64) {
+        let c = &self.inputs.ctl[r * self.npv + l];
+        // A head at the front of an unrouted VC? (Computed without a branch: it is data.)
+        let head = (c.len == 1) & (c.stage == VcStage::Idle);
+        let w = if head { self.wake_bound(ready) } else { NEVER };
+        let g = &mut self.regs[r].wake;
+        g.rc = g.rc.min(w);
         self.regs[r].occupancy += 1;
         // Any width: the commit does not know the pipeline's.
         self.reg_insert::<u128>(r, NONEMPTY, l);
@@ -373,7 +435,7 @@ impl Routers {
     pub fn arrive_late(&mut self, r: usize, l: usize, flit: Flit, t: u64, ready: u64, popped: bool) {
         debug_assert!(ready >= t + 2, "a flit written late must not be readable before it is written");
         self.inputs.push_late(r * self.npv + l, flit, ready, t + 1, popped);
-        self.flit_written(r, l);
+        self.flit_written(r, l, ready);
     }
 
     /// A credit for `vc` of output port `op` (global index) goes onto the return line, usable
@@ -429,6 +491,9 @@ impl Routers {
     /// the next cycle), so a router sees in cycle `t` exactly the credits that have arrived.
     #[inline]
     pub fn deliver_credits(&mut self, t: u64) {
+        if t.wrapping_sub(self.epoch) >= EPOCH_SPAN {
+            self.move_epoch(t);
+        }
         let (outputs, depth) = (&mut self.outputs, self.params.buffer_flits);
         self.credit_line.deliver(t, |ovs| outputs.credits_arrived(ovs, depth));
     }
@@ -489,6 +554,7 @@ impl Routers {
             let iv = base + l;
             let e = *self.inputs.front_entry(iv);
             if e.ready > t {
+                self.rc_may_act(ri, e.ready);
                 continue;
             }
             assert!(e.flit.is_head(), "router {r} input VC {l}: body flit {:?} at the front of an idle VC", e.flit);
@@ -509,9 +575,15 @@ impl Routers {
             c.sa_ready = t + rc;
             self.inputs.rank[iv] = (meta.key, meta.birth);
             self.reg_insert::<S>(ri, ROUTED, l);
+            // A new VC allocation requester, able from `t + rc`.
             if rd.ports.bits().is_power_of_two() {
                 // Unicast: one network branch or ejection.
-                self.reg_insert::<S>(ri, if rd.ports == PortSet::LOCAL { NEED_EJ } else { NEED_VA }, l);
+                if rd.ports == PortSet::LOCAL {
+                    self.reg_insert::<S>(ri, NEED_EJ, l);
+                } else {
+                    self.va_may_act(ri, t + rc);
+                    self.reg_insert::<S>(ri, NEED_VA, l);
+                }
             } else if meta.len > 1 && self.params.multicast_va == MulticastVa::Atomic {
                 // Stage 1 allocates it (`NEED_EJ` is the stage's "something to allocate").
                 self.reg_insert::<S>(ri, NEED_MC, l);
@@ -519,6 +591,7 @@ impl Routers {
                 self.mc_waiting += 1;
             } else {
                 if !rd.ports.network().is_empty() {
+                    self.va_may_act(ri, t + rc);
                     self.reg_insert::<S>(ri, NEED_VA, l);
                 }
                 if rd.ports.contains(PortSet::LOCAL) {
@@ -556,9 +629,14 @@ impl Routers {
         if self.regs[ri].occupancy == 0 {
             return;
         }
-        let unrouted = self.reg::<S>(ri, NONEMPTY) & !self.reg::<S>(ri, ROUTED);
-        if !unrouted.is_empty() {
-            self.route_fronts(r, t, env, unrouted);
+        let now = self.wake_now(t);
+        if self.regs[ri].wake.rc as u64 <= now {
+            // Recomputed over every unrouted VC.
+            self.regs[ri].wake.rc = NEVER;
+            let unrouted = self.reg::<S>(ri, NONEMPTY) & !self.reg::<S>(ri, ROUTED);
+            if !unrouted.is_empty() {
+                self.route_fronts(r, t, env, unrouted);
+            }
         }
         if !self.reg::<S>(ri, NEED_EJ).is_empty() {
             if self.mc_waiting != 0 {
@@ -587,17 +665,20 @@ impl Routers {
         if self.regs[ri].occupancy == 0 {
             return;
         }
-        let new_heads = self.reg::<S>(ri, NONEMPTY) & !self.reg::<S>(ri, ROUTED) & S::load(self.injection_vcs);
-        if !new_heads.is_empty() {
-            self.route_fronts(r, t, env, new_heads);
-            // Replicated packets the NIC just injected; those routed earlier were offered
-            // their branches in stage 1.
-            let multicast = self.reg::<S>(ri, NEED_MC) & new_heads;
-            if !multicast.is_empty() {
-                self.allocate_multicast::<S>(r, t, multicast);
+        let now = self.wake_now(t);
+        if self.regs[ri].wake.rc as u64 <= now {
+            let new_heads = self.reg::<S>(ri, NONEMPTY) & !self.reg::<S>(ri, ROUTED) & S::load(self.injection_vcs);
+            if !new_heads.is_empty() {
+                self.route_fronts(r, t, env, new_heads);
+                // Replicated packets the NIC just injected; those routed earlier were offered
+                // their branches in stage 1.
+                let multicast = self.reg::<S>(ri, NEED_MC) & new_heads;
+                if !multicast.is_empty() {
+                    self.allocate_multicast::<S>(r, t, multicast);
+                }
             }
         }
-        if !self.reg::<S>(ri, NEED_VA).is_empty() {
+        if self.regs[ri].wake.va as u64 <= now {
             self.allocate_network_vcs::<S>(r, t);
         }
         if !self.switch_candidates::<S>(ri).is_empty() {
@@ -638,6 +719,10 @@ impl Routers {
         }
         if tail {
             self.reg_remove::<S>(ri, ROUTED, l);
+            if !emptied {
+                // The next packet's head is at the front.
+                self.rc_may_act(ri, self.inputs.ctl[iv].front.ready);
+            }
         }
     }
 
@@ -765,6 +850,62 @@ impl Routers {
     pub(crate) fn ej_released(&mut self, r: usize, ch: usize) {
         self.regs[r].ej_owned &= !(1u64 << ch);
     }
+    /// An output VC of router `r`'s network ports is free from the next cycle on.
+    #[inline(always)]
+    pub(crate) fn ovc_released(&mut self, r: usize, t: u64) {
+        if self.regs[r].wake.va_blocked {
+            self.va_may_act(r, t + 1);
+        }
+    }
+    /// Cycle `t` counted from the epoch, to compare with [`Wake`] bounds: a bound `w` is
+    /// reached when `w as u64 <= self.wake_now(t)`.
+    #[inline(always)]
+    fn wake_now(&self, t: u64) -> u64 {
+        // Wrapping: a cycle before the epoch (none is) would find every bound reached.
+        t.wrapping_sub(self.epoch)
+    }
+    /// Cycle `at` as a [`Wake`] bound.
+    #[inline(always)]
+    pub(crate) fn wake_bound(&self, at: u64) -> u16 {
+        wake_bound(at, self.epoch)
+    }
+    /// Route computation in router `r` may act from cycle `at` on.
+    #[inline(always)]
+    fn rc_may_act(&mut self, r: usize, at: u64) {
+        let w = self.wake_bound(at);
+        let g = &mut self.regs[r].wake;
+        g.rc = g.rc.min(w);
+    }
+    /// VC allocation on router `r`'s network ports may grant from cycle `at` on.
+    #[inline(always)]
+    pub(crate) fn va_may_act(&mut self, r: usize, at: u64) {
+        let w = self.wake_bound(at);
+        let g = &mut self.regs[r].wake;
+        g.va = g.va.min(w);
+    }
+    /// After a pass of VC allocation in router `r`: the bound from the requesters waiting
+    /// for their RC delay ([`NEVER`] if none; no other event can make the pass grant before
+    /// it), and whether able requesters wait for an output VC.
+    #[inline(always)]
+    pub(crate) fn va_rests_until(&mut self, r: usize, w: u16, blocked: bool) {
+        let g = &mut self.regs[r].wake;
+        (g.va, g.va_blocked) = (w, blocked);
+    }
+    /// Count the [`Wake`] bounds from cycle `t` on.
+    #[cold]
+    #[inline(never)]
+    fn move_epoch(&mut self, t: u64) {
+        let from = self.epoch;
+        for g in &mut self.regs {
+            g.wake = g.wake.moved(from, t);
+        }
+        self.epoch = t;
+    }
+    /// Make every stage of every router act at its next evaluation, as if nothing were known
+    /// about when it can: the plain path, for tests comparing with it.
+    pub fn wake_all(&mut self) {
+        self.regs.iter_mut().for_each(|g| g.wake = Wake::NOW);
+    }
     #[inline(always)]
     pub(crate) fn ej_owned(&self, r: usize) -> u64 {
         self.regs[r].ej_owned
@@ -805,5 +946,82 @@ impl Routers {
         } else {
             self.regs_hi[r][f] &= !(1 << (l & 63));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn router_regs_are_one_cache_line() {
+        assert_eq!(std::mem::size_of::<RouterRegs>(), 64);
+    }
+
+    /// The cycle a stored bound stands for (None for [`NEVER`]).
+    fn cycle(w: u16, epoch: u64) -> Option<u64> {
+        (w != NEVER).then_some(epoch + w as u64)
+    }
+
+    proptest! {
+        /// Counted from a later epoch, a bound stands for the same cycle, or for the epoch
+        /// if that is later (reached either way), or for a nearer cycle if too far to store
+        /// (still a lower bound); no bound stays no bound.
+        #[test]
+        fn moving_the_epoch_keeps_every_bound(from in 0u64..1 << 40, step in 0u64..1 << 18, ws in proptest::array::uniform2(any::<u16>())) {
+            let to = from + step;
+            let w = Wake { rc: ws[0], va: ws[1], ..Wake::NOW };
+            let m = w.moved(from, to);
+            for (a, b) in [(w.rc, m.rc), (w.va, m.va)] {
+                match cycle(a, from) {
+                    None => prop_assert_eq!(b, NEVER),
+                    Some(at) => {
+                        let got = cycle(b, to).expect("a bound stays a bound");
+                        prop_assert!(got == at.max(to) || (got < at && b == NEVER - 1), "{at} became {got}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The routers move the epoch as cycles pass, keeping the cycles the bounds stand for.
+    #[test]
+    fn delivering_credits_moves_the_epoch_and_keeps_the_bounds() {
+        use crate::params::*;
+        let p = RouterParams {
+            switching: Switching::Wormhole,
+            pipeline: Pipeline::REALISTIC,
+            arbiter: ArbiterPolicy::RoundRobin,
+            vcs: 2,
+            buffer_flits: 4,
+            net_ports: 2,
+            nic_channels: 1,
+            link_width: 1,
+            multicast_va: MulticastVa::Atomic,
+            replication: Replication::Sync,
+        };
+        let mut r = Routers::new(p, 3);
+        for g in &mut r.regs {
+            (g.wake.rc, g.wake.va) = (NEVER, NEVER);
+        }
+        let t = 10 + EPOCH_SPAN;
+        r.deliver_credits(10);
+        r.rc_may_act(0, t + 5);
+        r.va_may_act(1, 12);
+        let w = r.wake_bound(t + 70_000);
+        r.va_rests_until(0, w, false);
+        r.va_rests_until(2, NEVER, false);
+        r.deliver_credits(t);
+        assert_eq!(r.epoch, t);
+        assert_eq!(cycle(r.regs[0].wake.rc, r.epoch), Some(t + 5));
+        assert_eq!(cycle(r.regs[1].wake.va, r.epoch), Some(t), "reached before the move: reached after it");
+        assert!(cycle(r.regs[0].wake.va, r.epoch).is_some_and(|c| c > t && c <= t + 70_000), "a far bound stays a bound");
+        assert_eq!(r.regs[2].wake.va, NEVER);
+        r.rc_may_act(2, t + 7);
+        r.deliver_credits(t + EPOCH_SPAN - 1);
+        assert_eq!(r.epoch, t, "the epoch moves once it is EPOCH_SPAN behind");
+        r.deliver_credits(t + EPOCH_SPAN + 3);
+        assert_eq!(cycle(r.regs[2].wake.rc, r.epoch), Some(t + EPOCH_SPAN + 3));
     }
 }

@@ -270,6 +270,7 @@ impl Routers {
                 if flit.is_tail() {
                     c.granted.remove(PortSet::port(o));
                     self.outputs.owner[op * v + ovc] = NONE;
+                    self.ovc_released(ri, t);
                 }
                 self.outputs.sa_arb[op].grant_accepted(self.npv, l);
                 if done {
@@ -304,6 +305,7 @@ impl Routers {
         if flit.is_tail() {
             self.inputs.ctl[iv].granted.remove(PortSet::port(o));
             self.outputs.owner[op * v + ovc] = NONE;
+            self.ovc_released(ri, t);
         }
         self.outputs.sa_arb[op].grant_accepted(self.npv, l);
         if k == 0 {

@@ -13,7 +13,7 @@
 
 use crate::ids::{NONE, NodeId};
 use crate::port_set::PortSet;
-use crate::router::Routers;
+use crate::router::{NEVER, Routers};
 use crate::vc_set::{VcBits, members};
 
 impl Routers {
@@ -130,9 +130,11 @@ impl Routers {
         let policy = self.params.arbiter;
         let waiting = self.need_va_set::<S>(ri);
         let mut outs = 0u64;
+        let mut later = NEVER;
         for l in members(waiting) {
             let c = &self.inputs.ctl[base + l];
             if !c.va_may_start(t) {
+                later = later.min(self.wake_bound(c.sa_ready));
                 continue;
             }
             // Branches still owed the front flit and holding no VC (a branch that has sent
@@ -185,11 +187,17 @@ impl Routers {
                 self.outputs.va_arb[op].grant_accepted(self.npv, l);
             }
         }
+        // Every output VC an able requester may take is now held.
+        let mut blocked = false;
         for l in members(waiting) {
             let c = &self.inputs.ctl[base + l];
-            if c.pending.network().difference(c.granted).is_empty() {
+            let lacking = c.pending.network().difference(c.granted);
+            if lacking.is_empty() {
                 self.clear_need_va::<S>(ri, l);
+            } else if c.va_may_start(t) {
+                blocked = true;
             }
         }
+        self.va_rests_until(ri, later, blocked);
     }
 }

@@ -415,8 +415,9 @@ type Offer = (usize, usize, usize, u16);
 /// credits come back two cycles after a departure. Returns every cycle's departures (sorted)
 /// and ejections, and the cycle the router emptied.
 ///
-/// Every cycle it checks atomic multicast allocation: a replicated multi-flit packet that
-/// holds any output VC holds one on every branch it has not finished.
+/// Every cycle it checks atomic multicast allocation (when the parameters ask for it): a
+/// replicated multi-flit packet that holds any output VC holds one on every branch it has
+/// not finished.
 fn offered_run<S: VcBits>(vcs: u8, pipeline: Pipeline, offers: &[Offer]) -> (Vec<Cycle>, u64) {
     offered_run_with::<S>(vcs, pipeline, Replication::Sync, offers)
 }
@@ -425,11 +426,21 @@ fn offered_run<S: VcBits>(vcs: u8, pipeline: Pipeline, offers: &[Offer]) -> (Vec
 /// packet (output port or ejection) took each of its flits once, in order.
 fn offered_run_with<S: VcBits>(vcs: u8, pipeline: Pipeline, rep: Replication, offers: &[Offer]) -> (Vec<Cycle>, u64) {
     let mut p = params(Switching::Wormhole, pipeline, vcs, 3);
-    p.arbiter = ArbiterPolicy::Key;
     p.replication = rep;
+    offered_run_from::<S>(p, 0, false, offers, &[])
+}
+
+/// [`offered_run_with`] with parameters `p` (their arbiter is replaced by the key policy),
+/// from cycle `start` (the cycles returned count from it), packet `i` offered from cycle
+/// `start + not_before[i]` (if given), and if `plain`, with every stage of the router
+/// acting every cycle, however little it can do ([`Routers::wake_all`] before each stage).
+fn offered_run_from<S: VcBits>(mut p: RouterParams, start: u64, plain: bool, offers: &[Offer], not_before: &[u64]) -> (Vec<Cycle>, u64) {
+    let vcs = p.vcs;
+    p.arbiter = ArbiterPolicy::Key;
     // Branches each input VC's front packet has finished (sent its tail on).
     let mut finished = vec![PortSet::empty(); 6 * vcs as usize];
     let mut b = Bench::new(p);
+    b.t = start;
     // Pending flits per (input port, VC), in order.
     let mut pending: Vec<std::collections::VecDeque<Flit>> = vec![Default::default(); 6 * vcs as usize];
     for (i, &(port, vc, out, len)) in offers.iter().enumerate() {
@@ -442,10 +453,13 @@ fn offered_run_with<S: VcBits>(vcs: u8, pipeline: Pipeline, rep: Replication, of
         q.extend((0..len).map(|s| Flit::of(PacketId(i as u32), s, len)));
     }
     let mut trace = Vec::new();
-    while b.t < 400 {
+    while b.t - start < 400 {
         for (k, q) in pending.iter_mut().enumerate() {
             let (port, vc) = (k / vcs as usize, k % vcs as usize);
             let Some(&f) = q.front() else { continue };
+            if not_before.get(f.packet.0 as usize).is_some_and(|&at| b.t - start < at) {
+                continue;
+            }
             let iv = b.r.ivc_index(NodeId(0), port, vc);
             let written = if port >= 4 {
                 b.r.inject(NodeId(0), port - 4, f, b.t)
@@ -461,7 +475,13 @@ fn offered_run_with<S: VcBits>(vcs: u8, pipeline: Pipeline, rep: Replication, of
         }
         b.r.deliver_credits(b.t);
         b.ejected.clear();
+        if plain {
+            b.r.wake_all();
+        }
         b.r.stage_eject_in::<S, _>(NodeId(0), b.t, &b.env, &mut b.ejected, &mut b.out);
+        if plain {
+            b.r.wake_all();
+        }
         b.r.stage_network_in::<S, _>(NodeId(0), b.t, &b.env, &mut b.out);
         // The network input VC packet `id` was offered on (the NIC picks the VC of an
         // injection channel: those packets are not checked).
@@ -481,7 +501,7 @@ fn offered_run_with<S: VcBits>(vcs: u8, pipeline: Pipeline, rep: Replication, of
         }
         for (iv, done) in finished.iter_mut().enumerate().take(4 * vcs as usize) {
             let c = &b.r.inputs.ctl[iv];
-            if c.route.bits().count_ones() >= 2 && c.pkt_len > 1 && !c.granted.is_empty() {
+            if p.multicast_va == MulticastVa::Atomic && c.route.bits().count_ones() >= 2 && c.pkt_len > 1 && !c.granted.is_empty() {
                 assert_eq!(c.granted, c.route.difference(*done), "cycle {}: input VC {iv} holds some of its branches", b.t);
             }
             if c.route.is_empty() {
@@ -512,14 +532,14 @@ fn offered_run_with<S: VcBits>(vcs: u8, pipeline: Pipeline, rep: Replication, of
             taken.entry((id, 4)).or_default().push(seq);
         }
     }
-    if b.t < 400 {
+    if b.t - start < 400 {
         for (i, &(_, _, out, len)) in offers.iter().enumerate() {
             for o in (0..5).filter(|o| out & (if *o == 4 { 16 } else { 1 << o }) != 0) {
                 assert_eq!(taken.get(&(i as u32, o)), Some(&(0..len).collect::<Vec<_>>()), "packet {i} branch {o}");
             }
         }
     }
-    (trace, b.t)
+    (trace, b.t - start)
 }
 
 fn offers(vcs: usize) -> impl Strategy<Value = Vec<Offer>> {
@@ -571,5 +591,33 @@ proptest! {
         let narrow = offered_run::<u64>(8, pipe, &offers);
         prop_assert!(narrow.1 < 400, "the offered packets drain");
         prop_assert_eq!(narrow, offered_run::<u128>(16, pipe, &offers));
+    }
+
+    /// Route computation and VC allocation act only from the cycle something they depend
+    /// on allows it (a head readable; a requester new or able; an output VC freed while one
+    /// waits): the cycles are those of the same router running every stage every cycle, for
+    /// any pipeline delays, replication and multicast allocation, starting at any cycle (the
+    /// bounds' epoch moving during the run, or far from where it started).
+    #[test]
+    fn stages_that_wait_run_like_stages_that_run_every_cycle(
+        offers in offers(4),
+        vcs in 1u8..5,
+        delays in (0u32..4, 0u32..4, 1u32..4, 0u32..3, 0u32..3),
+        asynchronous in proptest::bool::ANY,
+        atomic in proptest::bool::ANY,
+        gaps in proptest::collection::vec(0u64..12, 14),
+        start in prop_oneof![Just(0u64), 16_200u64..16_384, (1u64 << 40) - 200..(1u64 << 40) + 200],
+    ) {
+        let (rc_delay, va_delay, link_latency, credit_delay, inject_latency) = delays;
+        let pipe = Pipeline { rc_delay, va_delay, link_latency, credit_delay, inject_latency };
+        let mut p = params(Switching::Wormhole, pipe, vcs, 3);
+        p.replication = if asynchronous { Replication::Async } else { Replication::Sync };
+        p.multicast_va = if atomic { MulticastVa::Atomic } else { MulticastVa::PerBranch };
+        let offers: Vec<Offer> = offers.into_iter().map(|(port, vc, out, len)| (port, vc % vcs as usize, out, len)).collect();
+        // Packets offered apart, so that heads also reach empty VCs.
+        let not_before: Vec<u64> = gaps.iter().scan(0, |at, g| { *at += g; Some(*at) }).collect();
+        let waits = offered_run_from::<u64>(p, start, false, &offers, &not_before);
+        prop_assert_eq!(&waits, &offered_run_from::<u64>(p, start, true, &offers, &not_before));
+        prop_assert_eq!(waits, offered_run_from::<u128>(p, start, false, &offers, &not_before));
     }
 }

@@ -7,6 +7,8 @@
 # With NO_VCD=1 no scenario writes a VCD (a run without probes may take other paths in the
 # kernel than a traced one, so check both).
 #
+# A scenario's `@HERE@` stands for this directory (router files kept next to the list).
+#
 # usage: [NO_VCD=1] docs/experiments/identity/identity.sh BIN_A BIN_B [OUT_DIR]
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 BIN_A BIN_B [OUT_DIR]" >&2; exit 2; }
@@ -38,6 +40,7 @@ PY
 while read -r name args; do
     case "$name" in ''|'#'*) continue ;; esac
     n=$((n + 1))
+    args=${args//@HERE@/$HERE}
     # shellcheck disable=SC2086
     run_one "$A" "$OUT/a" "$name" $args
     # shellcheck disable=SC2086
