@@ -110,7 +110,10 @@ pub(crate) struct Scratch {
 /// that hold flits, hold a routed packet, have a network branch lacking an output VC, wait
 /// for stage 1's allocation (an ejection channel, or every branch at once), and wait for
 /// every branch at once (atomic multicast allocation); the ejection channels held; the flits
-/// buffered; the round-robin pointer of the multicast allocator.
+/// buffered; the round-robin pointer of the multicast allocator. `sets[BIDS]` are the VCs
+/// switch allocation looks at, so that it skips packets still waiting for an output VC:
+/// packets with several branches from their RC, unicast packets from the first cycle they
+/// may bid with their output VC (`t + va_delay` after the grant), each until its tail is popped.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(64))]
 struct RouterRegs {
@@ -120,13 +123,16 @@ struct RouterRegs {
     mc_arb: Arbiter,
 }
 
+const _: () = assert!(std::mem::size_of::<RouterRegs>() == 64, "a router's registers fill one cache line");
+
 /// The sets in [`RouterRegs`].
 const NONEMPTY: usize = 0;
 const ROUTED: usize = 1;
 const NEED_VA: usize = 2;
 const NEED_EJ: usize = 3;
 const NEED_MC: usize = 4;
-const REG_SETS: usize = 5;
+const BIDS: usize = 5;
+const REG_SETS: usize = 6;
 
 /// The routers of a fabric, all with the same parameters, state in flat vectors.
 #[derive(Clone, Debug)]
@@ -456,6 +462,13 @@ impl Routers {
         self.regs[r].occupancy
     }
 
+    /// The local VCs of router `r` switch allocation looks at (bit `l`): routed packets with
+    /// several branches, and unicast packets holding their network output VC since an earlier
+    /// cycle or, with no VA delay, this one.
+    pub fn switch_bidders(&self, r: NodeId) -> u128 {
+        self.reg::<u128>(r.idx(), BIDS)
+    }
+
     /// Does the fabric compute VC sets in 64 bits (every router has at most 64 input VCs)?
     #[inline(always)]
     pub fn narrow(&self) -> bool {
@@ -513,11 +526,13 @@ impl Routers {
                 // Unicast: one network branch or ejection.
                 self.reg_insert::<S>(ri, if rd.ports == PortSet::LOCAL { NEED_EJ } else { NEED_VA }, l);
             } else if meta.len > 1 && self.params.multicast_va == MulticastVa::Atomic {
+                self.reg_insert::<S>(ri, BIDS, l);
                 // Stage 1 allocates it (`NEED_EJ` is the stage's "something to allocate").
                 self.reg_insert::<S>(ri, NEED_MC, l);
                 self.reg_insert::<S>(ri, NEED_EJ, l);
                 self.mc_waiting += 1;
             } else {
+                self.reg_insert::<S>(ri, BIDS, l);
                 if !rd.ports.network().is_empty() {
                     self.reg_insert::<S>(ri, NEED_VA, l);
                 }
@@ -597,12 +612,21 @@ impl Routers {
                 self.allocate_multicast::<S>(r, t, multicast);
             }
         }
+        // Unicast packets granted their output VC in this cycle bid from `t + va_delay`: in
+        // this cycle's switch allocation only with no VA delay.
+        let mut later = S::ZERO;
         if !self.reg::<S>(ri, NEED_VA).is_empty() {
-            self.allocate_network_vcs::<S>(r, t);
+            let granted = self.allocate_network_vcs::<S>(r, t);
+            if self.params.pipeline.va_delay == 0 {
+                self.reg_add(ri, BIDS, granted);
+            } else {
+                later = granted;
+            }
         }
         if !self.switch_candidates::<S>(ri).is_empty() {
             self.allocate_switch::<S>(r, t, out);
         }
+        self.reg_add(ri, BIDS, later);
     }
 
     /// Every branch of local VC `l` has taken its front flit: pop it, free its buffer slot
@@ -638,6 +662,7 @@ impl Routers {
         }
         if tail {
             self.reg_remove::<S>(ri, ROUTED, l);
+            self.reg_remove::<S>(ri, BIDS, l);
         }
     }
 
@@ -775,9 +800,11 @@ impl Routers {
         let k = self.nk;
         !self.regs[r].ej_owned & if k >= 64 { !0 } else { (1u64 << k) - 1 }
     }
+    /// The VCs that may bid in switch allocation now: a superset of those whose packet
+    /// holds an output VC on a branch still owed the front flit, not popped this cycle.
     #[inline(always)]
     pub(crate) fn switch_candidates<S: VcBits>(&self, r: usize) -> S {
-        self.reg::<S>(r, ROUTED) & self.reg::<S>(r, NONEMPTY) & !S::load(self.scratch.popped)
+        self.reg::<S>(r, BIDS) & self.reg::<S>(r, NONEMPTY) & !S::load(self.scratch.popped)
     }
 
     /// Register set `f` of router `r` in width `S`.
@@ -794,6 +821,17 @@ impl Routers {
             self.regs[r].sets[f] |= 1 << (l & 63);
         } else {
             self.regs_hi[r][f] |= 1 << (l & 63);
+        }
+    }
+
+    /// Add the VCs `set` to register set `f` of router `r`.
+    #[inline(always)]
+    fn reg_add<S: VcBits>(&mut self, r: usize, f: usize, set: S) {
+        let mut w = EMPTY;
+        set.store_into(&mut w);
+        self.regs[r].sets[f] |= w[0];
+        if S::WIDTH > 64 && !self.regs_hi.is_empty() {
+            self.regs_hi[r][f] |= w[1];
         }
     }
 

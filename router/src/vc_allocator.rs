@@ -121,8 +121,8 @@ impl Routers {
     }
 
     /// Give each free output VC of router `r`'s network ports to one packet routed there
-    /// whose `vc_mask` allows it.
-    pub(crate) fn allocate_network_vcs<S: VcBits>(&mut self, r: NodeId, t: u64) {
+    /// whose `vc_mask` allows it. Returns the unicast packets granted theirs.
+    pub(crate) fn allocate_network_vcs<S: VcBits>(&mut self, r: NodeId, t: u64) -> S {
         let v = self.vcs();
         let ri = r.idx();
         let base = ri * self.npv;
@@ -130,6 +130,7 @@ impl Routers {
         let policy = self.params.arbiter;
         let waiting = self.need_va_set::<S>(ri);
         let mut outs = 0u64;
+        let mut unicast = S::ZERO;
         for l in members(waiting) {
             let c = &self.inputs.ctl[base + l];
             if !c.va_may_start(t) {
@@ -182,6 +183,9 @@ impl Routers {
                 c.va_open = true;
                 c.ovc = vc as u8;
                 c.sa_ready = c.sa_ready.max(t + va_delay);
+                if c.route.bits().is_power_of_two() {
+                    unicast |= S::bit(l);
+                }
                 self.outputs.va_arb[op].grant_accepted(self.npv, l);
             }
         }
@@ -191,5 +195,6 @@ impl Routers {
                 self.clear_need_va::<S>(ri, l);
             }
         }
+        unicast
     }
 }

@@ -37,6 +37,7 @@ PY
 }
 while read -r name args; do
     case "$name" in ''|'#'*) continue ;; esac
+    args=${args//@HERE@/$HERE}  # files next to this script (routers/)
     n=$((n + 1))
     # shellcheck disable=SC2086
     run_one "$A" "$OUT/a" "$name" $args
