@@ -107,12 +107,14 @@ pub(crate) struct Scratch {
 }
 
 /// Per router, what its pipeline looks at first every cycle, in one cache line: the sets
-/// (`sets[NONEMPTY..=NEED_MC]`, VCs 0..64; 64..128 in [`Routers::regs_hi`]) of its input VCs
+/// (`sets[NONEMPTY..=BIDS]`, VCs 0..64; 64..128 in [`Routers::regs_hi`]) of its input VCs
 /// that hold flits, hold a routed packet, have a network branch lacking an output VC, wait
-/// for stage 1's allocation (an ejection channel, or every branch at once), and wait for
-/// every branch at once (atomic multicast allocation); the ejection channels held; the flits
-/// buffered; when route computation and VC allocation may next act; the round-robin
-/// pointer of the multicast allocator.
+/// for stage 1's allocation (an ejection channel, or every branch at once), and may bid in
+/// switch allocation; the ejection channels held; the flits buffered; when route computation and VC allocation may next act; the round-robin
+/// pointer of the multicast allocator. `sets[BIDS]` are the VCs switch allocation looks at,
+/// so that it skips packets still waiting for an output VC: packets with several branches
+/// from their RC, unicast packets from the first cycle they may bid with their output VC
+/// (`t + va_delay` after the grant), each until its tail is popped.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(64))]
 struct RouterRegs {
@@ -168,13 +170,18 @@ impl Wake {
     }
 }
 
+const _: () = assert!(std::mem::size_of::<RouterRegs>() == 64, "a router's registers fill one cache line");
+
 /// The sets in [`RouterRegs`].
 const NONEMPTY: usize = 0;
 const ROUTED: usize = 1;
 const NEED_VA: usize = 2;
 const NEED_EJ: usize = 3;
-const NEED_MC: usize = 4;
+const BIDS: usize = 4;
 const REG_SETS: usize = 5;
+/// The VCs waiting for every branch at once (atomic multicast allocation): a set like those
+/// in [`RouterRegs`] but kept apart, in [`Routers::need_mc`], since unicast runs never look at it.
+const NEED_MC: usize = REG_SETS;
 
 /// The routers of a fabric, all with the same parameters, state in flat vectors.
 #[derive(Clone, Debug)]
@@ -188,6 +195,8 @@ pub struct Routers {
     /// The second words (VCs 64..128) of each router's register sets: only for routers with
     /// more than 64 input VCs (empty otherwise).
     regs_hi: Vec<[u64; REG_SETS]>,
+    /// Per router, the set `NEED_MC` (all 128 VCs).
+    need_mc: Vec<VcSet>,
     /// The cycle the routers' [`Wake`] bounds count from.
     epoch: u64,
     /// Flits buffered in the whole fabric.
@@ -251,6 +260,7 @@ impl Routers {
             outputs: OutputUnits::new(n * p, v, params.buffer_flits),
             regs: vec![RouterRegs::default(); n],
             regs_hi: vec![[0; REG_SETS]; if local_vcs > 64 { n } else { 0 }],
+            need_mc: vec![EMPTY; n],
             epoch: 0,
             buffered: 0,
             mc_waiting: 0,
@@ -295,8 +305,8 @@ impl Routers {
             self.regs_hi[routers.clone()].copy_from_slice(&other.regs_hi[routers.clone()]);
         }
         self.buffered += other.regs[routers.clone()].iter().map(|g| g.occupancy as u64).sum::<u64>();
-        self.mc_waiting = self.regs.iter().map(|g| g.sets[NEED_MC].count_ones() as usize).sum::<usize>()
-            + self.regs_hi.iter().map(|h| h[NEED_MC].count_ones() as usize).sum::<usize>();
+        self.need_mc[routers.clone()].copy_from_slice(&other.need_mc[routers.clone()]);
+        self.mc_waiting = self.need_mc.iter().map(|m| (m[0].count_ones() + m[1].count_ones()) as usize).sum::<usize>();
         let ovs = (routers.start * self.npv) as u32..(routers.end * self.npv) as u32;
         self.credit_line.join(&other.credit_line, |ov| ovs.contains(&ov));
         if !other.branch_pos.is_empty() {
@@ -333,7 +343,8 @@ impl Routers {
         let per_router = p * v * InputUnits::bytes_per_vc(params.buffer_flits) as u128
             + p * OutputUnits::bytes_per_port(params.vcs as usize) as u128
             + std::mem::size_of::<RouterRegs>() as u128
-            + if p * v > 64 { std::mem::size_of::<[u64; REG_SETS]>() as u128 } else { 0 };
+            + if p * v > 64 { std::mem::size_of::<[u64; REG_SETS]>() as u128 } else { 0 }
+            + std::mem::size_of::<VcSet>() as u128;
         per_router * n as u128
     }
 
@@ -521,6 +532,13 @@ impl Routers {
         self.regs[r].occupancy
     }
 
+    /// The local VCs of router `r` switch allocation looks at (bit `l`): routed packets with
+    /// several branches, and unicast packets holding their network output VC since an earlier
+    /// cycle or, with no VA delay, this one.
+    pub fn switch_bidders(&self, r: NodeId) -> u128 {
+        self.reg::<u128>(r.idx(), BIDS)
+    }
+
     /// Does the fabric compute VC sets in 64 bits (every router has at most 64 input VCs)?
     #[inline(always)]
     pub fn narrow(&self) -> bool {
@@ -585,11 +603,13 @@ impl Routers {
                     self.reg_insert::<S>(ri, NEED_VA, l);
                 }
             } else if meta.len > 1 && self.params.multicast_va == MulticastVa::Atomic {
+                self.reg_insert::<S>(ri, BIDS, l);
                 // Stage 1 allocates it (`NEED_EJ` is the stage's "something to allocate").
                 self.reg_insert::<S>(ri, NEED_MC, l);
                 self.reg_insert::<S>(ri, NEED_EJ, l);
                 self.mc_waiting += 1;
             } else {
+                self.reg_insert::<S>(ri, BIDS, l);
                 if !rd.ports.network().is_empty() {
                     self.va_may_act(ri, t + rc);
                     self.reg_insert::<S>(ri, NEED_VA, l);
@@ -678,12 +698,21 @@ impl Routers {
                 }
             }
         }
+        // Unicast packets granted their output VC in this cycle bid from `t + va_delay`: in
+        // this cycle's switch allocation only with no VA delay.
+        let mut later = S::ZERO;
         if self.regs[ri].wake.va as u64 <= now {
-            self.allocate_network_vcs::<S>(r, t);
+            let granted = self.allocate_network_vcs::<S>(r, t);
+            if self.params.pipeline.va_delay == 0 {
+                self.reg_add(ri, BIDS, granted);
+            } else {
+                later = granted;
+            }
         }
         if !self.switch_candidates::<S>(ri).is_empty() {
             self.allocate_switch::<S>(r, t, out);
         }
+        self.reg_add(ri, BIDS, later);
     }
 
     /// Every branch of local VC `l` has taken its front flit: pop it, free its buffer slot
@@ -719,6 +748,7 @@ impl Routers {
         }
         if tail {
             self.reg_remove::<S>(ri, ROUTED, l);
+            self.reg_remove::<S>(ri, BIDS, l);
             if !emptied {
                 // The next packet's head is at the front.
                 self.rc_may_act(ri, self.inputs.ctl[iv].front.ready);
@@ -916,14 +946,19 @@ impl Routers {
         let k = self.nk;
         !self.regs[r].ej_owned & if k >= 64 { !0 } else { (1u64 << k) - 1 }
     }
+    /// The VCs that may bid in switch allocation now: a superset of those whose packet
+    /// holds an output VC on a branch still owed the front flit, not popped this cycle.
     #[inline(always)]
     pub(crate) fn switch_candidates<S: VcBits>(&self, r: usize) -> S {
-        self.reg::<S>(r, ROUTED) & self.reg::<S>(r, NONEMPTY) & !S::load(self.scratch.popped)
+        self.reg::<S>(r, BIDS) & self.reg::<S>(r, NONEMPTY) & !S::load(self.scratch.popped)
     }
 
     /// Register set `f` of router `r` in width `S`.
     #[inline(always)]
     fn reg<S: VcBits>(&self, r: usize, f: usize) -> S {
+        if f == NEED_MC {
+            return S::load(self.need_mc[r]);
+        }
         let hi = if S::WIDTH > 64 && !self.regs_hi.is_empty() { self.regs_hi[r][f] } else { 0 };
         S::from_words(self.regs[r].sets[f], hi)
     }
@@ -931,17 +966,33 @@ impl Routers {
     /// Add local VC `l` to register set `f` of router `r` (which computes in width `S`).
     #[inline(always)]
     fn reg_insert<S: VcBits>(&mut self, r: usize, f: usize, l: usize) {
-        if S::WIDTH <= 64 || l < 64 {
+        if f == NEED_MC {
+            S::insert_into(&mut self.need_mc[r], l);
+        } else if S::WIDTH <= 64 || l < 64 {
             self.regs[r].sets[f] |= 1 << (l & 63);
         } else {
             self.regs_hi[r][f] |= 1 << (l & 63);
         }
     }
 
+    /// Add the VCs `set` to register set `f` of router `r`.
+    #[inline(always)]
+    fn reg_add<S: VcBits>(&mut self, r: usize, f: usize, set: S) {
+        debug_assert!(f < REG_SETS, "reg_add on a set outside the registers");
+        let mut w = EMPTY;
+        set.store_into(&mut w);
+        self.regs[r].sets[f] |= w[0];
+        if S::WIDTH > 64 && !self.regs_hi.is_empty() {
+            self.regs_hi[r][f] |= w[1];
+        }
+    }
+
     /// Remove local VC `l` from register set `f` of router `r` (which computes in width `S`).
     #[inline(always)]
     fn reg_remove<S: VcBits>(&mut self, r: usize, f: usize, l: usize) {
-        if S::WIDTH <= 64 || l < 64 {
+        if f == NEED_MC {
+            S::remove_from(&mut self.need_mc[r], l);
+        } else if S::WIDTH <= 64 || l < 64 {
             self.regs[r].sets[f] &= !(1 << (l & 63));
         } else {
             self.regs_hi[r][f] &= !(1 << (l & 63));

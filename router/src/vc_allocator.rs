@@ -121,8 +121,8 @@ impl Routers {
     }
 
     /// Give each free output VC of router `r`'s network ports to one packet routed there
-    /// whose `vc_mask` allows it.
-    pub(crate) fn allocate_network_vcs<S: VcBits>(&mut self, r: NodeId, t: u64) {
+    /// whose `vc_mask` allows it. Returns the unicast packets granted theirs.
+    pub(crate) fn allocate_network_vcs<S: VcBits>(&mut self, r: NodeId, t: u64) -> S {
         let v = self.vcs();
         let ri = r.idx();
         let base = ri * self.npv;
@@ -131,6 +131,7 @@ impl Routers {
         let waiting = self.need_va_set::<S>(ri);
         let mut outs = 0u64;
         let mut later = NEVER;
+        let mut unicast = S::ZERO;
         for l in members(waiting) {
             let c = &self.inputs.ctl[base + l];
             if !c.va_may_start(t) {
@@ -184,6 +185,9 @@ impl Routers {
                 c.va_open = true;
                 c.ovc = vc as u8;
                 c.sa_ready = c.sa_ready.max(t + va_delay);
+                if c.route.bits().is_power_of_two() {
+                    unicast |= S::bit(l);
+                }
                 self.outputs.va_arb[op].grant_accepted(self.npv, l);
             }
         }
@@ -199,5 +203,6 @@ impl Routers {
             }
         }
         self.va_rests_until(ri, later, blocked);
+        unicast
     }
 }

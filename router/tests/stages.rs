@@ -483,6 +483,15 @@ fn offered_run_from<S: VcBits>(mut p: RouterParams, start: u64, plain: bool, off
             b.r.wake_all();
         }
         b.r.stage_network_in::<S, _>(NodeId(0), b.t, &b.env, &mut b.out);
+        // Switch allocation's bidders are the routed VCs whose packet has several branches
+        // or holds its one network branch's output VC.
+        let bidders = (0..6 * vcs as usize).filter(|&l| {
+            let c = &b.r.inputs.ctl[l];
+            let net = c.route.network();
+            c.stage == ::router::input_unit::VcStage::Routed
+                && (c.route.bits().count_ones() >= 2 || (!net.is_empty() && c.granted.contains(net)))
+        });
+        assert_eq!(b.r.switch_bidders(NodeId(0)), bidders.fold(0u128, |m, l| m | 1 << l), "cycle {}: switch bidders", b.t);
         // The network input VC packet `id` was offered on (the NIC picks the VC of an
         // injection channel: those packets are not checked).
         let vc_of = |id: u32| {
@@ -542,6 +551,9 @@ fn offered_run_from<S: VcBits>(mut p: RouterParams, start: u64, plain: bool, off
     (trace, b.t - start)
 }
 
+/// [`Pipeline::REALISTIC`] with VC allocation taking two cycles and route computation none.
+const SLOW_VA: Pipeline = Pipeline { rc_delay: 0, va_delay: 2, ..Pipeline::REALISTIC };
+
 fn offers(vcs: usize) -> impl Strategy<Value = Vec<Offer>> {
     proptest::collection::vec((0usize..6, 0..vcs, 1usize..32, 1u16..5), 1..14)
 }
@@ -569,6 +581,16 @@ proptest! {
         let narrow = offered_run_with::<u64>(8, pipe, Replication::Async, &offers);
         prop_assert!(narrow.1 < 400, "the offered packets drain");
         prop_assert_eq!(narrow, offered_run_with::<u128>(8, pipe, Replication::Async, &offers));
+    }
+
+    /// A VC allocation delay of two cycles: the packets drain, in both widths alike, with
+    /// either replication (the switch bidders are checked every cycle).
+    #[test]
+    fn a_slow_vc_allocation_runs_alike_in_both_widths(offers in offers(8), asynchronous in proptest::bool::ANY) {
+        let rep = if asynchronous { Replication::Async } else { Replication::Sync };
+        let narrow = offered_run_with::<u64>(8, SLOW_VA, rep, &offers);
+        prop_assert!(narrow.1 < 400, "the offered packets drain");
+        prop_assert_eq!(narrow, offered_run_with::<u128>(8, SLOW_VA, rep, &offers));
     }
 
     /// A router with more than 64 input VCs (16 VCs on 6 ports: the injection channels are VCs
