@@ -52,8 +52,9 @@ pub struct VcCtl {
     /// Earliest cycle for VC allocation (RC done; while `va_open` is false) and for switch
     /// allocation (VA done).
     pub sa_ready: u64,
-    /// A copy of the front FIFO slot (valid when `len > 0`), so that the pipeline reads a
-    /// VC's front flit from this cache line.
+    /// The front flit and its ready cycle (valid when `len > 0`), so that the pipeline reads
+    /// a VC's front flit from this cache line. A flit written into an empty FIFO is kept here
+    /// only (its ring slot is not written: nothing reads the front's slot).
     pub front: BufEntry,
     /// Outputs the packet goes to; those holding an output VC (or ejection channel); and
     /// those that have not yet taken the front flit.
@@ -71,7 +72,8 @@ impl VcCtl {
     }
 }
 
-/// All input VCs of the fabric. VC `iv` has buffer slots `iv*depth .. (iv+1)*depth`.
+/// All input VCs of the fabric. VC `iv` has buffer slots `iv*depth .. (iv+1)*depth`; the
+/// slot of its front flit is stale (the flit is in the control word's `front`).
 ///
 /// Always-on statistics for buffer sizing: per VC, the cycles spent at each occupancy
 /// (`depth + 1` bins, time-weighted, one add when the occupancy changes), and the cycles its
@@ -216,30 +218,36 @@ impl InputUnits {
         self.max_len[iv] = self.max_len[iv].max(x0 as u16 + 1);
     }
 
-    /// The ring write of a push, into a FIFO with room (no statistics but the high-water mark).
+    /// The ring write of a push, into a FIFO with room (no statistics but the high-water
+    /// mark). Into an empty FIFO the flit goes to the control word's front only: a flit
+    /// behind the front was written behind another, so into its slot.
     #[inline(always)]
     fn write_tail(&mut self, iv: usize, flit: Flit, ready: u64) {
         let depth = self.depth as usize;
         let c = &mut self.ctl[iv];
-        let mut slot = c.head as usize + c.len as usize;
+        let len = c.len;
+        c.len += 1;
+        self.max_len[iv] = self.max_len[iv].max(len + 1);
+        if len == 0 {
+            c.front = BufEntry { flit, ready };
+            return;
+        }
+        let mut slot = c.head as usize + len as usize;
         if slot >= depth {
             slot -= depth;
         }
-        if c.len == 0 {
-            c.front = BufEntry { flit, ready };
-        }
-        c.len += 1;
-        let len = c.len;
-        self.max_len[iv] = self.max_len[iv].max(len);
         self.buf[iv * depth + slot] = BufEntry { flit, ready };
     }
 
-    /// The `k`-th entry from the front (0 = front).
+    /// The `k`-th entry from the front (0 = front, from the control word).
     #[inline(always)]
     pub fn entry(&self, iv: usize, k: u16) -> &BufEntry {
         let depth = self.depth as usize;
         let c = &self.ctl[iv];
         debug_assert!(k < c.len);
+        if k == 0 {
+            return &c.front;
+        }
         let mut slot = c.head as usize + k as usize;
         if slot >= depth {
             slot -= depth;
@@ -274,6 +282,7 @@ impl InputUnits {
         }
         c.len -= 1;
         if c.len > 0 {
+            // Written behind the popped flit: in its ring slot.
             c.front = self.buf[iv * depth + c.head as usize];
         }
         e
@@ -317,8 +326,9 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The control word's copy of the front slot is always the FIFO's front, through
-        /// any sequence of writes and reads that wraps the ring.
+        /// The control word's front is always the FIFO's front, and every entry behind it
+        /// the FIFO's entry there (a flit written into an empty FIFO has no ring slot),
+        /// through any sequence of writes and reads that wraps the ring.
         #[test]
         fn front_copy_is_the_fifo_front(depth in 1u16..6, ops in proptest::collection::vec(proptest::bool::ANY, 0..60)) {
             let mut u = InputUnits::new(1, depth);
@@ -335,6 +345,10 @@ mod tests {
                 }
                 let front = u.front(0).map(|e| (e.flit, e.ready));
                 proptest::prop_assert_eq!(front, model.front().copied());
+                for (k, want) in model.iter().enumerate() {
+                    let e = u.entry(0, k as u16);
+                    proptest::prop_assert_eq!((e.flit, e.ready), *want);
+                }
             }
         }
     }
