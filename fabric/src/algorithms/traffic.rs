@@ -118,6 +118,8 @@ pub struct TrafficSpec {
 
 pub struct Traffic {
     spec: TrafficSpec,
+    /// ln(1 − rate), the denominator of every gap (computed once).
+    ln_q: f64,
     /// One random stream per node, so results do not depend on the order nodes are visited
     /// (nor on how the fabric is split between threads).
     rng: Vec<ChaCha8Rng>,
@@ -132,6 +134,14 @@ pub struct Traffic {
 /// and a long run must end with a report, not run out of memory.
 pub const SOURCE_QUEUE_BUDGET: u64 = 1 << 23;
 
+/// `x.floor() as u64`, without a call to `floor`: the same for every `x` (the cast
+/// saturates: below 0, NaN and −∞ to 0, +∞ and beyond u64 to `u64::MAX`; from 0 up,
+/// truncating is the floor).
+#[inline]
+fn floor_u64(x: f64) -> u64 {
+    x as u64
+}
+
 impl Traffic {
     pub fn new(spec: TrafficSpec, nodes: usize) -> Traffic {
         let rng = (0..nodes)
@@ -142,7 +152,10 @@ impl Traffic {
             })
             .collect();
         let queue_cap = (SOURCE_QUEUE_BUDGET / nodes as u64).max(64) as u32;
-        Traffic { spec, rng, queue_cap, saturated: None }
+        // ln(1 − p) as ln_1p(−p): below about 1e-16, 1 − p rounds to 1, its logarithm to 0,
+        // and every gap came out 0 (a packet every cycle).
+        let ln_q = (-spec.rate).ln_1p();
+        Traffic { spec, ln_q, rng, queue_cap, saturated: None }
     }
 
     /// Packets a node may have waiting for its NIC before it stops generating (by default
@@ -171,9 +184,10 @@ impl Traffic {
             return 0;
         }
         let u: f64 = self.rng[n.idx()].random::<f64>();
-        // ln(1 − p) as ln_1p(−p): below about 1e-16, 1 − p rounds to 1, its logarithm to 0,
-        // and every gap came out 0 (a packet every cycle). A gap beyond u64 saturates.
-        ((1.0 - u).ln() / (-p).ln_1p()).floor() as u64
+        // The floor of the quotient: the cast truncates towards zero, which for every f64
+        // gives what `.floor() as u64` gives (the same below 1, where both make 0; NaN 0).
+        // A gap beyond u64 saturates.
+        floor_u64((1.0 - u).ln() / self.ln_q)
     }
 
     fn destination(&mut self, topo: &Topology, n: NodeId) -> Option<NodeId> {
@@ -249,6 +263,44 @@ impl Program for Traffic {
         let other = (other as Box<dyn std::any::Any>).downcast::<Traffic>().expect("the same program in every part");
         if let Some(o) = other.saturated {
             self.saturated_at(o);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `floor_u64` against `floor` then the cast, on edge values and random bit patterns.
+    #[test]
+    fn floor_u64_is_the_floor_cast() {
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            -1.0,
+            -1.5,
+            1.0,
+            1.0 - f64::EPSILON,
+            2.5,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            u64::MAX as f64,
+            (u64::MAX as f64).next_down(),
+            2f64.powi(63),
+            2f64.powi(53) + 1.0,
+        ];
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        xs.extend((0..200_000).map(|_| f64::from_bits(rng.random::<u64>())));
+        xs.extend((0..200_000).map(|_| rng.random::<f64>() * 1e6 - 10.0));
+        for x in xs {
+            assert_eq!(floor_u64(x), x.floor() as u64, "{x:e}");
         }
     }
 }
