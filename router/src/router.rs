@@ -110,11 +110,12 @@ pub(crate) struct Scratch {
 /// (`sets[NONEMPTY..=BIDS]`, VCs 0..64; 64..128 in [`Routers::regs_hi`]) of its input VCs
 /// that hold flits, hold a routed packet, have a network branch lacking an output VC, wait
 /// for stage 1's allocation (an ejection channel, or every branch at once), and may bid in
-/// switch allocation; the ejection channels held; the flits buffered; when route computation and VC allocation may next act; the round-robin
-/// pointer of the multicast allocator. `sets[BIDS]` are the VCs switch allocation looks at,
-/// so that it skips packets still waiting for an output VC: packets with several branches
-/// from their RC, unicast packets from the first cycle they may bid with their output VC
-/// (`t + va_delay` after the grant), each until its tail is popped.
+/// switch allocation; the ejection channels held; the flits buffered; when route
+/// computation and VC allocation may next act ([`Wake`]); the round-robin pointer of the
+/// multicast allocator. `sets[BIDS]` are the VCs switch allocation looks at, so that it skips
+/// packets still waiting for an output VC: packets with several branches from their RC,
+/// unicast packets from the first cycle they may bid with their output VC (`t + va_delay`
+/// after the grant), each until its tail is popped.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(64))]
 struct RouterRegs {
