@@ -15,6 +15,7 @@
 //! nothing to inject are not visited; stretches in which nothing can happen are skipped.
 //! [`split`] runs the same cycle on several threads, each owning a range of routers.
 
+pub mod event;
 mod placement;
 pub mod split;
 
@@ -197,6 +198,40 @@ struct OutLink {
     flits: u64,
 }
 
+/// Who watches a run ([`Fabric::run_watched`]), and when it is next called.
+pub(crate) struct Watch<W> {
+    watch: Option<(Duration, W)>,
+    next: Option<Instant>,
+    steps: u32,
+    gap: u32,
+    checked: Instant,
+}
+
+impl<W: FnMut(&Fabric)> Watch<W> {
+    fn new(watch: Option<(Duration, W)>) -> Watch<W> {
+        let next = watch.as_ref().and_then(|(every, _)| Instant::now().checked_add(*every));
+        Watch { watch, next, steps: 0, gap: 1, checked: Instant::now() }
+    }
+
+    /// A cycle was stepped: call the watcher if its time has come. The clock is read about
+    /// every 10 ms: every `gap` steps, from the last gap's pace.
+    #[inline]
+    pub(crate) fn stepped(&mut self, f: &Fabric) {
+        let (Some((every, w)), Some(at)) = (self.watch.as_mut(), self.next) else { return };
+        self.steps += 1;
+        if self.steps >= self.gap {
+            let now = Instant::now();
+            let per_step = (now - self.checked).as_nanos() / self.steps as u128;
+            self.gap = (10_000_000 / per_step.max(1)).clamp(1, 4096) as u32;
+            (self.steps, self.checked) = (0, now);
+            if now >= at {
+                w(f);
+                self.next = now.checked_add(*every);
+            }
+        }
+    }
+}
+
 /// A fabric of routers, links and NICs running one program on every node.
 pub struct Fabric {
     pub spec: FabricSpec,
@@ -255,6 +290,8 @@ pub struct Fabric {
     own_credits: Vec<(usize, u8)>,
     /// Scratch stack of [`Fabric::part_reach`]'s walk down a broadcast tree.
     reach_stack: Vec<(NodeId, usize)>,
+    /// The kernel that ran the fabric: "scan" or "event" ([`event`]).
+    pub kernel_used: &'static str,
 }
 
 impl Fabric {
@@ -335,6 +372,7 @@ impl Fabric {
             up_own: Vec::new(),
             own_credits: Vec::new(),
             reach_stack: Vec::new(),
+            kernel_used: "scan",
             topo,
         }
     }
@@ -386,9 +424,11 @@ impl Fabric {
         self.run_loop(Some((every, watch)))
     }
 
-    fn run_loop<W: FnMut(&Fabric)>(&mut self, mut watch: Option<(Duration, W)>) -> Ending {
-        let mut next = watch.as_ref().and_then(|(every, _)| Instant::now().checked_add(*every));
-        let (mut steps, mut gap, mut checked) = (0u32, 1u32, Instant::now());
+    fn run_loop<W: FnMut(&Fabric)>(&mut self, watch: Option<(Duration, W)>) -> Ending {
+        let mut watch = Watch::new(watch);
+        if self.now == 0 && self.use_event_kernel() {
+            return self.run_event_loop(&mut watch);
+        }
         loop {
             if self.deadlock.is_some() {
                 return Ending::Deadlock;
@@ -414,20 +454,7 @@ impl Fabric {
                 return if self.probe_tail_from.is_some() { Ending::Quiescent } else { Ending::CycleLimit };
             }
             self.step();
-            if let (Some((every, w)), Some(at)) = (watch.as_mut(), next) {
-                // Read the clock about every 10 ms: every `gap` steps, from the last gap's pace.
-                steps += 1;
-                if steps >= gap {
-                    let now = Instant::now();
-                    let per_step = (now - checked).as_nanos() / steps as u128;
-                    gap = (10_000_000 / per_step.max(1)).clamp(1, 4096) as u32;
-                    (steps, checked) = (0, now);
-                    if now >= at {
-                        w(self);
-                        next = now.checked_add(*every);
-                    }
-                }
-            }
+            watch.stepped(self);
         }
     }
 

@@ -17,5 +17,5 @@ pub mod topology;
 pub use kernel::{Counters, Deadlock, Ending, Fabric};
 pub use program::{Dest, NodeCtx, Program, Received, Send};
 pub use scoreboard::{DestSet, Scoreboard};
-pub use spec::{FabricSpec, PortModel, SpecError};
+pub use spec::{FabricSpec, KernelChoice, PortModel, SpecError};
 pub use topology::{Topology, TopologyKind};

@@ -9,9 +9,46 @@
 //! the software start-up cost and the internal copy cost.
 
 use crate::packet::{Packet, PacketTable};
-use router::{Flit, NONE, NodeId, PacketId, Routers};
+use router::{EventEval, Flit, NONE, NodeId, PacketId, Routers};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+
+/// The injection buffers a NIC writes into: the routers' injection channels, as the kernel
+/// evaluating them sees them.
+pub trait InjectionPorts {
+    /// Can injection channel `ch` of router `n` take a flit now?
+    fn has_room(&self, n: NodeId, ch: usize) -> bool;
+    /// Write a flit into injection channel `ch` of router `n` in cycle `t`; false when full.
+    fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool;
+}
+
+impl InjectionPorts for Routers {
+    #[inline]
+    fn has_room(&self, n: NodeId, ch: usize) -> bool {
+        self.injection_has_room(n, ch)
+    }
+    #[inline]
+    fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
+        self.inject(n, ch, flit, t)
+    }
+}
+
+/// The routers' injection channels under the event-driven evaluation.
+pub struct EventInjection<'a> {
+    pub eval: &'a mut EventEval,
+    pub routers: &'a mut Routers,
+}
+
+impl InjectionPorts for EventInjection<'_> {
+    #[inline]
+    fn has_room(&self, n: NodeId, ch: usize) -> bool {
+        self.eval.injection_has_room(n, ch)
+    }
+    #[inline]
+    fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
+        self.eval.inject(self.routers, n, ch, flit, t)
+    }
+}
 
 /// A packet waiting in the node's memory: its place in the order (priority key in the
 /// high 24 bits, submission number below) and its header, kept in the queue itself so that
@@ -258,7 +295,14 @@ impl Nics {
 
     /// Start packets on idle channels and stream one flit per channel into the router.
     /// The flits injected (node, channel, flit) are appended to `log`.
-    pub fn inject(&mut self, n: NodeId, t: u64, routers: &mut Routers, packets: &mut PacketTable, log: &mut Vec<(NodeId, u8, Flit)>) {
+    pub fn inject<I: InjectionPorts>(
+        &mut self,
+        n: NodeId,
+        t: u64,
+        routers: &mut I,
+        packets: &mut PacketTable,
+        log: &mut Vec<(NodeId, u8, Flit)>,
+    ) {
         let i = n.idx();
         if self.streaming[i] == 0 && self.queued[i] == 0 {
             return;
@@ -286,11 +330,11 @@ impl Nics {
                 }
             }
             let c = &mut self.inj[base + ch];
-            if c.start_at > t || !routers.injection_has_room(n, ch) {
+            if c.start_at > t || !routers.has_room(n, ch) {
                 continue;
             }
             let flit = Flit::of(PacketId(c.packet), c.seq, c.len);
-            let ok = routers.inject(n, ch, flit, t);
+            let ok = routers.write(n, ch, flit, t);
             debug_assert!(ok);
             log.push((n, ch as u8, flit));
             c.seq += 1;

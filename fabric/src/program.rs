@@ -107,6 +107,11 @@ pub trait Program: std::any::Any + std::marker::Send {
     fn splits(&self) -> bool {
         false
     }
+    /// Does the program send packets the routers replicate ([`Dest::Broadcast`])? The event
+    /// kernel ([`crate::kernel::event`]) runs only programs that never do.
+    fn router_multicast(&self) -> bool {
+        false
+    }
     /// Fold in `other`, this same program having run another part of a split fabric (its
     /// nodes' share of the results). Programs that keep no results need nothing here.
     fn join(&mut self, _other: Box<dyn Program>) {}

@@ -55,6 +55,31 @@ impl PortModel {
     }
 }
 
+/// Which kernel evaluates the routers. Results never depend on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelChoice {
+    /// The event-driven kernel where it applies ([`crate::Fabric::event_kernel_unsupported`]),
+    /// the scan kernel elsewhere.
+    Auto,
+    /// Every active router every cycle ([`crate::kernel`]).
+    Scan,
+    /// Only what happens ([`crate::kernel::event`]).
+    Event,
+}
+
+impl KernelChoice {
+    pub const NAMES: &'static str = "auto, scan, event";
+    pub fn parse(s: &str) -> Option<KernelChoice> {
+        match s {
+            "auto" => Some(KernelChoice::Auto),
+            "scan" => Some(KernelChoice::Scan),
+            "event" => Some(KernelChoice::Event),
+            _ => None,
+        }
+    }
+}
+
 /// The deepest VC buffer, in flits.
 pub const MAX_BUFFER_FLITS: u16 = 4096;
 
@@ -89,6 +114,8 @@ pub struct FabricSpec {
     pub shuffle_seed: Option<u64>,
     /// Count accepted throughput over cycles `[0, measure_until)`.
     pub measure_until: Option<u64>,
+    /// Which kernel runs the fabric.
+    pub kernel: KernelChoice,
 }
 
 impl FabricSpec {
@@ -114,6 +141,7 @@ impl FabricSpec {
             max_cycles: u64::MAX / 4,
             shuffle_seed: None,
             measure_until: None,
+            kernel: KernelChoice::Auto,
         }
     }
 

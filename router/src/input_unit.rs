@@ -64,6 +64,22 @@ pub struct VcCtl {
 }
 
 impl VcCtl {
+    /// Route computation's result for the head at the front: the packet goes to `route`, on
+    /// the output VCs `vc_mask` allows, is `len` flits long, replicated asynchronously if
+    /// `async_rep`, and may be allocated its output VCs from cycle `sa_ready`.
+    #[inline(always)]
+    pub(crate) fn routed(&mut self, route: PortSet, vc_mask: u16, len: u16, async_rep: bool, sa_ready: u64) {
+        self.stage = VcStage::Routed;
+        self.route = route;
+        self.vc_mask = vc_mask;
+        self.granted = PortSet::empty();
+        self.pending = route;
+        self.pkt_len = len;
+        self.va_open = false;
+        self.async_rep = async_rep;
+        self.sa_ready = sa_ready;
+    }
+
     /// May the front packet's branches still lacking an output VC be allocated one in cycle
     /// `t`? From the cycle its RC is done (`sa_ready` until the first grant raises it).
     #[inline(always)]
@@ -273,6 +289,40 @@ impl InputUnits {
     pub fn pop(&mut self, iv: usize, at: u64) -> BufEntry {
         assert!(self.ctl[iv].len > 0, "input VC {iv} underrun: pop from an empty FIFO");
         self.account_down(iv, at);
+        self.pop_ready(iv)
+    }
+
+    /// Write a flit at the tail without touching the statistics (the event-driven evaluation
+    /// writes a flit when it becomes readable and counts it from when it was sent: see
+    /// [`InputUnits::count_up`]).
+    #[inline(always)]
+    pub(crate) fn write_ready(&mut self, iv: usize, flit: Flit, ready: u64) {
+        self.check_room(iv);
+        self.write_tail(iv, flit, ready);
+    }
+
+    /// The occupancy of `iv` rises from `level` to `level + 1` from cycle `at` on (flits on
+    /// their way included): the histogram and high-water mark of a write.
+    #[inline(always)]
+    pub(crate) fn count_up(&mut self, iv: usize, level: u16, at: u64) {
+        let depth = self.depth;
+        assert!(level < depth, "input VC {iv} overrun: FIFO of {depth} flits is full (credit protocol violated)");
+        let e = iv * depth as usize + level as usize;
+        self.hist[e] = self.hist[e].wrapping_sub(at);
+        self.max_len[iv] = self.max_len[iv].max(level + 1);
+    }
+
+    /// The occupancy of `iv` falls from `level` to `level - 1` from cycle `at` on.
+    #[inline(always)]
+    pub(crate) fn count_down(&mut self, iv: usize, level: u16, at: u64) {
+        let e = iv * self.depth as usize + level as usize - 1;
+        self.hist[e] = self.hist[e].wrapping_add(at);
+    }
+
+    /// Remove the front flit without touching the statistics (see [`InputUnits::count_down`]).
+    #[inline]
+    pub(crate) fn pop_ready(&mut self, iv: usize) -> BufEntry {
+        debug_assert!(self.ctl[iv].len > 0, "input VC {iv} underrun: pop from an empty FIFO");
         let depth = self.depth as usize;
         let c = &mut self.ctl[iv];
         let e = c.front;

@@ -3,7 +3,8 @@
 //! Structured like its RTL: [`input_unit`] (per-VC FIFOs and VC state), [`route_compute`]
 //! (the interface to the topology's routing function), [`vc_allocator`], [`switch_allocator`]
 //! (with the crossbar, which can replicate a flit to several outputs: hardware multicast),
-//! [`output_unit`] (output VCs, credits and the credit return line) and [`arbiter`].
+//! [`output_unit`] (output VCs, credits and the credit return line) and [`arbiter`]; [`event`]
+//! evaluates the same routers event by event.
 //!
 //! The state of every router of a fabric lives in flat vectors in [`Routers`]; the fabric
 //! evaluates each router's cycle in two calls (see [`router`]) and commits what they
@@ -11,6 +12,7 @@
 
 pub mod arbiter;
 mod credit_line;
+pub mod event;
 pub mod flit;
 pub mod ids;
 pub mod input_unit;
@@ -24,6 +26,7 @@ pub mod vc_allocator;
 pub mod vc_set;
 
 pub use arbiter::{Arbiter, VcSet};
+pub use event::EventEval;
 pub use flit::{Flit, FlitFlags, Header, RouteKind};
 pub use ids::{Cycle, NONE, NodeId, PacketId, PortId, VcId};
 pub use params::{ArbiterPolicy, MulticastVa, Pipeline, Replication, RouterParams, Switching};

@@ -579,19 +579,11 @@ impl Routers {
             assert!(e.flit.is_head(), "router {r} input VC {l}: body flit {:?} at the front of an idle VC", e.flit);
             let (rd, meta) = env.route(r, PortId(self.port_of[l]), e.flit.packet);
             debug_assert!(!rd.ports.is_empty(), "route computation returned no output for {:?}", e.flit);
-            let c = &mut self.inputs.ctl[iv];
-            c.stage = VcStage::Routed;
-            c.route = rd.ports;
-            c.vc_mask = rd.vc_mask;
-            c.granted = PortSet::empty();
-            c.pending = rd.ports;
-            c.pkt_len = meta.len;
-            c.va_open = false;
-            c.async_rep = meta.len > 1 && self.params.replication == Replication::Async && !rd.ports.bits().is_power_of_two();
-            if c.async_rep && self.branch_pos.is_empty() {
+            let async_rep = meta.len > 1 && self.params.replication == Replication::Async && !rd.ports.bits().is_power_of_two();
+            self.inputs.ctl[iv].routed(rd.ports, rd.vc_mask, meta.len, async_rep, t + rc);
+            if async_rep && self.branch_pos.is_empty() {
                 self.branch_pos = vec![0; n_iv * (self.nnet + 1)];
             }
-            c.sa_ready = t + rc;
             self.inputs.rank[iv] = (meta.key, meta.birth);
             self.reg_insert::<S>(ri, ROUTED, l);
             // A new VC allocation requester, able from `t + rc`.
@@ -932,6 +924,58 @@ impl Routers {
         }
         self.epoch = t;
     }
+    /// Rebuild every router's registers (the sets of its input VCs by what they need, the
+    /// ejection channels held, the flits buffered) from its input and output units, every
+    /// stage free to act at once: after [`crate::EventEval`] ran the routers without them.
+    pub fn rebuild_registers(&mut self) {
+        let (v, np, npv, net) = (self.nv, self.np, self.npv, self.nnet);
+        self.buffered = 0;
+        self.mc_waiting = 0;
+        for r in 0..self.n {
+            let mut g = RouterRegs { wake: Wake::NOW, mc_arb: self.regs[r].mc_arb, ..RouterRegs::default() };
+            let mut hi = [0u64; REG_SETS];
+            let mut mc = EMPTY;
+            for l in 0..npv {
+                let c = &self.inputs.ctl[r * npv + l];
+                let mut set = |f: usize| if l < 64 { g.sets[f] |= 1 << l } else { hi[f] |= 1 << (l - 64) };
+                g.occupancy += c.len as u32;
+                if c.len > 0 {
+                    set(NONEMPTY);
+                }
+                if c.stage != VcStage::Routed {
+                    continue;
+                }
+                set(ROUTED);
+                let unicast = c.route.bits().is_power_of_two();
+                if !c.pending.network().difference(c.granted).is_empty() {
+                    set(NEED_VA);
+                }
+                let lacks_local = c.pending.contains(PortSet::LOCAL) && !c.granted.contains(PortSet::LOCAL);
+                if !unicast && c.pkt_len > 1 && self.params.multicast_va == MulticastVa::Atomic && c.granted.is_empty() {
+                    set(NEED_EJ);
+                    crate::vc_set::insert(&mut mc, l);
+                    self.mc_waiting += 1;
+                } else if lacks_local {
+                    set(NEED_EJ);
+                }
+                if !unicast || !c.granted.network().is_empty() {
+                    set(BIDS);
+                }
+            }
+            for ch in 0..self.nk {
+                if self.outputs.owner[(r * np + net + ch) * v] != NONE {
+                    g.ej_owned |= 1 << ch;
+                }
+            }
+            self.buffered += g.occupancy as u64;
+            self.regs[r] = g;
+            if !self.regs_hi.is_empty() {
+                self.regs_hi[r] = hi;
+            }
+            self.need_mc[r] = mc;
+        }
+    }
+
     /// Make every stage of every router act at its next evaluation, as if nothing were known
     /// about when it can: the plain path, for tests comparing with it.
     pub fn wake_all(&mut self) {

@@ -155,6 +155,12 @@ pub struct RunArgs {
     /// owning a range of routers (results do not depend on it).
     #[arg(long, allow_hyphen_values = true)]
     pub threads: Option<String>,
+    /// The kernel that evaluates the routers: auto (the event kernel where it applies, else
+    /// the scan kernel), scan (every active router every cycle) or event (only what happens:
+    /// unicast runs on one thread, without waveforms, links of one flit a cycle). Results do
+    /// not depend on it.
+    #[arg(long, allow_hyphen_values = true)]
+    pub kernel: Option<String>,
     /// kbcast variant: prefix, random, same-tree, rank-rotated.
     #[arg(long, allow_hyphen_values = true)]
     pub variant: Option<String>,
@@ -207,7 +213,7 @@ impl RunArgs {
     /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
     pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 49] = [
+        let fields: [(&str, &Option<String>); 50] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -243,6 +249,7 @@ impl RunArgs {
             ("trace-to", &self.trace_to),
             ("stats-csv", &self.stats_csv),
             ("threads", &self.threads),
+            ("kernel", &self.kernel),
             ("variant", &self.variant),
             ("active", &self.active),
             ("active-count", &self.active_count),

@@ -5,7 +5,10 @@
 # must not change a result: e.g. the build at a commit against the build after a change.
 #
 # With NO_VCD=1 no scenario writes a VCD (a run without probes may take other paths in the
-# kernel than a traced one, so check both).
+# kernel than a traced one, so check both). A_ARGS and B_ARGS are flags added to every run
+# of BIN_A and BIN_B: `A_ARGS="--kernel scan" B_ARGS="--kernel auto" NO_VCD=1 ... BIN BIN`
+# compares the two kernels in one build. Which kernel ran (`kernel`, `config.kernel`) is
+# not compared.
 #
 # A scenario's `@HERE@` stands for this directory (router files kept next to the list).
 #
@@ -19,12 +22,13 @@ command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 2; }
 for bin in "$A" "$B"; do [ -x "$bin" ] || { echo "not executable: $bin" >&2; exit 2; }; done
 mkdir -p "$OUT/a" "$OUT/b"
 differ=0; n=0
-run_one() { # BIN DIR NAME ARGS...
-    local bin=$1 dir=$2 name=$3; shift 3
+run_one() { # BIN EXTRA DIR NAME ARGS...
+    local bin=$1 extra=$2 dir=$3 name=$4; shift 4
     local vcd=()
     # Relative paths, run inside the output directory: the JSON's config names them.
     case "${NO_VCD:-} $* " in 1*) ;; *" --threads "*) ;; *) vcd=(--vcd "$name.vcd") ;; esac
-    (cd "$dir" && "$bin" run "$@" "${vcd[@]}" --quiet --json "$name.json" >/dev/null 2>"$name.err"; echo $? > "$name.rc")
+    # shellcheck disable=SC2086
+    (cd "$dir" && "$bin" run "$@" "${vcd[@]}" $extra --quiet --json "$name.json" >/dev/null 2>"$name.err"; echo $? > "$name.rc")
     python3 - "$dir/$name.json" <<'PY'
 import json, sys
 p = sys.argv[1]
@@ -33,6 +37,8 @@ try:
 except (OSError, ValueError):
     sys.exit(0)
 d.pop("wall_seconds", None)
+d.pop("kernel", None)
+d.get("config", {}).pop("kernel", None)
 json.dump(d, open(p, "w"), indent=1, sort_keys=True)
 PY
     [ -f "$dir/$name.vcd" ] && sed -i '/^\$date/,/\$end/d' "$dir/$name.vcd"
@@ -42,9 +48,9 @@ while read -r name args; do
     n=$((n + 1))
     args=${args//@HERE@/$HERE}
     # shellcheck disable=SC2086
-    run_one "$A" "$OUT/a" "$name" $args
+    run_one "$A" "${A_ARGS:-}" "$OUT/a" "$name" $args
     # shellcheck disable=SC2086
-    run_one "$B" "$OUT/b" "$name" $args
+    run_one "$B" "${B_ARGS:-}" "$OUT/b" "$name" $args
     bad=""
     for ext in rc json vcd; do
         fa="$OUT/a/$name.$ext"; fb="$OUT/b/$name.$ext"

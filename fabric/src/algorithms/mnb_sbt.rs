@@ -86,4 +86,7 @@ impl Program for MnbSbt {
     fn splits(&self) -> bool {
         true
     }
+    fn router_multicast(&self) -> bool {
+        self.forwarding == Forwarding::Router
+    }
 }

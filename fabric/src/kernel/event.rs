@@ -1,0 +1,216 @@
+//! The event-driven kernel: the same cycle as the scan kernel ([`crate::kernel`]), with the
+//! routers evaluated by [`EventEval`] (only routers and VCs with something to do are looked
+//! at), the NICs of the nodes with something to send, and the nodes' programs when they
+//! receive or a timer fires.
+//!
+//! ```text
+//!  wheel: flits readable, credits visible, requesters and bidders join ──► timers due
+//!   ──► stage 1 (ejection) ──► programs (receive, timer, start) ──► NIC injection
+//!   ──► stage 2 (VC and switch allocation, crossbar) ──► commit: flits and credits into the wheel
+//! ```
+//!
+//! It gives the scan kernel's results exactly (the tests run both); it applies to fabrics
+//! whose packets the routers never replicate, whose links carry one flit a cycle, without
+//! waveforms, on one thread ([`Fabric::event_kernel_unsupported`]).
+
+use super::{Ending, Env, Fabric, PROGRAM_TIMER, WAKE, Watch};
+use crate::nic::EventInjection;
+use crate::spec::{FabricSpec, KernelChoice};
+use router::{Ejection, EventEval, NodeId};
+use std::cmp::Reverse;
+
+/// Why a run of `spec` goes to the scan kernel rather than the event kernel (None if the
+/// event kernel applies): `multicast` if its program sends packets the routers replicate,
+/// `traced` with waveforms, `threads` it is split between.
+pub fn event_kernel_unsupported(spec: &FabricSpec, multicast: bool, traced: bool, threads: u32) -> Option<String> {
+    if traced {
+        Some("waveforms are traced (the tracer follows the scan kernel's cycle)".into())
+    } else if threads > 1 {
+        Some("the run is split between threads".into())
+    } else if spec.shuffle_seed.is_some() {
+        Some("routers are visited in a shuffled order".into())
+    } else if multicast {
+        Some("the routers replicate packets (--forwarding router)".into())
+    } else {
+        EventEval::unsupported(&spec.router_params())
+    }
+}
+
+/// The event kernel's own state beside the fabric's.
+struct EventKernel {
+    eval: EventEval,
+    /// This cycle's ejections and the nodes whose timer fired.
+    ejected: Vec<(NodeId, Ejection)>,
+    fired: Vec<u32>,
+}
+
+impl Fabric {
+    /// Why this fabric runs on the scan kernel rather than the event kernel (None if the
+    /// event kernel applies).
+    pub fn event_kernel_unsupported(&self) -> Option<String> {
+        event_kernel_unsupported(&self.spec, self.program.router_multicast(), !self.probes.is_empty(), self.parts)
+    }
+
+    /// Does this run go to the event kernel?
+    pub(crate) fn use_event_kernel(&self) -> bool {
+        match self.spec.kernel {
+            KernelChoice::Scan => false,
+            KernelChoice::Auto => self.event_kernel_unsupported().is_none(),
+            KernelChoice::Event => match self.event_kernel_unsupported() {
+                None => true,
+                Some(why) => panic!("the event kernel was asked for, but {why}"),
+            },
+        }
+    }
+
+    /// [`Fabric::run_loop`] on the event kernel. The routers' state is handed back in the
+    /// scan kernel's form at the end.
+    pub(crate) fn run_event_loop<W: FnMut(&Fabric)>(&mut self, watch: &mut Watch<W>) -> Ending {
+        self.kernel_used = "event";
+        let mut k = EventKernel { eval: EventEval::new(&self.routers), ejected: Vec::new(), fired: Vec::new() };
+        // The NICs with something to do (the scan kernel's active routers start as every node;
+        // here only cycle 0 is stepped regardless).
+        self.active.clear();
+        self.in_active.fill(false);
+        let ending = loop {
+            if self.deadlock.is_some() {
+                break Ending::Deadlock;
+            }
+            if self.now > 0 && k.eval.is_empty() && self.active.is_empty() {
+                match self.timers.peek() {
+                    None => break Ending::Quiescent,
+                    Some(&Reverse((t, _, _))) => self.now = self.now.max(t.min(self.spec.max_cycles)),
+                }
+            }
+            if self.now >= self.spec.max_cycles {
+                break Ending::CycleLimit;
+            }
+            self.step_event(&mut k);
+            watch.stepped(self);
+        };
+        k.eval.finish(&mut self.routers);
+        ending
+    }
+
+    /// Node `n`'s NIC may have something to do this cycle.
+    #[inline]
+    fn nic_wakes(&mut self, n: u32) {
+        if !self.in_active[n as usize] {
+            self.in_active[n as usize] = true;
+            self.active.push(n);
+        }
+    }
+
+    /// Simulate cycle `self.now` on the event kernel.
+    fn step_event(&mut self, k: &mut EventKernel) {
+        let t = self.now;
+        let ejected_before = self.counters.flits_ejected;
+        {
+            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
+            k.eval.begin_cycle(&mut self.routers, t, &env);
+        }
+        while let Some(&Reverse((tt, n, kind))) = self.timers.peek() {
+            if tt > t {
+                break;
+            }
+            self.timers.pop();
+            if kind == PROGRAM_TIMER {
+                if !self.fired[n as usize] {
+                    self.fired[n as usize] = true;
+                    k.fired.push(n);
+                }
+            } else {
+                debug_assert_eq!(kind, WAKE);
+                self.nic_wakes(n);
+            }
+        }
+        // Stage 1: ejection; the NICs reassemble, the programs receive.
+        k.ejected.clear();
+        k.eval.eject_stage(&mut self.routers, t, &mut k.ejected, &mut self.outbox);
+        for i in 0..k.ejected.len() {
+            let (r, ej) = k.ejected[i];
+            self.counters.flits_ejected += 1;
+            if let Some(pid) = self.nics.receive(r, ej.channel, ej.flit) {
+                self.deliver(r, pid, t);
+                if self.nics.busy(r) {
+                    self.nic_wakes(r.0);
+                }
+            }
+        }
+        for i in 0..k.fired.len() {
+            let n = k.fired[i];
+            self.fired[n as usize] = false;
+            self.call_program(NodeId(n), t, |p, cx| p.timer(cx));
+            if self.nics.busy(NodeId(n)) {
+                self.nic_wakes(n);
+            }
+        }
+        k.fired.clear();
+        if t == 0 {
+            for n in 0..self.topo.nodes() as u32 {
+                self.call_program(NodeId(n), t, |p, cx| p.start(cx));
+                if self.nics.busy(NodeId(n)) {
+                    self.nic_wakes(n);
+                }
+            }
+        }
+        // NIC injection, then route computation for the heads written with no latency.
+        for i in 0..self.active.len() {
+            let n = NodeId(self.active[i]);
+            if self.nics.busy(n) {
+                let mut ports = EventInjection { eval: &mut k.eval, routers: &mut self.routers };
+                self.nics.inject(n, t, &mut ports, &mut self.packets, &mut self.inject_log);
+            }
+        }
+        self.counters.flits_injected += self.inject_log.len() as u64;
+        {
+            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
+            k.eval.after_injection(&mut self.routers, t, &env);
+        }
+        // Stage 2, then the commit: flits onto the links, credits onto the return lines.
+        k.eval.network_stage(&mut self.routers, t, &mut self.outbox);
+        self.counters.flit_hops += self.outbox.departures.len() as u64;
+        for i in 0..self.outbox.departures.len() {
+            let d = self.outbox.departures[i];
+            let link = &mut self.links[d.out_port as usize];
+            link.flits += 1;
+            self.counters.link_transmissions += d.flit.is_tail() as u64;
+            k.eval.send(&mut self.routers, link.router as usize, (link.vc0 + d.vc as u32) as usize, d.flit, t);
+        }
+        let v = self.routers.vcs();
+        for f in self.outbox.freed.drain(..) {
+            k.eval.credit(self.up[f.in_port as usize] as usize * v + f.vc as usize, t);
+        }
+        let moved = !self.outbox.departures.is_empty() || self.counters.flits_ejected != ejected_before || !self.inject_log.is_empty();
+        self.outbox.departures.clear();
+        self.inject_log.clear();
+        if moved {
+            self.last_move = t;
+        }
+        // NICs with nothing to do now leave the set; one waiting out a start-up cost gets a timer.
+        let Fabric { active, in_active, nics, timers, .. } = self;
+        let mut kept = 0;
+        for i in 0..active.len() {
+            let n = active[i];
+            let (now, later) = nics.work(NodeId(n), t + 1);
+            if now {
+                active[kept] = n;
+                kept += 1;
+            } else {
+                in_active[n as usize] = false;
+                if let Some(at) = later {
+                    timers.push(Reverse((at, n, WAKE)));
+                }
+            }
+        }
+        active.truncate(kept);
+        if k.eval.flits > 0 && t - self.last_move >= self.spec.watchdog_cycles {
+            k.eval.finish(&mut self.routers);
+            self.deadlock = Some(self.find_deadlock(t));
+        }
+        if self.spec.measure_until.is_some_and(|m| t < m) {
+            self.counters.flits_ejected_in_window += self.counters.flits_ejected - ejected_before;
+        }
+        self.now = t + 1;
+    }
+}
