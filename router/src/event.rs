@@ -2,27 +2,32 @@
 //! in it (flits becoming readable, heads routed, grants, flits crossing, credits), not to
 //! the routers and VCs that hold flits.
 //!
-//! It drives the state [`Routers`] keeps (input units, output units, arbiters) by the same
-//! rules as [`Routers::stage_eject`] and [`Routers::stage_network`], for fabrics whose packets
-//! all take one branch (unicast), whose links carry one flit a cycle and whose routers have
-//! at most 64 input VCs; the fabric's scan kernel stays the reference for everything else,
-//! and the tests require both to give the same results.
+//! It follows the rules of [`Routers::stage_eject`] and [`Routers::stage_network`] for
+//! fabrics whose packets all take one branch (unicast), whose links carry one flit a cycle
+//! and whose routers have at most 64 input VCs; the fabric's scan kernel stays the reference
+//! for everything else, and the tests require both to give the same results and leave the
+//! same state. While it runs it keeps the routers' state in a compact form of its own (an
+//! input VC in 32 bytes, an output VC in 4, flit rings without ready times) and hands it back
+//! to [`Routers`] at the end ([`EventEval::finish`]); the arbiters and the buffer statistics
+//! stay in [`Routers`] throughout.
 //!
 //! What changes is when work is looked at:
 //!
 //! - A flit enters its input buffer in the cycle it becomes readable (an event `link_latency`
 //!   cycles after it was sent, `inject_latency` after the NIC wrote it), so a buffered flit is
 //!   a readable one. The buffer statistics still count it from the cycle after it was sent
-//!   (the flits on their way are counted in [`EventEval::occ`]).
+//!   (a VC's occupancy with the flits on their way is [`EventEval::occ`]).
 //! - A head reaching the front of an idle VC is routed then; the VC becomes a VC-allocation
 //!   requester `rc_delay` cycles later, and a switch-allocation bidder `va_delay` cycles
-//!   after its grant (events in a wheel of per-cycle slots, like credits).
+//!   after its grant (events in a wheel of per-cycle slots, like flits and credits).
 //! - Per router, sets of its input VCs by what they wait for: able VC-allocation requesters,
 //!   bidders (output VC held, flit buffered), ejection requesters and ejectors. VC and
 //!   ejection-channel allocation run only when a requester arrived or an output VC or channel
 //!   was freed (a pass that grants nothing changes no state: arbiters move only on grants);
 //!   switch allocation only where there are bidders. Per fabric, bitsets of the routers with
 //!   such work, visited in id order.
+//! - A flit crossing the switch goes straight into the wheel for its downstream buffer, the
+//!   credit for its slot into the wheel for its upstream output VC.
 //!
 //! Within a cycle the order of the two stages is kept: ejection-channel allocation and
 //! ejection (stage 1), then the fabric runs the nodes' programs and NICs, then VC allocation
@@ -30,11 +35,50 @@
 
 use crate::flit::Flit;
 use crate::ids::{NONE, NodeId, PortId};
-use crate::input_unit::VcStage;
+use crate::input_unit::{BufEntry, VcStage};
 use crate::params::{RouterParams, Switching};
 use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
-use crate::router::{Departure, Ejection, Freed, Outbox, Routers};
+use crate::router::{Ejection, Routers};
+
+/// No owner (an output VC or ejection channel held by no input VC).
+const FREE: u8 = u8::MAX;
+/// The output "port" of a packet routed to ejection.
+const LOCAL_OUT: u8 = u8::MAX;
+
+/// An input VC: its front flit, its ring's head and length (readable flits only), and the
+/// front packet's route and grants. Fields the scan kernel keeps after a packet has gone
+/// (`ovc`, `eject_ch`, `vc_mask`, `pkt_len`, `sa_ready`, `va_open`) keep their last values
+/// here too, so that the state handed back is the same.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(32))]
+struct Vc {
+    front: Flit,
+    /// Earliest cycle of VC allocation (RC done), then of switch allocation (VA done).
+    sa_ready: u64,
+    head: u16,
+    len: u16,
+    pkt_len: u16,
+    vc_mask: u16,
+    /// Output port of the routed packet, [`LOCAL_OUT`] for ejection.
+    out: u8,
+    ovc: u8,
+    eject_ch: u8,
+    routed: bool,
+    /// The output VC (or ejection channel) is held.
+    granted: bool,
+    va_open: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<Vc>() == 32, "an input VC in half a cache line");
+
+/// An output VC: free slots downstream as this router sees them, and the local input VC
+/// holding it ([`FREE`] if none). For an ejection channel, its VC 0's entry says who holds it.
+#[derive(Clone, Copy, Debug)]
+struct Ov {
+    credits: u16,
+    owner: u8,
+}
 
 /// One router's work, as sets of its input VCs (bit `port * vcs + vc`): one cache line.
 #[derive(Clone, Copy, Debug, Default)]
@@ -96,9 +140,24 @@ pub struct EventEval {
     /// allocation, ejection) has work: bit `r`.
     net_work: Vec<u64>,
     ej_work: Vec<u64>,
+    /// Input VCs (global index) and their flit rings (`depth` slots each; the front's slot is
+    /// stale when the flit was written into an empty ring, as in [`crate::InputUnits`]).
+    vcs: Vec<Vc>,
+    ring: Vec<Flit>,
+    /// Output VCs (global index `port * vcs + vc`).
+    ovs: Vec<Ov>,
     /// Per input VC: flits buffered or on their way into it (sent, not readable yet): the
     /// occupancy the statistics count.
     occ: Vec<u16>,
+    /// Per output port: the [`vcr`] of VC 0 of the input port it feeds (`NONE` if none).
+    down: Vec<u32>,
+    /// Per input port: the upstream output port feeding it (`NONE` if none).
+    up: Vec<u32>,
+    /// Flits sent on each output port, flits over router-to-router links, and those that
+    /// were tails (packets over links).
+    sent: Vec<u64>,
+    pub hops: u64,
+    pub tails: u64,
     /// Idle VCs whose next head reached the front by a tail leaving in the previous cycle:
     /// routed at the start of this one.
     rc_next: Vec<u32>,
@@ -152,8 +211,8 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
 }
 
 impl EventEval {
-    /// Why these routers cannot be evaluated event by event (None if they can). Packets
-    /// that the routers replicate are the fabric's to rule out.
+    /// Why routers of parameters `p` cannot be evaluated event by event (None if they can).
+    /// Packets that the routers replicate are the fabric's to rule out.
     pub fn unsupported(p: &RouterParams) -> Option<String> {
         let pl = &p.pipeline;
         let npv = p.ports() * p.vcs as usize;
@@ -170,28 +229,39 @@ impl EventEval {
     }
 
     /// The evaluation of `routers`, which must be in their initial state (see
-    /// [`EventEval::unsupported`]).
-    pub fn new(routers: &Routers) -> EventEval {
+    /// [`EventEval::unsupported`]), linked by `down` (the input port each output port feeds,
+    /// global indices, `NONE` if none) and `up` (the output port feeding each input port).
+    pub fn new(routers: &Routers, down: &[u32], up: &[u32]) -> EventEval {
         assert!(Self::unsupported(&routers.params).is_none(), "{:?}", Self::unsupported(&routers.params));
         let pl = routers.params.pipeline;
         let longest = [pl.rc_delay, pl.va_delay, pl.link_latency, pl.credit_delay + 1, pl.inject_latency].into_iter().max().unwrap_or(0);
         let n_slots = (longest as usize + 1).next_power_of_two();
         let n = routers.n;
+        let (v, p, npv) = (routers.nv, routers.np, routers.npv);
         let k = routers.nk;
-        let v = routers.nv;
+        let depth = routers.params.buffer_flits;
         let mut port_of = [0u8; 64];
         let mut vc_of = [0u8; 64];
         let mut port_vcs = [0u64; 64];
-        for l in 0..routers.npv {
+        for l in 0..npv {
             port_of[l] = (l / v) as u8;
             vc_of[l] = (l % v) as u8;
             port_vcs[l] = ((1u64 << v) - 1) << (l / v * v);
         }
+        let down = down.iter().map(|&ip| if ip == NONE { NONE } else { vcr(ip as usize / p, ip as usize % p * v) }).collect();
         EventEval {
             work: vec![Work::default(); n],
             net_work: vec![0; n.div_ceil(64)],
             ej_work: vec![0; n.div_ceil(64)],
-            occ: vec![0; n * routers.npv],
+            vcs: vec![Vc::default(); n * npv],
+            ring: vec![Flit::default(); n * npv * depth as usize],
+            ovs: vec![Ov { credits: depth, owner: FREE }; n * p * v],
+            occ: vec![0; n * npv],
+            down,
+            up: up.to_vec(),
+            sent: vec![0; n * p],
+            hops: 0,
+            tails: 0,
             rc_next: Vec::new(),
             rc_now: Vec::new(),
             inj_front: Vec::new(),
@@ -205,12 +275,12 @@ impl EventEval {
             mask: n_slots as u64 - 1,
             done: 0,
             flits: 0,
-            v: routers.nv,
-            p: routers.np,
-            npv: routers.npv,
+            v,
+            p,
+            npv,
             net: routers.nnet,
             net_vcs: routers.net_vcs,
-            depth: routers.params.buffer_flits,
+            depth,
             all_channels: if k >= 64 { !0 } else { (1u64 << k) - 1 },
             switching: routers.params.switching,
             rc_delay: pl.rc_delay as u64,
@@ -242,6 +312,11 @@ impl EventEval {
         self.flits == 0
     }
 
+    /// Flits sent so far on each output port (global index).
+    pub fn port_flits(&self) -> &[u64] {
+        &self.sent
+    }
+
     /// Start cycle `t`: everything due by `t` happens (flits become readable, credits
     /// visible, VCs become requesters and bidders), and heads that reached the front in the
     /// previous cycle are routed.
@@ -254,7 +329,9 @@ impl EventEval {
             let i = (c & self.mask) as usize;
             let mut slot = std::mem::take(&mut self.slots[i]);
             for &ov in &slot.credits {
-                routers.outputs.add_credit(ov as usize, self.depth);
+                let o = &mut self.ovs[ov as usize];
+                o.credits += 1;
+                debug_assert!(o.credits <= self.depth, "output VC {ov} has more credits than the downstream buffer holds");
             }
             for &(x, flit) in &slot.arrivals {
                 let (r, l) = unvcr(x);
@@ -262,11 +339,11 @@ impl EventEval {
             }
             for &x in &slot.va_joins {
                 let (r, l) = unvcr(x);
-                self.va_join(routers, r, l);
+                self.va_join(r, l);
             }
             for &x in &slot.sa_joins {
                 let (r, l) = unvcr(x);
-                self.check_bid(routers, r, l, c);
+                self.check_bid(r, l, c);
             }
             slot.credits.clear();
             slot.arrivals.clear();
@@ -285,27 +362,44 @@ impl EventEval {
         }
     }
 
+    /// Write `flit` at the tail of input VC `iv`'s ring; true if it is the front.
+    #[inline(always)]
+    fn write(&mut self, iv: usize, flit: Flit) -> bool {
+        let c = &mut self.vcs[iv];
+        let len = c.len;
+        debug_assert!(len < self.depth, "input VC {iv} overrun");
+        c.len = len + 1;
+        if len == 0 {
+            c.front = flit;
+            return true;
+        }
+        let depth = self.depth as usize;
+        let mut slot = c.head as usize + len as usize;
+        if slot >= depth {
+            slot -= depth;
+        }
+        self.ring[iv * depth + slot] = flit;
+        false
+    }
+
     /// A flit becomes readable in input VC `l` of router `r` in cycle `t`.
     #[inline]
     fn arrive<E: RouterEnv>(&mut self, routers: &mut Routers, r: usize, l: usize, flit: Flit, t: u64, env: &E) {
-        let iv = r * self.npv + l;
-        let was_empty = routers.inputs.ctl[iv].len == 0;
-        routers.inputs.write_ready(iv, flit, t);
-        if was_empty {
+        if self.write(r * self.npv + l, flit) {
             self.front_arrived(routers, r, l, t, env);
         } else if self.switching == Switching::StoreAndForward {
             // A store-and-forward head may bid once its whole packet is in.
-            self.check_bid(routers, r, l, t);
+            self.check_bid(r, l, t);
         }
     }
 
     /// Input VC `l` of router `r` was empty and has a flit at its front in cycle `t`.
     #[inline]
     fn front_arrived<E: RouterEnv>(&mut self, routers: &mut Routers, r: usize, l: usize, t: u64, env: &E) {
-        if routers.inputs.ctl[r * self.npv + l].stage == VcStage::Idle {
+        if !self.vcs[r * self.npv + l].routed {
             self.route_front(routers, r, l, t, env);
         } else {
-            self.check_bid(routers, r, l, t);
+            self.check_bid(r, l, t);
         }
     }
 
@@ -313,14 +407,21 @@ impl EventEval {
     /// cycle `t`.
     fn route_front<E: RouterEnv>(&mut self, routers: &mut Routers, r: usize, l: usize, t: u64, env: &E) {
         let iv = r * self.npv + l;
-        let head = routers.inputs.ctl[iv].front.flit;
+        let head = self.vcs[iv].front;
         assert!(head.is_head(), "router {r} input VC {l}: body flit {head:?} at the front of an idle VC");
         let (rd, meta) = env.route(NodeId(r as u32), PortId(self.port_of[l]), head.packet);
         assert!(rd.ports.bits().is_power_of_two(), "router {r}: the event kernel routes unicast packets only, got {:?}", rd.ports);
-        routers.inputs.ctl[iv].routed(rd.ports, rd.vc_mask, meta.len, false, t + self.rc_delay);
+        let c = &mut self.vcs[iv];
+        c.routed = true;
+        c.out = if rd.ports == PortSet::LOCAL { LOCAL_OUT } else { rd.ports.bits().trailing_zeros() as u8 };
+        c.vc_mask = rd.vc_mask;
+        c.pkt_len = meta.len;
+        c.granted = false;
+        c.va_open = false;
+        c.sa_ready = t + self.rc_delay;
         routers.inputs.rank[iv] = (meta.key, meta.birth);
         if self.rc_delay == 0 {
-            self.va_join(routers, r, l);
+            self.va_join(r, l);
         } else {
             self.slot(t + self.rc_delay).va_joins.push(vcr(r, l));
         }
@@ -329,9 +430,10 @@ impl EventEval {
     /// Routed input VC `l` of router `r` may now be allocated its output VC or ejection
     /// channel.
     #[inline]
-    fn va_join(&mut self, routers: &Routers, r: usize, l: usize) {
+    fn va_join(&mut self, r: usize, l: usize) {
+        let local = self.vcs[r * self.npv + l].out == LOCAL_OUT;
         let w = &mut self.work[r];
-        if routers.inputs.ctl[r * self.npv + l].route == PortSet::LOCAL {
+        if local {
             w.ej_req |= 1 << l;
             w.ej_dirty = true;
             self.set_ej_work(r);
@@ -346,31 +448,21 @@ impl EventEval {
     /// routed, holding its output VC or channel, able, a flit buffered, and a
     /// store-and-forward head at a network input with its whole packet in.
     #[inline]
-    fn check_bid(&mut self, routers: &Routers, r: usize, l: usize, t: u64) {
-        let c = &routers.inputs.ctl[r * self.npv + l];
-        if c.stage != VcStage::Routed || c.granted.is_empty() || c.sa_ready > t || c.len == 0 {
+    fn check_bid(&mut self, r: usize, l: usize, t: u64) {
+        let c = &self.vcs[r * self.npv + l];
+        if !c.granted || c.sa_ready > t || c.len == 0 {
             return;
         }
-        if c.route == PortSet::LOCAL {
+        if c.out == LOCAL_OUT {
             self.work[r].ejbid |= 1 << l;
             self.set_ej_work(r);
             return;
         }
-        if self.switching == Switching::StoreAndForward && l < self.net_vcs && c.front.flit.is_head() && c.len < c.pkt_len {
+        if self.switching == Switching::StoreAndForward && l < self.net_vcs && c.front.is_head() && c.len < c.pkt_len {
             return;
         }
         self.work[r].bid |= 1 << l;
         self.set_net_work(r);
-    }
-
-    /// A flit sent in cycle `t` towards input VC `l` of router `r`, readable there from
-    /// `t + link_latency`: counted in the buffer from `t + 1`.
-    #[inline]
-    pub fn send(&mut self, routers: &mut Routers, r: usize, l: usize, flit: Flit, t: u64) {
-        let iv = r * self.npv + l;
-        self.count_in(routers, iv, t);
-        let at = t + self.link_latency;
-        self.slot(at).arrivals.push((vcr(r, l), flit));
     }
 
     /// A flit written towards input VC `iv` in cycle `t`: the occupancy statistics count it
@@ -383,19 +475,10 @@ impl EventEval {
         self.flits += 1;
     }
 
-    /// The credit for a slot of output VC `ov` (global index) freed downstream in cycle `t`:
-    /// visible from `t + 1 + credit_delay`.
-    #[inline]
-    pub fn credit(&mut self, ov: usize, t: u64) {
-        let at = t + 1 + self.credit_delay;
-        self.slot(at).credits.push(ov as u32);
-    }
-
     /// Can the NIC write a flit into injection channel `ch` of router `r`?
     #[inline]
     pub fn injection_has_room(&self, r: NodeId, ch: usize) -> bool {
-        let iv = r.idx() * self.npv + (self.net + ch) * self.v;
-        self.occ[iv] < self.depth
+        self.occ[r.idx() * self.npv + (self.net + ch) * self.v] < self.depth
     }
 
     /// The NIC writes a flit into injection channel `ch` of router `r` in cycle `t`,
@@ -409,9 +492,7 @@ impl EventEval {
         let iv = r.idx() * self.npv + l;
         self.count_in(routers, iv, t);
         if self.inject_latency == 0 {
-            let was_empty = routers.inputs.ctl[iv].len == 0;
-            routers.inputs.write_ready(iv, flit, t);
-            if was_empty {
+            if self.write(iv, flit) {
                 self.inj_front.push(vcr(r.idx(), l));
             }
         } else {
@@ -433,13 +514,13 @@ impl EventEval {
 
     /// Stage 1 of cycle `t` in every router with work there: ejection-channel allocation and
     /// ejection. Ejected flits are appended to `ejected` with their router.
-    pub fn eject_stage(&mut self, routers: &mut Routers, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, out: &mut Outbox) {
+    pub fn eject_stage(&mut self, routers: &mut Routers, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
         for wi in 0..self.ej_work.len() {
             let mut m = self.ej_work[wi];
             while m != 0 {
                 let r = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                self.eject_router(routers, r, t, ejected, out);
+                self.eject_router(routers, r, t, ejected);
                 let w = &self.work[r];
                 if w.ejbid == 0 && !w.ej_dirty {
                     self.ej_work[wi] &= !(1 << (r & 63));
@@ -448,7 +529,7 @@ impl EventEval {
         }
     }
 
-    fn eject_router(&mut self, routers: &mut Routers, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, out: &mut Outbox) {
+    fn eject_router(&mut self, routers: &mut Routers, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
         let w = &mut self.work[r];
         if w.ej_dirty {
             w.ej_dirty = false;
@@ -456,14 +537,12 @@ impl EventEval {
                 self.allocate_ejection(routers, r, t);
             }
         }
-        let base = r * self.npv;
         let mut owned = self.work[r].ej_owned;
         while owned != 0 {
             let ch = owned.trailing_zeros() as usize;
             owned &= owned - 1;
             let ov = (r * self.p + self.net + ch) * self.v;
-            let iv = routers.outputs.owner[ov] as usize;
-            let l = iv - base;
+            let l = self.ovs[ov].owner as usize;
             let w = &mut self.work[r];
             if w.ejbid & (1 << l) == 0 {
                 continue;
@@ -477,19 +556,18 @@ impl EventEval {
                 w.blocked = 0;
             }
             w.blocked |= self.port_vcs[l];
-            let c = &mut routers.inputs.ctl[iv];
-            let flit = c.front.flit;
+            let c = &mut self.vcs[r * self.npv + l];
+            let flit = c.front;
             ejected.push((NodeId(r as u32), Ejection { channel: ch as u8, flit }));
-            c.pending.remove(PortSet::LOCAL);
             if flit.is_tail() {
-                c.granted.remove(PortSet::LOCAL);
-                routers.outputs.owner[ov] = NONE;
+                c.granted = false;
+                self.ovs[ov].owner = FREE;
                 w.ej_owned &= !(1 << ch);
                 if w.ej_req != 0 {
                     w.ej_dirty = true;
                 }
             }
-            self.pop_front(routers, r, l, t, out);
+            self.pop_front(routers, r, l, t);
         }
     }
 
@@ -507,10 +585,9 @@ impl EventEval {
             let Some(l) = routers.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
                 break;
             };
-            let iv = base + l;
-            routers.outputs.owner[op * self.v] = iv as u32;
-            let c = &mut routers.inputs.ctl[iv];
-            c.granted |= PortSet::LOCAL;
+            self.ovs[op * self.v].owner = l as u8;
+            let c = &mut self.vcs[base + l];
+            c.granted = true;
             c.va_open = true;
             c.eject_ch = ch as u8;
             c.sa_ready = c.sa_ready.max(t + self.va_delay);
@@ -518,24 +595,29 @@ impl EventEval {
             let w = &mut self.work[r];
             w.ej_req &= !(1 << l);
             w.ej_owned |= 1 << ch;
-            self.granted(routers, r, l, t);
+            self.granted(r, l, t);
         }
     }
 
     /// Input VC `l` of router `r` was granted its output VC or channel in cycle `t`: it may
     /// bid from `t + va_delay`.
     #[inline]
-    fn granted(&mut self, routers: &Routers, r: usize, l: usize, t: u64) {
+    fn granted(&mut self, r: usize, l: usize, t: u64) {
         if self.va_delay == 0 {
-            self.check_bid(routers, r, l, t);
+            self.check_bid(r, l, t);
         } else {
             self.slot(t + self.va_delay).sa_joins.push(vcr(r, l));
         }
     }
 
-    /// Stage 2 of cycle `t` in every router with work there: VC allocation and switch
-    /// allocation with crossbar traversal. Departures and freed slots go to `out`.
-    pub fn network_stage(&mut self, routers: &mut Routers, t: u64, out: &mut Outbox) {
+    /// Stage 2 of cycle `t` in every router with work there: VC allocation, and switch
+    /// allocation with crossbar traversal (flits into the wheel for their downstream buffers,
+    /// credits for their upstream output VCs).
+    pub fn network_stage(&mut self, routers: &mut Routers, t: u64) {
+        // The flits sent this cycle are counted in their downstream buffers once every router
+        // has popped its own (a slot's occupancy goes down before it goes up within a cycle).
+        let at = t + self.link_latency;
+        let sent_from = self.slot(at).arrivals.len();
         for wi in 0..self.net_work.len() {
             let mut m = self.net_work[wi];
             while m != 0 {
@@ -548,13 +630,18 @@ impl EventEval {
                     }
                 }
                 if self.work[r].bid != 0 {
-                    self.allocate_switch(routers, r, t, out);
+                    self.allocate_switch(routers, r, t);
                 }
                 let w = &self.work[r];
                 if w.bid == 0 && !w.va_dirty {
                     self.net_work[wi] &= !(1 << (r & 63));
                 }
             }
+        }
+        let i = (at & self.mask) as usize;
+        for k in sent_from..self.slots[i].arrivals.len() {
+            let (r, l) = unvcr(self.slots[i].arrivals[k].0);
+            self.count_in(routers, r * self.npv + l, t);
         }
     }
 
@@ -563,21 +650,20 @@ impl EventEval {
     fn allocate_network_vcs(&mut self, routers: &mut Routers, r: usize, t: u64) {
         let base = r * self.npv;
         let policy = routers.params.arbiter;
-        let req = &mut self.req;
         let mut outs = 0u64;
         for l in bits(self.work[r].va_req) {
-            let o = routers.inputs.ctl[base + l].route.bits().trailing_zeros() as usize;
+            let o = self.vcs[base + l].out as usize;
             if outs & (1 << o) == 0 {
                 outs |= 1 << o;
-                req[o] = 0;
+                self.req[o] = 0;
             }
-            req[o] |= 1 << l;
+            self.req[o] |= 1 << l;
         }
         for o in bits(outs) {
             let op = r * self.p + o;
             for vc in 0..self.v {
                 let ov = op * self.v + vc;
-                if routers.outputs.owner[ov] != NONE {
+                if self.ovs[ov].owner != FREE {
                     continue;
                 }
                 if self.req[o] == 0 {
@@ -585,7 +671,7 @@ impl EventEval {
                 }
                 let mut want = 0u64;
                 for l in bits(self.req[o]) {
-                    if routers.inputs.ctl[base + l].vc_mask & (1 << vc) != 0 {
+                    if self.vcs[base + l].vc_mask & (1 << vc) != 0 {
                         want |= 1 << l;
                     }
                 }
@@ -597,16 +683,15 @@ impl EventEval {
                     continue;
                 };
                 self.req[o] &= !(1 << l);
-                let iv = base + l;
-                routers.outputs.owner[ov] = iv as u32;
-                let c = &mut routers.inputs.ctl[iv];
-                c.granted |= PortSet::port(o);
+                self.ovs[ov].owner = l as u8;
+                let c = &mut self.vcs[base + l];
+                c.granted = true;
                 c.va_open = true;
                 c.ovc = vc as u8;
                 c.sa_ready = c.sa_ready.max(t + self.va_delay);
                 routers.outputs.va_arb[op].grant_accepted(self.npv, l);
                 self.work[r].va_req &= !(1 << l);
-                self.granted(routers, r, l, t);
+                self.granted(r, l, t);
             }
         }
     }
@@ -614,30 +699,28 @@ impl EventEval {
     /// Switch allocation on router `r`'s network outputs (separable, output first; outputs
     /// take turns by cycle at picking first; an input port's flits cross one a cycle) and
     /// crossbar traversal of the winners.
-    fn allocate_switch(&mut self, routers: &mut Routers, r: usize, t: u64, out: &mut Outbox) {
+    fn allocate_switch(&mut self, routers: &mut Routers, r: usize, t: u64) {
         let base = r * self.npv;
         let pbase = r * self.p;
         let v = self.v;
         let policy = routers.params.arbiter;
-        let w = self.work[r];
+        let w = &self.work[r];
         let mut readable = if w.blocked_at == t { !w.blocked } else { !0 };
-        let req = &mut self.req;
         let mut outs = 0u64;
         let mut requested = 0u64;
         for l in bits(w.bid & readable) {
-            let iv = base + l;
-            let c = &routers.inputs.ctl[iv];
-            let o = c.route.bits().trailing_zeros() as usize;
-            let need = if c.front.flit.is_head() && self.switching != Switching::Wormhole { c.pkt_len } else { 1 };
-            if routers.outputs.credits[(pbase + o) * v + c.ovc as usize] < need {
-                routers.inputs.stall_credit[iv] += 1;
+            let c = &self.vcs[base + l];
+            let o = c.out as usize;
+            let need = if c.front.is_head() && self.switching != Switching::Wormhole { c.pkt_len } else { 1 };
+            if self.ovs[(pbase + o) * v + c.ovc as usize].credits < need {
+                routers.inputs.stall_credit[base + l] += 1;
                 continue;
             }
             if outs & (1 << o) == 0 {
                 outs |= 1 << o;
-                req[o] = 0;
+                self.req[o] = 0;
             }
-            req[o] |= 1 << l;
+            self.req[o] |= 1 << l;
             requested |= 1 << l;
         }
         if outs == 0 {
@@ -650,6 +733,7 @@ impl EventEval {
         let start = self.sa_first;
         let mut rest = outs.rotate_right(start);
         let mut read = 0u64;
+        let at = t + self.link_latency;
         while rest != 0 {
             let o = (rest.trailing_zeros() + start) as usize & 63;
             rest &= rest - 1;
@@ -664,22 +748,26 @@ impl EventEval {
             };
             readable &= !self.port_vcs[l];
             read |= 1 << l;
-            let iv = base + l;
-            let c = &mut routers.inputs.ctl[iv];
-            let flit = c.front.flit;
-            let ovc = c.ovc as usize;
-            out.departures.push(Departure { out_port: op as u32, vc: ovc as u8, flit });
-            routers.outputs.credits[op * v + ovc] -= 1;
-            c.pending.remove(PortSet::port(o));
-            if flit.is_tail() {
-                c.granted.remove(PortSet::port(o));
-                routers.outputs.owner[op * v + ovc] = NONE;
+            let c = &mut self.vcs[base + l];
+            let flit = c.front;
+            let ov = op * v + c.ovc as usize;
+            let tail = flit.is_tail();
+            self.ovs[ov].credits -= 1;
+            if tail {
+                c.granted = false;
+                self.ovs[ov].owner = FREE;
                 if self.work[r].va_req != 0 {
                     self.work[r].va_dirty = true;
                 }
             }
             routers.outputs.sa_arb[op].grant_accepted(self.npv, l);
-            self.pop_front(routers, r, l, t, out);
+            // Onto the link: readable downstream at `t + link_latency`.
+            let x = self.down[op] + (ov - op * v) as u32;
+            self.slot(at).arrivals.push((x, flit));
+            self.sent[op] += 1;
+            self.hops += 1;
+            self.tails += tail as u64;
+            self.pop_front(routers, r, l, t);
         }
         for l in bits(requested & !read) {
             routers.inputs.stall_arb[base + l] += 1;
@@ -689,55 +777,100 @@ impl EventEval {
     /// The front flit of local VC `l` of router `r` has been taken by its branch in cycle `t`:
     /// pop it (a credit upstream for a network port) and get the VC ready for the next flit.
     #[inline]
-    fn pop_front(&mut self, routers: &mut Routers, r: usize, l: usize, t: u64, out: &mut Outbox) {
+    fn pop_front(&mut self, routers: &mut Routers, r: usize, l: usize, t: u64) {
         let iv = r * self.npv + l;
         let level = self.occ[iv];
-        let e = routers.inputs.pop_ready(iv);
         routers.inputs.count_down(iv, level, t + 1);
         self.occ[iv] = level - 1;
         self.flits -= 1;
         if l < self.net_vcs {
-            out.freed.push(Freed { in_port: (r * self.p + self.port_of[l] as usize) as u32, vc: self.vc_of[l] });
+            let up = self.up[r * self.p + self.port_of[l] as usize] as usize;
+            let ov = (up * self.v + self.vc_of[l] as usize) as u32;
+            self.slot(t + 1 + self.credit_delay).credits.push(ov);
         }
-        let c = &mut routers.inputs.ctl[iv];
+        let depth = self.depth as usize;
+        let c = &mut self.vcs[iv];
+        let tail = c.front.is_tail();
+        c.head += 1;
+        if c.head as usize == depth {
+            c.head = 0;
+        }
+        c.len -= 1;
+        if c.len > 0 {
+            // Written behind the popped flit: in its ring slot.
+            c.front = self.ring[iv * depth + c.head as usize];
+        }
         let w = &mut self.work[r];
-        if e.flit.is_tail() {
-            debug_assert!(c.granted.is_empty(), "router {r} VC {l}: tail left with branches still granted: {c:?}");
-            c.stage = VcStage::Idle;
-            c.route = PortSet::empty();
-            c.async_rep = false;
+        if tail {
+            debug_assert!(!c.granted, "router {r} VC {l}: tail left with its output still held: {c:?}");
+            c.routed = false;
             w.bid &= !(1 << l);
             w.ejbid &= !(1 << l);
             if c.len > 0 {
                 self.rc_next.push(vcr(r, l));
             }
-        } else {
-            c.pending = c.route;
-            if c.len == 0 {
-                w.bid &= !(1 << l);
-                w.ejbid &= !(1 << l);
-            }
+        } else if c.len == 0 {
+            w.bid &= !(1 << l);
+            w.ejbid &= !(1 << l);
         }
     }
 
-    /// Hand the state back to the scan kernel's form at cycle `now` (the run stopped, or the
-    /// watchdog fired): flits on their way are written into their buffers with the cycle they
-    /// become readable, credits on their way go onto the return lines, and the routers'
-    /// registers are rebuilt. Nothing the statistics count changes.
+    /// Hand the state back to [`Routers`] at the end of a run (or when the watchdog fires):
+    /// the input VCs (flits on their way written into their buffers, readable from the cycle
+    /// they arrive), output VCs (credits on their way onto the return lines), and the
+    /// routers' registers. Nothing the statistics count changes. The evaluation is empty
+    /// afterwards.
     pub fn finish(&mut self, routers: &mut Routers) {
+        let depth = self.depth as usize;
         let v = self.v;
+        let mut ready = vec![0u64; self.vcs.len() * depth];
         for c in self.done + 1..=self.done + self.mask {
             let i = (c & self.mask) as usize;
             let slot = std::mem::take(&mut self.slots[i]);
             for &(x, flit) in &slot.arrivals {
                 let (r, l) = unvcr(x);
-                routers.inputs.write_ready(r * self.npv + l, flit, c);
+                let iv = r * self.npv + l;
+                let k = (self.vcs[iv].head as usize + self.vcs[iv].len as usize) % depth;
+                ready[iv * depth + k] = c;
+                self.write(iv, flit);
             }
             for &ov in &slot.credits {
                 routers.return_credit(ov as usize / v, (ov as usize % v) as u8, c);
             }
         }
-        debug_assert!(self.occ.iter().zip(&routers.inputs.ctl).all(|(&o, c)| o == c.len), "flits on their way outside the wheel");
+        for (iv, e) in self.vcs.iter().enumerate() {
+            debug_assert_eq!(e.len, self.occ[iv], "input VC {iv}: flits on their way outside the wheel");
+            let route = match (e.routed, e.out) {
+                (false, _) => PortSet::empty(),
+                (true, LOCAL_OUT) => PortSet::LOCAL,
+                (true, o) => PortSet::port(o as usize),
+            };
+            let c = &mut routers.inputs.ctl[iv];
+            c.stage = if e.routed { VcStage::Routed } else { VcStage::Idle };
+            c.route = route;
+            c.pending = route;
+            c.granted = if e.granted { route } else { PortSet::empty() };
+            c.ovc = e.ovc;
+            c.eject_ch = e.eject_ch;
+            c.vc_mask = e.vc_mask;
+            c.pkt_len = e.pkt_len;
+            c.va_open = e.va_open;
+            c.async_rep = false;
+            c.sa_ready = e.sa_ready;
+            c.head = e.head;
+            c.len = e.len;
+            c.front = BufEntry { flit: e.front, ready: ready[iv * depth + e.head as usize] };
+            for k in 1..e.len as usize {
+                let s = (e.head as usize + k) % depth;
+                routers.inputs.set_entry(iv, s, BufEntry { flit: self.ring[iv * depth + s], ready: ready[iv * depth + s] });
+            }
+        }
+        let npv = self.npv;
+        for (ov, o) in self.ovs.iter().enumerate() {
+            let r = ov / v / self.p;
+            routers.outputs.owner[ov] = if o.owner == FREE { NONE } else { (r * npv + o.owner as usize) as u32 };
+            routers.outputs.credits[ov] = o.credits;
+        }
         routers.rebuild_registers();
         debug_assert_eq!(routers.buffered, self.flits);
     }

@@ -255,6 +255,13 @@ impl InputUnits {
         self.buf[iv * depth + slot] = BufEntry { flit, ready };
     }
 
+    /// Write ring slot `slot` of VC `iv` (not the front's copy in the control word): for
+    /// handing back a FIFO kept elsewhere.
+    #[inline]
+    pub(crate) fn set_entry(&mut self, iv: usize, slot: usize, e: BufEntry) {
+        self.buf[iv * self.depth as usize + slot] = e;
+    }
+
     /// The `k`-th entry from the front (0 = front, from the control word).
     #[inline(always)]
     pub fn entry(&self, iv: usize, k: u16) -> &BufEntry {
@@ -290,15 +297,6 @@ impl InputUnits {
         assert!(self.ctl[iv].len > 0, "input VC {iv} underrun: pop from an empty FIFO");
         self.account_down(iv, at);
         self.pop_ready(iv)
-    }
-
-    /// Write a flit at the tail without touching the statistics (the event-driven evaluation
-    /// writes a flit when it becomes readable and counts it from when it was sent: see
-    /// [`InputUnits::count_up`]).
-    #[inline(always)]
-    pub(crate) fn write_ready(&mut self, iv: usize, flit: Flit, ready: u64) {
-        self.check_room(iv);
-        self.write_tail(iv, flit, ready);
     }
 
     /// The occupancy of `iv` rises from `level` to `level + 1` from cycle `at` on (flits on

@@ -67,7 +67,7 @@ impl Fabric {
     /// scan kernel's form at the end.
     pub(crate) fn run_event_loop<W: FnMut(&Fabric)>(&mut self, watch: &mut Watch<W>) -> Ending {
         self.kernel_used = "event";
-        let mut k = EventKernel { eval: EventEval::new(&self.routers), ejected: Vec::new(), fired: Vec::new() };
+        let mut k = EventKernel { eval: EventEval::new(&self.routers, &self.down, &self.up), ejected: Vec::new(), fired: Vec::new() };
         // The NICs with something to do (the scan kernel's active routers start as every node;
         // here only cycle 0 is stepped regardless).
         self.active.clear();
@@ -89,6 +89,9 @@ impl Fabric {
             watch.stepped(self);
         };
         k.eval.finish(&mut self.routers);
+        for (link, &n) in self.links.iter_mut().zip(k.eval.port_flits()) {
+            link.flits += n;
+        }
         ending
     }
 
@@ -126,7 +129,7 @@ impl Fabric {
         }
         // Stage 1: ejection; the NICs reassemble, the programs receive.
         k.ejected.clear();
-        k.eval.eject_stage(&mut self.routers, t, &mut k.ejected, &mut self.outbox);
+        k.eval.eject_stage(&mut self.routers, t, &mut k.ejected);
         for i in 0..k.ejected.len() {
             let (r, ej) = k.ejected[i];
             self.counters.flits_ejected += 1;
@@ -167,22 +170,12 @@ impl Fabric {
             let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
             k.eval.after_injection(&mut self.routers, t, &env);
         }
-        // Stage 2, then the commit: flits onto the links, credits onto the return lines.
-        k.eval.network_stage(&mut self.routers, t, &mut self.outbox);
-        self.counters.flit_hops += self.outbox.departures.len() as u64;
-        for i in 0..self.outbox.departures.len() {
-            let d = self.outbox.departures[i];
-            let link = &mut self.links[d.out_port as usize];
-            link.flits += 1;
-            self.counters.link_transmissions += d.flit.is_tail() as u64;
-            k.eval.send(&mut self.routers, link.router as usize, (link.vc0 + d.vc as u32) as usize, d.flit, t);
-        }
-        let v = self.routers.vcs();
-        for f in self.outbox.freed.drain(..) {
-            k.eval.credit(self.up[f.in_port as usize] as usize * v + f.vc as usize, t);
-        }
-        let moved = !self.outbox.departures.is_empty() || self.counters.flits_ejected != ejected_before || !self.inject_log.is_empty();
-        self.outbox.departures.clear();
+        // Stage 2: the flits that cross go onto their links, their credits back upstream.
+        let hops_before = k.eval.hops;
+        k.eval.network_stage(&mut self.routers, t);
+        self.counters.flit_hops = k.eval.hops;
+        self.counters.link_transmissions = k.eval.tails;
+        let moved = k.eval.hops != hops_before || self.counters.flits_ejected != ejected_before || !self.inject_log.is_empty();
         self.inject_log.clear();
         if moved {
             self.last_move = t;
