@@ -292,6 +292,8 @@ pub struct Fabric {
     reach_stack: Vec<(NodeId, usize)>,
     /// The kernel that ran the fabric: "scan" or "event" ([`event`]).
     pub kernel_used: &'static str,
+    /// The event kernel's state while it runs the fabric.
+    event: Option<Box<event::EventKernel>>,
 }
 
 impl Fabric {
@@ -373,6 +375,7 @@ impl Fabric {
             own_credits: Vec::new(),
             reach_stack: Vec::new(),
             kernel_used: "scan",
+            event: None,
             topo,
         }
     }
@@ -460,6 +463,9 @@ impl Fabric {
 
     /// Simulate one cycle.
     pub fn step(&mut self) {
+        if self.event.is_some() {
+            return self.step_event();
+        }
         let t = self.now;
         let ejected_before = self.counters.flits_ejected;
         while let Some(&Reverse((tt, n, kind))) = self.timers.peek() {

@@ -1,8 +1,9 @@
 //! The event kernel against the scan kernel, state by state: random fabrics with random
 //! pipeline delays (route computation, VC allocation, link, credit return, injection), run
-//! to quiescence, to a deadlock or to a cycle limit, must end the same way at the same cycle
-//! with the same counters, latencies, buffer statistics (every VC's occupancy histogram,
-//! high-water mark and stall cycles), link counts, deadlock report and router state.
+//! to quiescence, to a deadlock or to a cycle limit on one thread or split between two or
+//! three, must end the same way at the same cycle with the same counters, latencies, buffer
+//! statistics (every VC's occupancy histogram, high-water mark and stall cycles), link
+//! counts, deadlock report and router state.
 
 use fabric::algorithms::traffic::{Pattern, Traffic, TrafficSpec};
 use fabric::*;
@@ -156,8 +157,18 @@ impl Case {
         s
     }
 
-    /// The run on `kernel`: how it ended, and its state.
-    fn run(&self, kernel: KernelChoice) -> (Ending, String, &'static str) {
+    /// The run on `kernel`, split between `parts` threads: how it ended, and its state.
+    fn run(&self, kernel: KernelChoice, parts: usize) -> (Ending, String, &'static str) {
+        if parts > 1 {
+            let (f, ending) = fabric::kernel::split::run_split(parts, || self.build(kernel));
+            return (ending.clone(), state(&f, ending), f.kernel_used);
+        }
+        let mut f = self.build(kernel);
+        let ending = f.run();
+        (ending.clone(), state(&f, ending), f.kernel_used)
+    }
+
+    fn build(&self, kernel: KernelChoice) -> Fabric {
         let mut spec = self.spec();
         spec.kernel = kernel;
         let topo = spec.topology();
@@ -170,9 +181,7 @@ impl Case {
             hotspot: NodeId(0),
             hotspot_fraction: 0.3,
         };
-        let mut f = Fabric::new(&spec, Box::new(Traffic::new(t, topo.nodes())));
-        let ending = f.run();
-        (ending.clone(), state(&f, ending), f.kernel_used)
+        Fabric::new(&spec, Box::new(Traffic::new(t, topo.nodes())))
     }
 
     fn valid(&self) -> bool {
@@ -187,13 +196,14 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn both_kernels_leave_the_same_state(c in case()) {
-        if !c.valid() {
+    fn both_kernels_leave_the_same_state(c in case(), parts in 1usize..=3) {
+        if !c.valid() || parts > c.spec().topology().nodes() {
             return Ok(());
         }
-        let (end_scan, scan, k) = c.run(KernelChoice::Scan);
+        let (end_scan, scan, k) = c.run(KernelChoice::Scan, 1);
         prop_assert_eq!(k, "scan");
-        let (end_event, event, k) = c.run(KernelChoice::Event);
+        // The event kernel on one thread, or split between threads.
+        let (end_event, event, k) = c.run(KernelChoice::Event, parts);
         prop_assert_eq!(k, "event");
         // KERNELS_SHOW_RUNS=1 lists the runs (to see what the strategy covers).
         if std::env::var_os("KERNELS_SHOW_RUNS").is_some() {
@@ -230,10 +240,12 @@ fn a_deadlock_is_found_and_reported_the_same_way() {
         seed: 1,
         max_cycles: u64::MAX / 4,
     };
-    let (end_scan, scan, _) = c.run(KernelChoice::Scan);
-    let (end_event, event, k) = c.run(KernelChoice::Event);
-    assert_eq!(k, "event");
+    let (end_scan, scan, _) = c.run(KernelChoice::Scan, 1);
     assert_eq!(end_scan, Ending::Deadlock);
-    assert_eq!(end_event, Ending::Deadlock);
-    assert_eq!(event, scan);
+    for parts in [1, 2, 3] {
+        let (end_event, event, k) = c.run(KernelChoice::Event, parts);
+        assert_eq!(k, "event");
+        assert_eq!(end_event, Ending::Deadlock);
+        assert_eq!(event, scan, "{parts} parts");
+    }
 }

@@ -108,7 +108,8 @@ struct Work {
 struct Slot {
     /// A flit becomes readable in an input VC ([`vcr`]).
     arrivals: Vec<(u32, Flit)>,
-    /// A credit becomes visible at an output VC (global index).
+    /// A credit becomes visible at an output VC ([`vcr`] of its router and local index
+    /// `port * vcs + vc`).
     credits: Vec<u32>,
     /// A routed VC becomes an able VC-allocation requester (its `rc_delay` passed).
     va_joins: Vec<u32>,
@@ -151,11 +152,22 @@ pub struct EventEval {
     occ: Vec<u16>,
     /// Per output port: the [`vcr`] of VC 0 of the input port it feeds (`NONE` if none).
     down: Vec<u32>,
-    /// Per input port: the upstream output port feeding it (`NONE` if none).
+    /// Per input port: the [`vcr`] of VC 0 of the upstream output port feeding it (its
+    /// router and local output VC index; `NONE` if none).
     up: Vec<u32>,
     /// Flits sent on each output port, flits over router-to-router links, and those that
     /// were tails (packets over links).
     sent: Vec<u64>,
+    /// The routers this evaluation runs (all, or one part of a fabric split between
+    /// threads): flits and credits for the others leave through `remote_flits` and
+    /// `remote_credits` (this cycle's), and come back through [`EventEval::receive_flit`]
+    /// and [`EventEval::receive_credit`].
+    lo: u32,
+    hi: u32,
+    pub remote_flits: Vec<(u32, Flit)>,
+    pub remote_credits: Vec<u32>,
+    /// Per input VC fed from another part: the last cycle a flit left it.
+    popped_at: Vec<u64>,
     pub hops: u64,
     pub tails: u64,
     /// Idle VCs whose next head reached the front by a tail leaving in the previous cycle:
@@ -248,7 +260,9 @@ impl EventEval {
             vc_of[l] = (l % v) as u8;
             port_vcs[l] = ((1u64 << v) - 1) << (l / v * v);
         }
-        let down = down.iter().map(|&ip| if ip == NONE { NONE } else { vcr(ip as usize / p, ip as usize % p * v) }).collect();
+        // Ports as the events name them: router and local VC index (of VC 0).
+        let named = |ports: &[u32]| ports.iter().map(|&x| if x == NONE { NONE } else { vcr(x as usize / p, x as usize % p * v) }).collect();
+        let (down, up) = (named(down), named(up));
         EventEval {
             work: vec![Work::default(); n],
             net_work: vec![0; n.div_ceil(64)],
@@ -258,8 +272,13 @@ impl EventEval {
             ovs: vec![Ov { credits: depth, owner: FREE }; n * p * v],
             occ: vec![0; n * npv],
             down,
-            up: up.to_vec(),
+            up,
             sent: vec![0; n * p],
+            lo: 0,
+            hi: n as u32,
+            remote_flits: Vec::new(),
+            remote_credits: Vec::new(),
+            popped_at: Vec::new(),
             hops: 0,
             tails: 0,
             rc_next: Vec::new(),
@@ -307,6 +326,45 @@ impl EventEval {
         self.ej_work[r >> 6] |= 1 << (r & 63);
     }
 
+    /// Run only routers `lo..hi` (one part of a fabric split between threads).
+    pub fn set_part(&mut self, lo: usize, hi: usize) {
+        (self.lo, self.hi) = (lo as u32, hi as u32);
+        self.popped_at = vec![u64::MAX; self.vcs.len()];
+    }
+
+    /// Is router [`vcr`] `x`'s another part's?
+    #[inline(always)]
+    fn remote(&self, x: u32) -> bool {
+        let r = x >> 6;
+        r < self.lo || r >= self.hi
+    }
+
+    /// A flit another part sent in cycle `sent` into input VC `l` of this part's router `r`
+    /// (its packet id already this part's), taken in after this part's cycle `now` (`sent`,
+    /// or `sent + 1` when the parts meet every other cycle: the flit cannot be read before
+    /// `sent + 2`, and the statistics are made those of a write in time).
+    pub fn receive_flit(&mut self, routers: &mut Routers, r: usize, l: usize, flit: Flit, sent: u64, now: u64) {
+        let iv = r * self.npv + l;
+        if sent == now {
+            self.count_in(routers, iv, sent);
+        } else {
+            debug_assert!(sent + 1 == now && self.link_latency >= 2, "a flit of cycle {sent} taken in after cycle {now}");
+            let level = self.occ[iv];
+            routers.inputs.count_up_late(iv, level, sent + 1, self.popped_at[iv] == now);
+            self.occ[iv] = level + 1;
+            self.flits += 1;
+        }
+        let at = sent + self.link_latency;
+        self.slot(at).arrivals.push((vcr(r, l), flit));
+    }
+
+    /// A credit for output VC `k` (`port * vcs + vc`) of this part's router `r`, for a slot
+    /// another part freed in cycle `freed`.
+    pub fn receive_credit(&mut self, r: usize, k: usize, freed: u64) {
+        let at = freed + 1 + self.credit_delay;
+        self.slot(at).credits.push(vcr(r, k));
+    }
+
     /// Is there nothing at all in the routers (no flit buffered or on its way)?
     pub fn is_empty(&self) -> bool {
         self.flits == 0
@@ -328,10 +386,11 @@ impl EventEval {
             self.done = c;
             let i = (c & self.mask) as usize;
             let mut slot = std::mem::take(&mut self.slots[i]);
-            for &ov in &slot.credits {
-                let o = &mut self.ovs[ov as usize];
+            for &x in &slot.credits {
+                let (r, k) = unvcr(x);
+                let o = &mut self.ovs[r * self.npv + k];
                 o.credits += 1;
-                debug_assert!(o.credits <= self.depth, "output VC {ov} has more credits than the downstream buffer holds");
+                debug_assert!(o.credits <= self.depth, "output VC {k} of router {r} has more credits than the downstream buffer holds");
             }
             for &(x, flit) in &slot.arrivals {
                 let (r, l) = unvcr(x);
@@ -761,9 +820,14 @@ impl EventEval {
                 }
             }
             routers.outputs.sa_arb[op].grant_accepted(self.npv, l);
-            // Onto the link: readable downstream at `t + link_latency`.
+            // Onto the link: readable downstream at `t + link_latency` (another part's router
+            // takes it in after this cycle).
             let x = self.down[op] + (ov - op * v) as u32;
-            self.slot(at).arrivals.push((x, flit));
+            if self.remote(x) {
+                self.remote_flits.push((x, flit));
+            } else {
+                self.slot(at).arrivals.push((x, flit));
+            }
             self.sent[op] += 1;
             self.hops += 1;
             self.tails += tail as u64;
@@ -784,9 +848,13 @@ impl EventEval {
         self.occ[iv] = level - 1;
         self.flits -= 1;
         if l < self.net_vcs {
-            let up = self.up[r * self.p + self.port_of[l] as usize] as usize;
-            let ov = (up * self.v + self.vc_of[l] as usize) as u32;
-            self.slot(t + 1 + self.credit_delay).credits.push(ov);
+            let x = self.up[r * self.p + self.port_of[l] as usize] + self.vc_of[l] as u32;
+            if self.remote(x) {
+                self.remote_credits.push(x);
+                self.popped_at[iv] = t;
+            } else {
+                self.slot(t + 1 + self.credit_delay).credits.push(x);
+            }
         }
         let depth = self.depth as usize;
         let c = &mut self.vcs[iv];
@@ -834,8 +902,10 @@ impl EventEval {
                 ready[iv * depth + k] = c;
                 self.write(iv, flit);
             }
-            for &ov in &slot.credits {
-                routers.return_credit(ov as usize / v, (ov as usize % v) as u8, c);
+            for &x in &slot.credits {
+                let (r, k) = unvcr(x);
+                let ov = r * self.npv + k;
+                routers.return_credit(ov / v, (ov % v) as u8, c);
             }
         }
         for (iv, e) in self.vcs.iter().enumerate() {

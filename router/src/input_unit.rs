@@ -221,8 +221,16 @@ impl InputUnits {
     /// cycle; nothing reads a flit before it is `ready`, so only the statistics can tell.)
     pub fn push_late(&mut self, iv: usize, flit: Flit, ready: u64, at: u64, popped: bool) {
         self.check_room(iv);
+        self.count_up_late(iv, self.ctl[iv].len, at, popped);
+        self.write_tail(iv, flit, ready);
+    }
+
+    /// The statistics of a write counted from cycle `at` into VC `iv` holding `level` flits
+    /// without it, made one cycle late: after cycle `at`, which took a flit from the VC if
+    /// `popped` (see [`InputUnits::push_late`]).
+    pub(crate) fn count_up_late(&mut self, iv: usize, level: u16, at: u64, popped: bool) {
         // The level in cycle `at` without this flit; it reached x0 + 1 at `at`.
-        let x0 = self.ctl[iv].len as usize + popped as usize;
+        let x0 = level as usize + popped as usize;
         let row = iv * self.depth as usize;
         self.hist[row + x0] = self.hist[row + x0].wrapping_sub(at);
         if popped {
@@ -230,7 +238,6 @@ impl InputUnits {
             self.hist[row + x0 - 1] = self.hist[row + x0 - 1].wrapping_sub(at + 1);
             self.hist[row + x0] = self.hist[row + x0].wrapping_add(at + 1);
         }
-        self.write_tail(iv, flit, ready);
         self.max_len[iv] = self.max_len[iv].max(x0 as u16 + 1);
     }
 

@@ -895,7 +895,7 @@ impl Config {
             None => KernelChoice::Auto,
         };
         if kernel == KernelChoice::Event
-            && let Some(why) = fabric::kernel::event::event_kernel_unsupported(&spec, replicates, outputs.tracing(), threads)
+            && let Some(why) = fabric::kernel::event::event_kernel_unsupported(&spec, replicates, outputs.tracing())
         {
             return Err(err("kernel", "event", format!("auto or scan for this run (the event kernel does not apply: {why})")));
         }

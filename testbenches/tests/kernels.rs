@@ -1,9 +1,9 @@
 //! The event kernel gives the scan kernel's results: random configurations of every workload
 //! (traffic patterns and all the algorithms), topology, switching mode, router, VC count,
 //! buffer depth, port model and arbiter a user may combine, each run on both kernels, must
-//! give the same report (wall time and the kernel's name aside). Runs the event kernel does
-//! not apply to (router-replicated broadcasts, links of 2^nu > 1 flits) go to the scan
-//! kernel under `auto`, and `--kernel event` refuses them.
+//! give the same report (wall time and the kernel's name aside), on one thread and split
+//! between two. Runs the event kernel does not apply to (router-replicated broadcasts, links
+//! of 2^nu > 1 flits) go to the scan kernel under `auto`, and `--kernel event` refuses them.
 
 use proptest::prelude::*;
 use testbenches::config::{Config, Raw};
@@ -115,6 +115,16 @@ proptest! {
         let (auto, ran) = report(&cfg, fabric::KernelChoice::Auto);
         let applies = !raw.values.contains_key("forwarding") && raw.values.get("nu").is_none_or(|n| n == "0");
         prop_assert_eq!(&ran, if applies { "event" } else { "scan" }, "{:?}", flags);
+        if run::check_threads(&cfg).is_ok_and(|_| cfg.nodes >= 2) {
+            let mut split = cfg.clone();
+            split.threads = 2;
+            if run::check_threads(&split).is_ok() {
+                let (mut v, ran2) = report(&split, fabric::KernelChoice::Auto);
+                prop_assert_eq!(&ran2, &ran, "{:?}", flags);
+                v["config"].as_object_mut().unwrap().insert("threads".into(), 1.into());
+                prop_assert_eq!(v, scan.clone(), "{:?} on two threads", flags);
+            }
+        }
         // KERNELS_SHOW_RUNS=1 lists the runs (to see what the strategy covers).
         if std::env::var_os("KERNELS_SHOW_RUNS").is_some() {
             eprintln!("run: {} {} cycles {} deliveries {} ending {}", ran, flags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "), scan["simulated_cycles"], scan["deliveries"], scan["ending"]);
@@ -135,10 +145,10 @@ fn the_event_kernel_is_refused_where_it_does_not_apply() {
         Config::resolve(&raw)
     };
     assert!(resolve(&[]).is_ok());
+    assert!(resolve(&[("threads", "2")]).is_ok(), "split runs take the event kernel too");
     for (extra, why) in [
         (&[("forwarding", "router")][..], "replicate"),
         (&[("nu", "1"), ("vcs", "2")][..], "nu > 0"),
-        (&[("threads", "2")][..], "threads"),
         (&[("vcd", "/tmp/x.vcd")][..], "waveforms"),
     ] {
         let e = resolve(extra).expect_err("refused").to_string();

@@ -11,7 +11,9 @@
 //!
 //! It gives the scan kernel's results exactly (the tests run both); it applies to fabrics
 //! whose packets the routers never replicate, whose links carry one flit a cycle, without
-//! waveforms, on one thread ([`Fabric::event_kernel_unsupported`]).
+//! waveforms ([`Fabric::event_kernel_unsupported`]), on one thread or split between threads
+//! ([`super::split`]: a part's evaluation runs its own routers, and what crosses to another
+//! part's goes into the mail).
 
 use super::{Ending, Env, Fabric, PROGRAM_TIMER, WAKE, Watch};
 use crate::nic::EventInjection;
@@ -21,12 +23,10 @@ use std::cmp::Reverse;
 
 /// Why a run of `spec` goes to the scan kernel rather than the event kernel (None if the
 /// event kernel applies): `multicast` if its program sends packets the routers replicate,
-/// `traced` with waveforms, `threads` it is split between.
-pub fn event_kernel_unsupported(spec: &FabricSpec, multicast: bool, traced: bool, threads: u32) -> Option<String> {
+/// `traced` with waveforms.
+pub fn event_kernel_unsupported(spec: &FabricSpec, multicast: bool, traced: bool) -> Option<String> {
     if traced {
         Some("waveforms are traced (the tracer follows the scan kernel's cycle)".into())
-    } else if threads > 1 {
-        Some("the run is split between threads".into())
     } else if spec.shuffle_seed.is_some() {
         Some("routers are visited in a shuffled order".into())
     } else if multicast {
@@ -37,8 +37,8 @@ pub fn event_kernel_unsupported(spec: &FabricSpec, multicast: bool, traced: bool
 }
 
 /// The event kernel's own state beside the fabric's.
-struct EventKernel {
-    eval: EventEval,
+pub(crate) struct EventKernel {
+    pub(crate) eval: EventEval,
     /// This cycle's ejections and the nodes whose timer fired.
     ejected: Vec<(NodeId, Ejection)>,
     fired: Vec<u32>,
@@ -48,7 +48,7 @@ impl Fabric {
     /// Why this fabric runs on the scan kernel rather than the event kernel (None if the
     /// event kernel applies).
     pub fn event_kernel_unsupported(&self) -> Option<String> {
-        event_kernel_unsupported(&self.spec, self.program.router_multicast(), !self.probes.is_empty(), self.parts)
+        event_kernel_unsupported(&self.spec, self.program.router_multicast(), !self.probes.is_empty())
     }
 
     /// Does this run go to the event kernel?
@@ -63,20 +63,47 @@ impl Fabric {
         }
     }
 
+    /// From now on [`Fabric::step`] runs on the event kernel (from cycle 0, after
+    /// [`Fabric::make_part`] on a split fabric). `active` holds the nodes whose NIC has
+    /// something to do (the scan kernel's active routers start as every node; here only
+    /// cycle 0 is stepped regardless).
+    pub(crate) fn start_event_kernel(&mut self) {
+        debug_assert_eq!(self.now, 0);
+        self.kernel_used = "event";
+        let mut eval = EventEval::new(&self.routers, &self.down, &self.up);
+        if self.parts > 1 {
+            eval.set_part(self.lo as usize, self.hi as usize);
+        }
+        self.event = Some(Box::new(EventKernel { eval, ejected: Vec::new(), fired: Vec::new() }));
+        self.active.clear();
+        self.in_active.fill(false);
+    }
+
+    /// Hand the event kernel's state back to the routers and links, in the scan kernel's
+    /// form (the run is over).
+    pub(crate) fn finish_event_kernel(&mut self) {
+        if let Some(mut k) = self.event.take() {
+            k.eval.finish(&mut self.routers);
+            for (link, &n) in self.links.iter_mut().zip(k.eval.port_flits()) {
+                link.flits += n;
+            }
+        }
+    }
+
+    /// Flits buffered in this fabric's routers or on their way into them, on either kernel.
+    pub(crate) fn flits_held(&self) -> u64 {
+        self.event.as_ref().map_or(self.routers.buffered, |k| k.eval.flits)
+    }
+
     /// [`Fabric::run_loop`] on the event kernel. The routers' state is handed back in the
     /// scan kernel's form at the end.
     pub(crate) fn run_event_loop<W: FnMut(&Fabric)>(&mut self, watch: &mut Watch<W>) -> Ending {
-        self.kernel_used = "event";
-        let mut k = EventKernel { eval: EventEval::new(&self.routers, &self.down, &self.up), ejected: Vec::new(), fired: Vec::new() };
-        // The NICs with something to do (the scan kernel's active routers start as every node;
-        // here only cycle 0 is stepped regardless).
-        self.active.clear();
-        self.in_active.fill(false);
+        self.start_event_kernel();
         let ending = loop {
             if self.deadlock.is_some() {
                 break Ending::Deadlock;
             }
-            if self.now > 0 && k.eval.is_empty() && self.active.is_empty() {
+            if self.now > 0 && self.flits_held() == 0 && self.active.is_empty() {
                 match self.timers.peek() {
                     None => break Ending::Quiescent,
                     Some(&Reverse((t, _, _))) => self.now = self.now.max(t.min(self.spec.max_cycles)),
@@ -85,14 +112,39 @@ impl Fabric {
             if self.now >= self.spec.max_cycles {
                 break Ending::CycleLimit;
             }
-            self.step_event(&mut k);
+            self.step();
             watch.stepped(self);
         };
-        k.eval.finish(&mut self.routers);
-        for (link, &n) in self.links.iter_mut().zip(k.eval.port_flits()) {
-            link.flits += n;
-        }
+        self.finish_event_kernel();
         ending
+    }
+
+    /// Take in a flit another part sent in cycle `sent` into input VC `l` of router `r`
+    /// (its packet id this part's), after this part's cycle `now`.
+    pub(crate) fn event_receive_flit(&mut self, r: u32, l: u32, flit: router::Flit, sent: u64, now: u64) {
+        let k = self.event.as_mut().expect("the event kernel runs");
+        k.eval.receive_flit(&mut self.routers, r as usize, l as usize, flit, sent, now);
+    }
+
+    /// Take in a credit another part sent for output VC `vc` of port `op` (global index),
+    /// for a slot freed in cycle `freed`.
+    pub(crate) fn event_receive_credit(&mut self, op: u32, vc: u8, freed: u64) {
+        let p = self.routers.ports();
+        let v = self.routers.vcs();
+        let k = self.event.as_mut().expect("the event kernel runs");
+        k.eval.receive_credit(op as usize / p, op as usize % p * v + vc as usize, freed);
+    }
+
+    /// This cycle's flits and credits for other parts' routers, into the mail.
+    fn mail_event(&mut self, k: &mut EventKernel, t: u64) {
+        for (x, flit) in k.eval.remote_flits.drain(..) {
+            self.mail_flit(x >> 6, x & 63, flit, t);
+        }
+        let (p, v) = (self.routers.ports() as u32, self.routers.vcs() as u32);
+        for x in k.eval.remote_credits.drain(..) {
+            let (r, local) = (x >> 6, x & 63);
+            self.mail_credit(r * p + local / v, (local % v) as u8, t);
+        }
     }
 
     /// Node `n`'s NIC may have something to do this cycle.
@@ -105,7 +157,13 @@ impl Fabric {
     }
 
     /// Simulate cycle `self.now` on the event kernel.
-    fn step_event(&mut self, k: &mut EventKernel) {
+    pub(crate) fn step_event(&mut self) {
+        let mut k = self.event.take().expect("the event kernel runs");
+        self.step_event_with(&mut k);
+        self.event = Some(k);
+    }
+
+    fn step_event_with(&mut self, k: &mut EventKernel) {
         let t = self.now;
         let ejected_before = self.counters.flits_ejected;
         {
@@ -150,7 +208,7 @@ impl Fabric {
         }
         k.fired.clear();
         if t == 0 {
-            for n in 0..self.topo.nodes() as u32 {
+            for n in self.lo..self.hi {
                 self.call_program(NodeId(n), t, |p, cx| p.start(cx));
                 if self.nics.busy(NodeId(n)) {
                     self.nic_wakes(n);
@@ -177,6 +235,9 @@ impl Fabric {
         self.counters.link_transmissions = k.eval.tails;
         let moved = k.eval.hops != hops_before || self.counters.flits_ejected != ejected_before || !self.inject_log.is_empty();
         self.inject_log.clear();
+        if self.parts > 1 {
+            self.mail_event(k, t);
+        }
         if moved {
             self.last_move = t;
         }
@@ -197,7 +258,8 @@ impl Fabric {
             }
         }
         active.truncate(kept);
-        if k.eval.flits > 0 && t - self.last_move >= self.spec.watchdog_cycles {
+        // A split fabric's watchdog looks at every part ([`super::split`]).
+        if self.parts == 1 && k.eval.flits > 0 && t - self.last_move >= self.spec.watchdog_cycles {
             k.eval.finish(&mut self.routers);
             self.deadlock = Some(self.find_deadlock(t));
         }

@@ -128,6 +128,13 @@ impl Fabric {
         }
     }
 
+    /// A credit for output VC `vc` of port `op` (global index) of another part's router, for
+    /// a slot freed in cycle `t`.
+    pub(super) fn mail_credit(&mut self, op: u32, vc: u8, t: u64) {
+        let p = self.routers.ports() as u32;
+        self.mail[self.mail_at + (op / p / self.chunk) as usize].credits.push((op, vc, t));
+    }
+
     /// The commit's credits for the slots freed in cycle `t`, on a split fabric: onto this
     /// part's return lines, or into the mail of the part that owns the upstream port.
     #[inline(never)]
@@ -156,6 +163,7 @@ impl Fabric {
     /// commit of cycle `t` (rounds of two cycles: see [`Fabric::two_cycle_rounds`]).
     fn take_mail(&mut self, m: &Sent<'_>, t: u64) {
         let lat = self.spec.pipeline.link_latency as u64;
+        let event = self.event.is_some();
         let npv = self.routers.ports() * self.routers.vcs();
         let mut headers = m.headers.iter();
         for &(r, l, mut flit, sent) in m.flits {
@@ -172,6 +180,10 @@ impl Fabric {
                 self.xlat[iv] = self.packets.alloc(p).0;
             }
             flit.packet = PacketId(self.xlat[iv]);
+            if event {
+                self.event_receive_flit(r, l, flit, sent, t);
+                continue;
+            }
             if sent == t {
                 self.routers.arrive_at(r as usize, l as usize, flit, sent, sent + lat);
             } else {
@@ -182,7 +194,11 @@ impl Fabric {
         }
         debug_assert!(headers.next().is_none(), "a header in the mail without its head flit");
         for &(op, vc, freed) in m.credits {
-            self.routers.credit_freed(op as usize, vc, freed);
+            if event {
+                self.event_receive_credit(op, vc, freed);
+            } else {
+                self.routers.credit_freed(op as usize, vc, freed);
+            }
         }
         for &(msg, node, t) in m.accepts {
             self.scoreboard.accept(msg, node, t, &self.topo);
@@ -251,7 +267,8 @@ impl Fabric {
 
     /// The next cycle this part needs simulated, if any.
     fn next_needed(&self, t: u64) -> u64 {
-        if !self.active.is_empty() {
+        // Active routers (scan), or flits held or NICs with work (event).
+        if !self.active.is_empty() || self.flits_held() > 0 {
             return t + 1;
         }
         match self.timers.peek() {
@@ -526,6 +543,9 @@ pub fn run_split_watched(
                             "a fabric is split only for programs that allow it, without probes"
                         );
                         f.make_part(k, parts);
+                        if f.use_event_kernel() {
+                            f.start_event_kernel();
+                        }
                         let two_cycles = f.two_cycle_rounds();
                         let (w, max_cycles) = (f.spec.watchdog_cycles, f.spec.max_cycles);
                         let mut round = 0u64;
@@ -564,7 +584,7 @@ pub fn run_split_watched(
                             if k == 0 {
                                 now.store(t, Ordering::Relaxed);
                             }
-                            let report = [next, f.routers.buffered, f.last_move, needed];
+                            let report = [next, f.flits_held(), f.last_move, needed];
                             let (gnext, gbuf, moved, gneeded) = meeting.meet(k, round, report, &f.mail[f.mail_at..f.mail_at + parts]);
                             for j in (0..parts).filter(|&j| j != k) {
                                 // SAFETY: between this part's meeting of `round` and its next.
@@ -588,6 +608,7 @@ pub fn run_split_watched(
                             }
                             f.now = gnext;
                         };
+                        f.finish_event_kernel();
                         finished.fetch_add(1, Ordering::Release);
                         caller.unpark();
                         (part.take().expect("the part's fabric"), ending, last_move)
