@@ -36,7 +36,6 @@ impl InjectionPorts for Routers {
 /// The routers' injection channels under the event-driven evaluation.
 pub struct EventInjection<'a> {
     pub eval: &'a mut EventEval,
-    pub routers: &'a mut Routers,
 }
 
 impl InjectionPorts for EventInjection<'_> {
@@ -46,7 +45,7 @@ impl InjectionPorts for EventInjection<'_> {
     }
     #[inline]
     fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
-        self.eval.inject(self.routers, n, ch, flit, t)
+        self.eval.inject(n, ch, flit, t)
     }
 }
 

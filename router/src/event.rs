@@ -16,7 +16,8 @@
 //! - A flit enters its input buffer in the cycle it becomes readable (an event `link_latency`
 //!   cycles after it was sent, `inject_latency` after the NIC wrote it), so a buffered flit is
 //!   a readable one. The buffer statistics still count it from the cycle after it was sent
-//!   (a VC's occupancy with the flits on their way is [`EventEval::occ`]).
+//!   (a VC's occupancy counts the flits on their way; the VC keeps its occupancy
+//!   histogram beside its control state, in the same cache line).
 //! - A head reaching the front of an idle VC is routed then; the VC becomes a VC-allocation
 //!   requester `rc_delay` cycles later, and a switch-allocation bidder `va_delay` cycles
 //!   after its grant (events in a wheel of per-cycle slots, like flits and credits).
@@ -46,31 +47,64 @@ const FREE: u8 = u8::MAX;
 /// The output "port" of a packet routed to ejection.
 const LOCAL_OUT: u8 = u8::MAX;
 
-/// An input VC: its front flit, its ring's head and length (readable flits only), and the
-/// front packet's route and grants. Fields the scan kernel keeps after a packet has gone
-/// (`ovc`, `eject_ch`, `vc_mask`, `pkt_len`, `sa_ready`, `va_open`) keep their last values
-/// here too, so that the state handed back is the same.
+/// An input VC in one cache line: its front flit, its ring's head and length (readable
+/// flits only), its occupancy (flits on their way included) and high-water mark, the front
+/// packet's route and grants, and the bottom of its occupancy histogram. Fields the scan
+/// kernel keeps after a packet has gone (`ovc`, `eject_ch`, `vc_mask`, `pkt_len`,
+/// `sa_ready`, `va_open`) keep their last values here too, so that the state handed back is
+/// the same.
 #[derive(Clone, Copy, Debug, Default)]
-#[repr(C, align(32))]
+#[repr(C, align(64))]
 struct Vc {
     front: Flit,
     /// Earliest cycle of VC allocation (RC done), then of switch allocation (VA done).
     sa_ready: u64,
     head: u16,
     len: u16,
+    /// Flits buffered or on their way into the VC (sent, not readable yet): the occupancy the
+    /// statistics count.
+    occ: u16,
     pkt_len: u16,
     vc_mask: u16,
+    max_len: u16,
     /// Output port of the routed packet, [`LOCAL_OUT`] for ejection.
     out: u8,
     ovc: u8,
     eject_ch: u8,
-    routed: bool,
-    /// The output VC (or ejection channel) is held.
-    granted: bool,
-    va_open: bool,
+    /// [`ROUTED`], [`GRANTED`] (the output VC or ejection channel is held), [`VA_OPEN`].
+    flags: u8,
+    /// Occupancy levels `0..HIST_INLINE` of the histogram, as [`InputUnits`] keeps them
+    /// (crate::InputUnits) but counted from [`EventEval::hist_epoch`] in 32 bits.
+    hist: [u32; HIST_INLINE],
 }
 
-const _: () = assert!(std::mem::size_of::<Vc>() == 32, "an input VC in half a cache line");
+const ROUTED: u8 = 1;
+const GRANTED: u8 = 2;
+const VA_OPEN: u8 = 4;
+/// Occupancy levels whose histogram entries an input VC keeps in its own cache line (the
+/// others, for deeper buffers, in [`EventEval::hist_hi`]).
+const HIST_INLINE: usize = 8;
+/// The in-line histogram entries are rebased to a new epoch this often (cycles), so that
+/// what they hold (durations since the epoch, less the start of an interval still open)
+/// stays within 32 bits.
+const HIST_SPAN: u64 = 1 << 30;
+
+impl Vc {
+    #[inline(always)]
+    fn routed(&self) -> bool {
+        self.flags & ROUTED != 0
+    }
+    #[inline(always)]
+    fn granted(&self) -> bool {
+        self.flags & GRANTED != 0
+    }
+    #[inline(always)]
+    fn set(&mut self, flag: u8, on: bool) {
+        self.flags = if on { self.flags | flag } else { self.flags & !flag };
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Vc>() == 64, "an input VC in one cache line");
 
 /// An output VC: free slots downstream as this router sees them, and the local input VC
 /// holding it ([`FREE`] if none). For an ejection channel, its VC 0's entry says who holds it.
@@ -147,9 +181,14 @@ pub struct EventEval {
     ring: Vec<Flit>,
     /// Output VCs (global index `port * vcs + vc`).
     ovs: Vec<Ov>,
-    /// Per input VC: flits buffered or on their way into it (sent, not readable yet): the
-    /// occupancy the statistics count.
-    occ: Vec<u16>,
+    /// Occupancy histogram entries of levels `HIST_INLINE..depth` (`depth - HIST_INLINE` per
+    /// VC, as [`crate::InputUnits`] keeps them), and the epoch the in-line ones count from,
+    /// with what they held before it (per VC and in-line level).
+    hist_hi: Vec<u64>,
+    hist_epoch: u64,
+    hist_base: Vec<u64>,
+    /// [`HIST_SPAN`] (shorter in tests).
+    hist_span: u64,
     /// Per output port: the [`vcr`] of VC 0 of the input port it feeds (`NONE` if none).
     down: Vec<u32>,
     /// Per input port: the [`vcr`] of VC 0 of the upstream output port feeding it (its
@@ -270,7 +309,10 @@ impl EventEval {
             vcs: vec![Vc::default(); n * npv],
             ring: vec![Flit::default(); n * npv * depth as usize],
             ovs: vec![Ov { credits: depth, owner: FREE }; n * p * v],
-            occ: vec![0; n * npv],
+            hist_hi: vec![0; n * npv * (depth as usize).saturating_sub(HIST_INLINE)],
+            hist_epoch: 0,
+            hist_base: Vec::new(),
+            hist_span: HIST_SPAN,
             down,
             up,
             sent: vec![0; n * p],
@@ -343,16 +385,13 @@ impl EventEval {
     /// (its packet id already this part's), taken in after this part's cycle `now` (`sent`,
     /// or `sent + 1` when the parts meet every other cycle: the flit cannot be read before
     /// `sent + 2`, and the statistics are made those of a write in time).
-    pub fn receive_flit(&mut self, routers: &mut Routers, r: usize, l: usize, flit: Flit, sent: u64, now: u64) {
+    pub fn receive_flit(&mut self, r: usize, l: usize, flit: Flit, sent: u64, now: u64) {
         let iv = r * self.npv + l;
         if sent == now {
-            self.count_in(routers, iv, sent);
+            self.count_in(iv, sent);
         } else {
             debug_assert!(sent + 1 == now && self.link_latency >= 2, "a flit of cycle {sent} taken in after cycle {now}");
-            let level = self.occ[iv];
-            routers.inputs.count_up_late(iv, level, sent + 1, self.popped_at[iv] == now);
-            self.occ[iv] = level + 1;
-            self.flits += 1;
+            self.count_up_late(iv, sent + 1, self.popped_at[iv] == now);
         }
         let at = sent + self.link_latency;
         self.slot(at).arrivals.push((vcr(r, l), flit));
@@ -379,6 +418,9 @@ impl EventEval {
     /// visible, VCs become requesters and bidders), and heads that reached the front in the
     /// previous cycle are routed.
     pub fn begin_cycle<E: RouterEnv>(&mut self, routers: &mut Routers, t: u64, env: &E) {
+        if t - self.hist_epoch >= self.hist_span {
+            self.rebase_hist(t);
+        }
         // Nothing is filed further ahead than the wheel spans: past that, no slot holds anything.
         let last = t.min(self.done + self.mask);
         while self.done < last {
@@ -455,7 +497,7 @@ impl EventEval {
     /// Input VC `l` of router `r` was empty and has a flit at its front in cycle `t`.
     #[inline]
     fn front_arrived<E: RouterEnv>(&mut self, routers: &mut Routers, r: usize, l: usize, t: u64, env: &E) {
-        if !self.vcs[r * self.npv + l].routed {
+        if !self.vcs[r * self.npv + l].routed() {
             self.route_front(routers, r, l, t, env);
         } else {
             self.check_bid(r, l, t);
@@ -471,12 +513,10 @@ impl EventEval {
         let (rd, meta) = env.route(NodeId(r as u32), PortId(self.port_of[l]), head.packet);
         assert!(rd.ports.bits().is_power_of_two(), "router {r}: the event kernel routes unicast packets only, got {:?}", rd.ports);
         let c = &mut self.vcs[iv];
-        c.routed = true;
+        c.flags = ROUTED;
         c.out = if rd.ports == PortSet::LOCAL { LOCAL_OUT } else { rd.ports.bits().trailing_zeros() as u8 };
         c.vc_mask = rd.vc_mask;
         c.pkt_len = meta.len;
-        c.granted = false;
-        c.va_open = false;
         c.sa_ready = t + self.rc_delay;
         routers.inputs.rank[iv] = (meta.key, meta.birth);
         if self.rc_delay == 0 {
@@ -509,7 +549,7 @@ impl EventEval {
     #[inline]
     fn check_bid(&mut self, r: usize, l: usize, t: u64) {
         let c = &self.vcs[r * self.npv + l];
-        if !c.granted || c.sa_ready > t || c.len == 0 {
+        if !c.granted() || c.sa_ready > t || c.len == 0 {
             return;
         }
         if c.out == LOCAL_OUT {
@@ -527,29 +567,123 @@ impl EventEval {
     /// A flit written towards input VC `iv` in cycle `t`: the occupancy statistics count it
     /// from `t + 1`.
     #[inline(always)]
-    fn count_in(&mut self, routers: &mut Routers, iv: usize, t: u64) {
-        let level = self.occ[iv];
-        routers.inputs.count_up(iv, level, t + 1);
-        self.occ[iv] = level + 1;
+    fn count_in(&mut self, iv: usize, t: u64) {
+        let depth = self.depth;
+        let c = &mut self.vcs[iv];
+        let level = c.occ;
+        assert!(level < depth, "input VC {iv} overrun: FIFO of {depth} flits is full (credit protocol violated)");
+        let at = t + 1;
+        if (level as usize) < HIST_INLINE {
+            let h = &mut c.hist[level as usize];
+            *h = h.wrapping_sub((at - self.hist_epoch) as u32);
+        } else {
+            let e = iv * (depth as usize - HIST_INLINE) + level as usize - HIST_INLINE;
+            self.hist_hi[e] = self.hist_hi[e].wrapping_sub(at);
+        }
+        c.occ = level + 1;
+        c.max_len = c.max_len.max(level + 1);
         self.flits += 1;
+    }
+
+    /// A flit left input VC `iv` in cycle `t`: the occupancy statistics count one fewer from
+    /// `t + 1`.
+    #[inline(always)]
+    fn count_out(&mut self, iv: usize, t: u64) {
+        let c = &mut self.vcs[iv];
+        let level = c.occ;
+        let at = t + 1;
+        if level as usize <= HIST_INLINE {
+            let h = &mut c.hist[level as usize - 1];
+            *h = h.wrapping_add((at - self.hist_epoch) as u32);
+        } else {
+            let e = iv * (self.depth as usize - HIST_INLINE) + level as usize - 1 - HIST_INLINE;
+            self.hist_hi[e] = self.hist_hi[e].wrapping_add(at);
+        }
+        c.occ = level - 1;
+        self.flits -= 1;
+    }
+
+    /// The statistics of a flit written towards input VC `iv` from cycle `at`, made one
+    /// cycle late: after cycle `at`, which took a flit from the VC if `popped` (see
+    /// [`crate::InputUnits::push_late`]).
+    fn count_up_late(&mut self, iv: usize, at: u64, popped: bool) {
+        // The level in cycle `at` without this flit; it reached x0 + 1 at `at`.
+        let x0 = self.vcs[iv].occ as usize + popped as usize;
+        self.hist_add(iv, x0, at, false);
+        if popped {
+            // The recorded fall below x0 at `at + 1` was a fall below x0 + 1.
+            self.hist_add(iv, x0 - 1, at + 1, false);
+            self.hist_add(iv, x0, at + 1, true);
+        }
+        let c = &mut self.vcs[iv];
+        c.occ += 1;
+        c.max_len = c.max_len.max(x0 as u16 + 1);
+        self.flits += 1;
+    }
+
+    /// Histogram entry `k` of VC `iv`: `+ at` if `plus`, else `- at`.
+    fn hist_add(&mut self, iv: usize, k: usize, at: u64, plus: bool) {
+        if k < HIST_INLINE {
+            let d = (at - self.hist_epoch) as u32;
+            let h = &mut self.vcs[iv].hist[k];
+            *h = if plus { h.wrapping_add(d) } else { h.wrapping_sub(d) };
+        } else {
+            let e = iv * (self.depth as usize - HIST_INLINE) + k - HIST_INLINE;
+            self.hist_hi[e] = if plus { self.hist_hi[e].wrapping_add(at) } else { self.hist_hi[e].wrapping_sub(at) };
+        }
+    }
+
+    /// The in-line histogram entries' values as [`crate::InputUnits`] keeps them (sums of
+    /// signed cycle numbers, wrapping), per VC and in-line level.
+    fn hist_values(&self) -> impl Iterator<Item = (usize, usize, u64)> + '_ {
+        let levels = HIST_INLINE.min(self.depth as usize);
+        let e = self.hist_epoch;
+        self.vcs.iter().enumerate().flat_map(move |(iv, c)| {
+            (0..levels).map(move |k| {
+                // Since the epoch: the durations of the intervals at level > k that began in it,
+                // less the start of one still open; that one's rise counted from the epoch.
+                let since = c.hist[k] as i32 as i64 as u64;
+                let open = (c.occ as usize > k) as u64;
+                let base = self.hist_base.get(iv * HIST_INLINE + k).copied().unwrap_or(0);
+                (iv, k, base.wrapping_add(since).wrapping_sub(open.wrapping_mul(e)))
+            })
+        })
+    }
+
+    /// Count the in-line histogram entries from cycle `t` on (before their 32 bits could
+    /// overflow).
+    #[cold]
+    #[inline(never)]
+    fn rebase_hist(&mut self, t: u64) {
+        let values: Vec<(usize, usize, u64)> = self.hist_values().collect();
+        if self.hist_base.is_empty() {
+            self.hist_base = vec![0; self.vcs.len() * HIST_INLINE];
+        }
+        for (iv, k, v) in values {
+            // An interval still open is closed at `t` into the base and reopened from `t`.
+            let open = (self.vcs[iv].occ as usize > k) as u64;
+            self.hist_base[iv * HIST_INLINE + k] = v.wrapping_add(open.wrapping_mul(t));
+            self.vcs[iv].hist[k] = 0;
+        }
+        self.hist_epoch = t;
     }
 
     /// Can the NIC write a flit into injection channel `ch` of router `r`?
     #[inline]
     pub fn injection_has_room(&self, r: NodeId, ch: usize) -> bool {
-        self.occ[r.idx() * self.npv + (self.net + ch) * self.v] < self.depth
+        self.vcs[r.idx() * self.npv + (self.net + ch) * self.v].occ < self.depth
     }
 
     /// The NIC writes a flit into injection channel `ch` of router `r` in cycle `t`,
     /// readable from `t + inject_latency`. False when full. Heads written with no latency are
     /// routed by [`EventEval::after_injection`].
-    pub fn inject(&mut self, routers: &mut Routers, r: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
+    pub fn inject(&mut self, r: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
         if !self.injection_has_room(r, ch) {
             return false;
         }
         let l = (self.net + ch) * self.v;
         let iv = r.idx() * self.npv + l;
-        self.count_in(routers, iv, t);
+        self.count_in(iv, t);
         if self.inject_latency == 0 {
             if self.write(iv, flit) {
                 self.inj_front.push(vcr(r.idx(), l));
@@ -619,14 +753,14 @@ impl EventEval {
             let flit = c.front;
             ejected.push((NodeId(r as u32), Ejection { channel: ch as u8, flit }));
             if flit.is_tail() {
-                c.granted = false;
+                c.set(GRANTED, false);
                 self.ovs[ov].owner = FREE;
                 w.ej_owned &= !(1 << ch);
                 if w.ej_req != 0 {
                     w.ej_dirty = true;
                 }
             }
-            self.pop_front(routers, r, l, t);
+            self.pop_front(r, l, t);
         }
     }
 
@@ -646,8 +780,7 @@ impl EventEval {
             };
             self.ovs[op * self.v].owner = l as u8;
             let c = &mut self.vcs[base + l];
-            c.granted = true;
-            c.va_open = true;
+            c.flags |= GRANTED | VA_OPEN;
             c.eject_ch = ch as u8;
             c.sa_ready = c.sa_ready.max(t + self.va_delay);
             routers.outputs.va_arb[op].grant_accepted(self.npv, l);
@@ -700,7 +833,7 @@ impl EventEval {
         let i = (at & self.mask) as usize;
         for k in sent_from..self.slots[i].arrivals.len() {
             let (r, l) = unvcr(self.slots[i].arrivals[k].0);
-            self.count_in(routers, r * self.npv + l, t);
+            self.count_in(r * self.npv + l, t);
         }
     }
 
@@ -744,8 +877,7 @@ impl EventEval {
                 self.req[o] &= !(1 << l);
                 self.ovs[ov].owner = l as u8;
                 let c = &mut self.vcs[base + l];
-                c.granted = true;
-                c.va_open = true;
+                c.flags |= GRANTED | VA_OPEN;
                 c.ovc = vc as u8;
                 c.sa_ready = c.sa_ready.max(t + self.va_delay);
                 routers.outputs.va_arb[op].grant_accepted(self.npv, l);
@@ -762,12 +894,28 @@ impl EventEval {
         let base = r * self.npv;
         let pbase = r * self.p;
         let v = self.v;
-        let policy = routers.params.arbiter;
         let w = &self.work[r];
         let mut readable = if w.blocked_at == t { !w.blocked } else { !0 };
+        let bids = w.bid & readable;
+        if bids & bids.wrapping_sub(1) == 0 {
+            // One bidder (or none readable): it wins its output if it has the credits.
+            if bids != 0 {
+                let l = bids.trailing_zeros() as usize;
+                let c = &self.vcs[base + l];
+                let o = c.out as usize;
+                let need = if c.front.is_head() && self.switching != Switching::Wormhole { c.pkt_len } else { 1 };
+                if self.ovs[(pbase + o) * v + c.ovc as usize].credits < need {
+                    routers.inputs.stall_credit[base + l] += 1;
+                } else {
+                    self.cross(routers, r, l, o, t);
+                }
+            }
+            return;
+        }
+        let policy = routers.params.arbiter;
         let mut outs = 0u64;
         let mut requested = 0u64;
-        for l in bits(w.bid & readable) {
+        for l in bits(bids) {
             let c = &self.vcs[base + l];
             let o = c.out as usize;
             let need = if c.front.is_head() && self.switching != Switching::Wormhole { c.pkt_len } else { 1 };
@@ -792,7 +940,6 @@ impl EventEval {
         let start = self.sa_first;
         let mut rest = outs.rotate_right(start);
         let mut read = 0u64;
-        let at = t + self.link_latency;
         while rest != 0 {
             let o = (rest.trailing_zeros() + start) as usize & 63;
             rest &= rest - 1;
@@ -800,53 +947,59 @@ impl EventEval {
             if want == 0 {
                 continue;
             }
-            let op = pbase + o;
             let inputs = &routers.inputs;
-            let Some(l) = routers.outputs.sa_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
+            let Some(l) = routers.outputs.sa_arb[pbase + o].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
                 continue;
             };
             readable &= !self.port_vcs[l];
             read |= 1 << l;
-            let c = &mut self.vcs[base + l];
-            let flit = c.front;
-            let ov = op * v + c.ovc as usize;
-            let tail = flit.is_tail();
-            self.ovs[ov].credits -= 1;
-            if tail {
-                c.granted = false;
-                self.ovs[ov].owner = FREE;
-                if self.work[r].va_req != 0 {
-                    self.work[r].va_dirty = true;
-                }
-            }
-            routers.outputs.sa_arb[op].grant_accepted(self.npv, l);
-            // Onto the link: readable downstream at `t + link_latency` (another part's router
-            // takes it in after this cycle).
-            let x = self.down[op] + (ov - op * v) as u32;
-            if self.remote(x) {
-                self.remote_flits.push((x, flit));
-            } else {
-                self.slot(at).arrivals.push((x, flit));
-            }
-            self.sent[op] += 1;
-            self.hops += 1;
-            self.tails += tail as u64;
-            self.pop_front(routers, r, l, t);
+            self.cross(routers, r, l, o, t);
         }
         for l in bits(requested & !read) {
             routers.inputs.stall_arb[base + l] += 1;
         }
     }
 
+    /// Input VC `l` of router `r` won output `o` in cycle `t`: its front flit crosses the
+    /// switch onto the link (readable downstream at `t + link_latency`; another part's router
+    /// takes it in after this cycle), a credit spent, the output VC freed after a tail.
+    #[inline(always)]
+    fn cross(&mut self, routers: &mut Routers, r: usize, l: usize, o: usize, t: u64) {
+        let v = self.v;
+        let op = r * self.p + o;
+        let c = &mut self.vcs[r * self.npv + l];
+        let flit = c.front;
+        let k = o * v + c.ovc as usize;
+        let ov = r * self.npv + k;
+        let tail = flit.is_tail();
+        self.ovs[ov].credits -= 1;
+        if tail {
+            c.set(GRANTED, false);
+            self.ovs[ov].owner = FREE;
+            if self.work[r].va_req != 0 {
+                self.work[r].va_dirty = true;
+            }
+        }
+        routers.outputs.sa_arb[op].grant_accepted(self.npv, l);
+        let x = self.down[op] + c.ovc as u32;
+        if self.remote(x) {
+            self.remote_flits.push((x, flit));
+        } else {
+            let at = t + self.link_latency;
+            self.slot(at).arrivals.push((x, flit));
+        }
+        self.sent[op] += 1;
+        self.hops += 1;
+        self.tails += tail as u64;
+        self.pop_front(r, l, t);
+    }
+
     /// The front flit of local VC `l` of router `r` has been taken by its branch in cycle `t`:
     /// pop it (a credit upstream for a network port) and get the VC ready for the next flit.
     #[inline]
-    fn pop_front(&mut self, routers: &mut Routers, r: usize, l: usize, t: u64) {
+    fn pop_front(&mut self, r: usize, l: usize, t: u64) {
         let iv = r * self.npv + l;
-        let level = self.occ[iv];
-        routers.inputs.count_down(iv, level, t + 1);
-        self.occ[iv] = level - 1;
-        self.flits -= 1;
+        self.count_out(iv, t);
         if l < self.net_vcs {
             let x = self.up[r * self.p + self.port_of[l] as usize] + self.vc_of[l] as u32;
             if self.remote(x) {
@@ -870,8 +1023,8 @@ impl EventEval {
         }
         let w = &mut self.work[r];
         if tail {
-            debug_assert!(!c.granted, "router {r} VC {l}: tail left with its output still held: {c:?}");
-            c.routed = false;
+            debug_assert!(!c.granted(), "router {r} VC {l}: tail left with its output still held: {c:?}");
+            c.set(ROUTED, false);
             w.bid &= !(1 << l);
             w.ejbid &= !(1 << l);
             if c.len > 0 {
@@ -909,22 +1062,22 @@ impl EventEval {
             }
         }
         for (iv, e) in self.vcs.iter().enumerate() {
-            debug_assert_eq!(e.len, self.occ[iv], "input VC {iv}: flits on their way outside the wheel");
-            let route = match (e.routed, e.out) {
+            debug_assert_eq!(e.len, e.occ, "input VC {iv}: flits on their way outside the wheel");
+            let route = match (e.routed(), e.out) {
                 (false, _) => PortSet::empty(),
                 (true, LOCAL_OUT) => PortSet::LOCAL,
                 (true, o) => PortSet::port(o as usize),
             };
             let c = &mut routers.inputs.ctl[iv];
-            c.stage = if e.routed { VcStage::Routed } else { VcStage::Idle };
+            c.stage = if e.routed() { VcStage::Routed } else { VcStage::Idle };
             c.route = route;
             c.pending = route;
-            c.granted = if e.granted { route } else { PortSet::empty() };
+            c.granted = if e.granted() { route } else { PortSet::empty() };
             c.ovc = e.ovc;
             c.eject_ch = e.eject_ch;
             c.vc_mask = e.vc_mask;
             c.pkt_len = e.pkt_len;
-            c.va_open = e.va_open;
+            c.va_open = e.flags & VA_OPEN != 0;
             c.async_rep = false;
             c.sa_ready = e.sa_ready;
             c.head = e.head;
@@ -935,6 +1088,17 @@ impl EventEval {
                 routers.inputs.set_entry(iv, s, BufEntry { flit: self.ring[iv * depth + s], ready: ready[iv * depth + s] });
             }
         }
+        let values: Vec<(usize, usize, u64)> = self.hist_values().collect();
+        for (iv, k, v) in values {
+            routers.inputs.set_hist(iv, k, v);
+        }
+        let hi = (self.depth as usize).saturating_sub(HIST_INLINE);
+        for (iv, c) in self.vcs.iter().enumerate() {
+            for k in 0..hi {
+                routers.inputs.set_hist(iv, HIST_INLINE + k, self.hist_hi[iv * hi + k]);
+            }
+            routers.inputs.max_len[iv] = c.max_len;
+        }
         let npv = self.npv;
         for (ov, o) in self.ovs.iter().enumerate() {
             let r = ov / v / self.p;
@@ -943,5 +1107,94 @@ impl EventEval {
         }
         routers.rebuild_registers();
         debug_assert_eq!(routers.buffered, self.flits);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::PacketId;
+    use crate::input_unit::InputUnits;
+    use crate::params::{ArbiterPolicy, MulticastVa, Pipeline, Replication};
+    use proptest::prelude::*;
+
+    fn routers(depth: u16) -> Routers {
+        let p = RouterParams {
+            switching: Switching::Wormhole,
+            pipeline: Pipeline::REALISTIC,
+            arbiter: ArbiterPolicy::Key,
+            multicast_va: MulticastVa::Atomic,
+            replication: Replication::Sync,
+            vcs: 2,
+            buffer_flits: depth,
+            net_ports: 2,
+            nic_channels: 1,
+            link_width: 1,
+        };
+        Routers::new(p, 2)
+    }
+
+    proptest! {
+        /// The occupancy histogram kept in each VC's line in 32 bits from an epoch, rebased as
+        /// runs go on (every few cycles here, every 2^30 in a run), with the levels beyond the
+        /// line's in 64 bits, gives the histogram the input units keep, for any sequence of
+        /// writes, reads and late writes at any cycles.
+        #[test]
+        fn the_in_line_histogram_is_the_input_units_histogram(
+            depth in 1u16..=12,
+            span in 1u64..40,
+            ops in proptest::collection::vec((0usize..6, 0u8..4, 0u64..3000), 1..300),
+        ) {
+            let r = routers(depth);
+            let mut e = EventEval::new(&r, &[NONE; 6], &[NONE; 6]);
+            e.hist_span = span;
+            let mut reference = InputUnits::new(e.vcs.len(), depth);
+            let (mut t, mut popped_at) = (0u64, vec![u64::MAX; e.vcs.len()]);
+            for (iv, op, dt) in ops {
+                t += dt;
+                if t - e.hist_epoch >= e.hist_span {
+                    e.rebase_hist(t);
+                }
+                let occ = reference.len(iv);
+                let flit = Flit::of(PacketId(0), 0, 1);
+                match op {
+                    0 | 1 if occ < depth => {
+                        reference.push(iv, flit, t + 2, t + 1);
+                        e.count_in(iv, t);
+                    }
+                    2 if occ > 0 => {
+                        reference.pop(iv, t + 1);
+                        e.count_out(iv, t);
+                        popped_at[iv] = t;
+                    }
+                    3 if occ < depth && t > e.hist_epoch => {
+                        // A flit sent in cycle t - 1 by another part, taken in after cycle t.
+                        let popped = popped_at[iv] == t;
+                        reference.push_late(iv, flit, t + 1, t, popped);
+                        e.count_up_late(iv, t, popped);
+                    }
+                    _ => {}
+                }
+            }
+            let mut got = InputUnits::new(e.vcs.len(), depth);
+            for (iv, k, v) in e.hist_values() {
+                got.set_hist(iv, k, v);
+            }
+            let hi = (depth as usize).saturating_sub(HIST_INLINE);
+            for iv in 0..e.vcs.len() {
+                for k in 0..hi {
+                    got.set_hist(iv, HIST_INLINE + k, e.hist_hi[iv * hi + k]);
+                }
+                got.ctl[iv].len = e.vcs[iv].occ;
+                got.max_len[iv] = e.vcs[iv].max_len;
+            }
+            let now = t + 5;
+            for iv in 0..e.vcs.len() {
+                prop_assert_eq!(got.ctl[iv].len, reference.len(iv), "VC {} occupancy", iv);
+                prop_assert_eq!(got.max_len[iv], reference.max_len[iv], "VC {} high-water mark", iv);
+                let (h, want) = (got.occupancy_histogram(iv, now), reference.occupancy_histogram(iv, now));
+                prop_assert_eq!(h, want, "VC {} at depth {} span {}", iv, depth, span);
+            }
+        }
     }
 }

@@ -262,6 +262,12 @@ impl InputUnits {
         self.buf[iv * depth + slot] = BufEntry { flit, ready };
     }
 
+    /// Set occupancy-histogram entry `k` of VC `iv` (as [`InputUnits::hist`] keeps it): for
+    /// handing back statistics kept elsewhere.
+    pub(crate) fn set_hist(&mut self, iv: usize, k: usize, value: u64) {
+        self.hist[iv * self.depth as usize + k] = value;
+    }
+
     /// Write ring slot `slot` of VC `iv` (not the front's copy in the control word): for
     /// handing back a FIFO kept elsewhere.
     #[inline]
@@ -304,24 +310,6 @@ impl InputUnits {
         assert!(self.ctl[iv].len > 0, "input VC {iv} underrun: pop from an empty FIFO");
         self.account_down(iv, at);
         self.pop_ready(iv)
-    }
-
-    /// The occupancy of `iv` rises from `level` to `level + 1` from cycle `at` on (flits on
-    /// their way included): the histogram and high-water mark of a write.
-    #[inline(always)]
-    pub(crate) fn count_up(&mut self, iv: usize, level: u16, at: u64) {
-        let depth = self.depth;
-        assert!(level < depth, "input VC {iv} overrun: FIFO of {depth} flits is full (credit protocol violated)");
-        let e = iv * depth as usize + level as usize;
-        self.hist[e] = self.hist[e].wrapping_sub(at);
-        self.max_len[iv] = self.max_len[iv].max(level + 1);
-    }
-
-    /// The occupancy of `iv` falls from `level` to `level - 1` from cycle `at` on.
-    #[inline(always)]
-    pub(crate) fn count_down(&mut self, iv: usize, level: u16, at: u64) {
-        let e = iv * self.depth as usize + level as usize - 1;
-        self.hist[e] = self.hist[e].wrapping_add(at);
     }
 
     /// Remove the front flit without touching the statistics (see [`InputUnits::count_down`]).

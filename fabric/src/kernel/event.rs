@@ -123,7 +123,7 @@ impl Fabric {
     /// (its packet id this part's), after this part's cycle `now`.
     pub(crate) fn event_receive_flit(&mut self, r: u32, l: u32, flit: router::Flit, sent: u64, now: u64) {
         let k = self.event.as_mut().expect("the event kernel runs");
-        k.eval.receive_flit(&mut self.routers, r as usize, l as usize, flit, sent, now);
+        k.eval.receive_flit(r as usize, l as usize, flit, sent, now);
     }
 
     /// Take in a credit another part sent for output VC `vc` of port `op` (global index),
@@ -219,7 +219,7 @@ impl Fabric {
         for i in 0..self.active.len() {
             let n = NodeId(self.active[i]);
             if self.nics.busy(n) {
-                let mut ports = EventInjection { eval: &mut k.eval, routers: &mut self.routers };
+                let mut ports = EventInjection { eval: &mut k.eval };
                 self.nics.inject(n, t, &mut ports, &mut self.packets, &mut self.inject_log);
             }
         }
