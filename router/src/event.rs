@@ -151,6 +151,13 @@ struct Slot {
     sa_joins: Vec<u32>,
 }
 
+/// The wheel slots a stage files into while it runs: the arrivals of the flits it sends (all
+/// `link_latency` on) and the credits for the slots it frees (all `1 + credit_delay` on).
+struct Filing {
+    arrivals: Vec<(u32, Flit)>,
+    credits: Vec<u32>,
+}
+
 /// Input VC `l` of router `r` as the events name it: `r << 6 | l` (no division to find the
 /// router again).
 #[inline(always)]
@@ -245,6 +252,22 @@ pub struct EventEval {
     link_latency: u64,
     credit_delay: u64,
     inject_latency: u64,
+}
+
+/// A flit left input VC `iv` (its state `c`) in cycle `t`: its occupancy statistics count one
+/// fewer from `t + 1` (the in-line entries counted from `epoch`, the deeper ones in `hi`).
+#[inline(always)]
+fn count_out(c: &mut Vc, hi: &mut [u64], iv: usize, depth: usize, epoch: u64, t: u64) {
+    let level = c.occ as usize;
+    let at = t + 1;
+    if level <= HIST_INLINE {
+        let h = &mut c.hist[level - 1];
+        *h = h.wrapping_add((at - epoch) as u32);
+    } else {
+        let e = iv * (depth - HIST_INLINE) + level - 1 - HIST_INLINE;
+        hi[e] = hi[e].wrapping_add(at);
+    }
+    c.occ -= 1;
 }
 
 /// Iterate the set bits of `m`, lowest first.
@@ -587,19 +610,9 @@ impl EventEval {
 
     /// A flit left input VC `iv` in cycle `t`: the occupancy statistics count one fewer from
     /// `t + 1`.
-    #[inline(always)]
+    #[cfg(test)]
     fn count_out(&mut self, iv: usize, t: u64) {
-        let c = &mut self.vcs[iv];
-        let level = c.occ;
-        let at = t + 1;
-        if level as usize <= HIST_INLINE {
-            let h = &mut c.hist[level as usize - 1];
-            *h = h.wrapping_add((at - self.hist_epoch) as u32);
-        } else {
-            let e = iv * (self.depth as usize - HIST_INLINE) + level as usize - 1 - HIST_INLINE;
-            self.hist_hi[e] = self.hist_hi[e].wrapping_add(at);
-        }
-        c.occ = level - 1;
+        count_out(&mut self.vcs[iv], &mut self.hist_hi, iv, self.depth as usize, self.hist_epoch, t);
         self.flits -= 1;
     }
 
@@ -708,21 +721,25 @@ impl EventEval {
     /// Stage 1 of cycle `t` in every router with work there: ejection-channel allocation and
     /// ejection. Ejected flits are appended to `ejected` with their router.
     pub fn eject_stage(&mut self, routers: &mut Routers, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
+        let _ = self.slot(t + 1 + self.credit_delay);
+        let ci = ((t + 1 + self.credit_delay) & self.mask) as usize;
+        let mut credits = std::mem::take(&mut self.slots[ci].credits);
         for wi in 0..self.ej_work.len() {
             let mut m = self.ej_work[wi];
             while m != 0 {
                 let r = wi * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                self.eject_router(routers, r, t, ejected);
+                self.eject_router(routers, r, t, ejected, &mut credits);
                 let w = &self.work[r];
                 if w.ejbid == 0 && !w.ej_dirty {
                     self.ej_work[wi] &= !(1 << (r & 63));
                 }
             }
         }
+        self.slots[ci].credits = credits;
     }
 
-    fn eject_router(&mut self, routers: &mut Routers, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
+    fn eject_router(&mut self, routers: &mut Routers, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) {
         let w = &mut self.work[r];
         if w.ej_dirty {
             w.ej_dirty = false;
@@ -760,7 +777,7 @@ impl EventEval {
                     w.ej_dirty = true;
                 }
             }
-            self.pop_front(r, l, t);
+            self.pop_front(r, l, t, credits);
         }
     }
 
@@ -809,7 +826,15 @@ impl EventEval {
         // The flits sent this cycle are counted in their downstream buffers once every router
         // has popped its own (a slot's occupancy goes down before it goes up within a cycle).
         let at = t + self.link_latency;
-        let sent_from = self.slot(at).arrivals.len();
+        let _ = self.slot(at);
+        let _ = self.slot(t + 1 + self.credit_delay);
+        // The slots the stage files into, held for its duration (its flits all arrive at
+        // `at`, its credits one `credit_delay` after the next cycle).
+        let i = (at & self.mask) as usize;
+        let ci = ((t + 1 + self.credit_delay) & self.mask) as usize;
+        let mut filed =
+            Filing { arrivals: std::mem::take(&mut self.slots[i].arrivals), credits: std::mem::take(&mut self.slots[ci].credits) };
+        let sent_from = filed.arrivals.len();
         for wi in 0..self.net_work.len() {
             let mut m = self.net_work[wi];
             while m != 0 {
@@ -822,7 +847,7 @@ impl EventEval {
                     }
                 }
                 if self.work[r].bid != 0 {
-                    self.allocate_switch(routers, r, t);
+                    self.allocate_switch(routers, r, t, &mut filed);
                 }
                 let w = &self.work[r];
                 if w.bid == 0 && !w.va_dirty {
@@ -830,17 +855,31 @@ impl EventEval {
                 }
             }
         }
-        let i = (at & self.mask) as usize;
-        for k in sent_from..self.slots[i].arrivals.len() {
-            let (r, l) = unvcr(self.slots[i].arrivals[k].0);
+        for &(x, _) in &filed.arrivals[sent_from..] {
+            let (r, l) = unvcr(x);
             self.count_in(r * self.npv + l, t);
         }
+        self.slots[i].arrivals = filed.arrivals;
+        self.slots[ci].credits = filed.credits;
     }
 
     /// Give each free output VC of router `r`'s network ports to one able requester whose
     /// `vc_mask` allows it.
     fn allocate_network_vcs(&mut self, routers: &mut Routers, r: usize, t: u64) {
         let base = r * self.npv;
+        let reqs = self.work[r].va_req;
+        if reqs & reqs.wrapping_sub(1) == 0 {
+            // One requester: the lowest free output VC its mask allows, if any (every
+            // arbiter grants a lone requester).
+            let l = reqs.trailing_zeros() as usize;
+            let c = &self.vcs[base + l];
+            let (o, mask) = (c.out as usize, c.vc_mask);
+            let op = r * self.p + o;
+            if let Some(vc) = (0..self.v).find(|&vc| mask & (1 << vc) != 0 && self.ovs[op * self.v + vc].owner == FREE) {
+                self.grant_vc(routers, r, l, o, vc, t);
+            }
+            return;
+        }
         let policy = routers.params.arbiter;
         let mut outs = 0u64;
         for l in bits(self.work[r].va_req) {
@@ -875,22 +914,29 @@ impl EventEval {
                     continue;
                 };
                 self.req[o] &= !(1 << l);
-                self.ovs[ov].owner = l as u8;
-                let c = &mut self.vcs[base + l];
-                c.flags |= GRANTED | VA_OPEN;
-                c.ovc = vc as u8;
-                c.sa_ready = c.sa_ready.max(t + self.va_delay);
-                routers.outputs.va_arb[op].grant_accepted(self.npv, l);
-                self.work[r].va_req &= !(1 << l);
-                self.granted(r, l, t);
+                self.grant_vc(routers, r, l, o, vc, t);
             }
         }
+    }
+
+    /// Output VC `vc` of network output `o` of router `r` goes to input VC `l` in cycle `t`.
+    #[inline(always)]
+    fn grant_vc(&mut self, routers: &mut Routers, r: usize, l: usize, o: usize, vc: usize, t: u64) {
+        let op = r * self.p + o;
+        self.ovs[op * self.v + vc].owner = l as u8;
+        let c = &mut self.vcs[r * self.npv + l];
+        c.flags |= GRANTED | VA_OPEN;
+        c.ovc = vc as u8;
+        c.sa_ready = c.sa_ready.max(t + self.va_delay);
+        routers.outputs.va_arb[op].grant_accepted(self.npv, l);
+        self.work[r].va_req &= !(1 << l);
+        self.granted(r, l, t);
     }
 
     /// Switch allocation on router `r`'s network outputs (separable, output first; outputs
     /// take turns by cycle at picking first; an input port's flits cross one a cycle) and
     /// crossbar traversal of the winners.
-    fn allocate_switch(&mut self, routers: &mut Routers, r: usize, t: u64) {
+    fn allocate_switch(&mut self, routers: &mut Routers, r: usize, t: u64, filed: &mut Filing) {
         let base = r * self.npv;
         let pbase = r * self.p;
         let v = self.v;
@@ -907,7 +953,7 @@ impl EventEval {
                 if self.ovs[(pbase + o) * v + c.ovc as usize].credits < need {
                     routers.inputs.stall_credit[base + l] += 1;
                 } else {
-                    self.cross(routers, r, l, o, t);
+                    self.cross(routers, r, l, o, t, filed);
                 }
             }
             return;
@@ -953,7 +999,7 @@ impl EventEval {
             };
             readable &= !self.port_vcs[l];
             read |= 1 << l;
-            self.cross(routers, r, l, o, t);
+            self.cross(routers, r, l, o, t, filed);
         }
         for l in bits(requested & !read) {
             routers.inputs.stall_arb[base + l] += 1;
@@ -964,7 +1010,7 @@ impl EventEval {
     /// switch onto the link (readable downstream at `t + link_latency`; another part's router
     /// takes it in after this cycle), a credit spent, the output VC freed after a tail.
     #[inline(always)]
-    fn cross(&mut self, routers: &mut Routers, r: usize, l: usize, o: usize, t: u64) {
+    fn cross(&mut self, routers: &mut Routers, r: usize, l: usize, o: usize, t: u64, filed: &mut Filing) {
         let v = self.v;
         let op = r * self.p + o;
         let c = &mut self.vcs[r * self.npv + l];
@@ -985,54 +1031,56 @@ impl EventEval {
         if self.remote(x) {
             self.remote_flits.push((x, flit));
         } else {
-            let at = t + self.link_latency;
-            self.slot(at).arrivals.push((x, flit));
+            filed.arrivals.push((x, flit));
         }
         self.sent[op] += 1;
         self.hops += 1;
         self.tails += tail as u64;
-        self.pop_front(r, l, t);
+        self.pop_front(r, l, t, &mut filed.credits);
     }
 
     /// The front flit of local VC `l` of router `r` has been taken by its branch in cycle `t`:
     /// pop it (a credit upstream for a network port) and get the VC ready for the next flit.
-    #[inline]
-    fn pop_front(&mut self, r: usize, l: usize, t: u64) {
+    #[inline(always)]
+    fn pop_front(&mut self, r: usize, l: usize, t: u64, credits: &mut Vec<u32>) {
         let iv = r * self.npv + l;
-        self.count_out(iv, t);
+        let depth = self.depth as usize;
+        let (epoch, lo, hi) = (self.hist_epoch, self.lo, self.hi);
+        let c = &mut self.vcs[iv];
+        count_out(c, &mut self.hist_hi, iv, depth, epoch, t);
+        // The ring: the next flit, written behind the popped one, is in its slot.
+        let tail = c.front.is_tail();
+        let head = if c.head as usize + 1 == depth { 0 } else { c.head + 1 };
+        c.head = head;
+        c.len -= 1;
+        let more = c.len > 0;
+        if more {
+            c.front = self.ring[iv * depth + head as usize];
+        }
+        if tail {
+            debug_assert!(!c.granted(), "router {r} VC {l}: tail left with its output still held: {c:?}");
+            c.flags &= !ROUTED;
+        }
+        self.flits -= 1;
+        if tail | !more {
+            let w = &mut self.work[r];
+            w.bid &= !(1 << l);
+            w.ejbid &= !(1 << l);
+            if tail & more {
+                // The next packet's head is routed in the next cycle.
+                self.rc_next.push(vcr(r, l));
+            }
+        }
+        // The credit upstream, for a network port (by mail to another part's router).
         if l < self.net_vcs {
             let x = self.up[r * self.p + self.port_of[l] as usize] + self.vc_of[l] as u32;
-            if self.remote(x) {
+            let ur = x >> 6;
+            if ur < lo || ur >= hi {
                 self.remote_credits.push(x);
                 self.popped_at[iv] = t;
             } else {
-                self.slot(t + 1 + self.credit_delay).credits.push(x);
+                credits.push(x);
             }
-        }
-        let depth = self.depth as usize;
-        let c = &mut self.vcs[iv];
-        let tail = c.front.is_tail();
-        c.head += 1;
-        if c.head as usize == depth {
-            c.head = 0;
-        }
-        c.len -= 1;
-        if c.len > 0 {
-            // Written behind the popped flit: in its ring slot.
-            c.front = self.ring[iv * depth + c.head as usize];
-        }
-        let w = &mut self.work[r];
-        if tail {
-            debug_assert!(!c.granted(), "router {r} VC {l}: tail left with its output still held: {c:?}");
-            c.set(ROUTED, false);
-            w.bid &= !(1 << l);
-            w.ejbid &= !(1 << l);
-            if c.len > 0 {
-                self.rc_next.push(vcr(r, l));
-            }
-        } else if c.len == 0 {
-            w.bid &= !(1 << l);
-            w.ejbid &= !(1 << l);
         }
     }
 
