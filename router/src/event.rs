@@ -34,8 +34,8 @@
 //! ejection (stage 1), then the fabric runs the nodes' programs and NICs, then VC allocation
 //! and switch allocation (stage 2); all effects between routers go through the wheel.
 
-use crate::flit::Flit;
-use crate::ids::{NONE, NodeId, PortId};
+use crate::flit::{Flit, FlitFlags};
+use crate::ids::{NONE, NodeId, PacketId, PortId};
 use crate::input_unit::{BufEntry, VcStage};
 use crate::params::{RouterParams, Switching};
 use crate::port_set::PortSet;
@@ -47,19 +47,28 @@ const FREE: u8 = u8::MAX;
 /// The output "port" of a packet routed to ejection.
 const LOCAL_OUT: u8 = u8::MAX;
 
-/// An input VC in one cache line: its front flit, its ring's head and length (readable
-/// flits only), its occupancy (flits on their way included) and high-water mark, the front
-/// packet's route and grants, and the bottom of its occupancy histogram. Fields the scan
-/// kernel keeps after a packet has gone (`ovc`, `eject_ch`, `vc_mask`, `pkt_len`,
-/// `sa_ready`, `va_open`) keep their last values here too, so that the state handed back is
-/// the same.
+/// An input VC in one cache line: its front flit and how many readable flits it holds,
+/// where the packets behind the front one start in its ring, its occupancy (flits on their
+/// way included) and high-water mark, the front packet's route and grants, and the bottom of
+/// its occupancy histogram. Fields the scan kernel keeps after a packet has gone (`ovc`,
+/// `eject_ch`, `vc_mask`, `pkt_len`, `sa_ready`, `va_open`) keep their last values here
+/// too, so that the state handed back is the same.
+///
+/// The flits of a VC are consecutive flits of consecutive packets (a VC takes a new packet
+/// only after the last one's tail), so it keeps the front flit and, for the packets behind
+/// the front one, their ids ([`EventEval::ring`]): a body flit arriving behind the front
+/// needs no slot, and the flit after a popped one is the next of its packet, or after a tail
+/// the head of the next packet in the ring.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
 struct Vc {
     front: Flit,
     /// Earliest cycle of VC allocation (RC done), then of switch allocation (VA done).
     sa_ready: u64,
-    head: u16,
+    /// The ring slot of the first packet behind the front one, and how many there are.
+    phead: u16,
+    pkts: u16,
+    /// Readable flits, the front one included.
     len: u16,
     /// Flits buffered or on their way into the VC (sent, not readable yet): the occupancy the
     /// statistics count.
@@ -73,6 +82,7 @@ struct Vc {
     eject_ch: u8,
     /// [`ROUTED`], [`GRANTED`] (the output VC or ejection channel is held), [`VA_OPEN`].
     flags: u8,
+    _pad: u16,
     /// Occupancy levels `0..HIST_INLINE` of the histogram, as [`InputUnits`] keeps them
     /// (crate::InputUnits) but counted from [`EventEval::hist_epoch`] in 32 bits.
     hist: [u32; HIST_INLINE],
@@ -83,7 +93,7 @@ const GRANTED: u8 = 2;
 const VA_OPEN: u8 = 4;
 /// Occupancy levels whose histogram entries an input VC keeps in its own cache line (the
 /// others, for deeper buffers, in [`EventEval::hist_hi`]).
-const HIST_INLINE: usize = 8;
+const HIST_INLINE: usize = 7;
 /// The in-line histogram entries are rebased to a new epoch this often (cycles), so that
 /// what they hold (durations since the epoch, less the start of an interval still open)
 /// stays within 32 bits.
@@ -182,10 +192,10 @@ pub struct EventEval {
     /// allocation, ejection) has work: bit `r`.
     net_work: Vec<u64>,
     ej_work: Vec<u64>,
-    /// Input VCs (global index) and their flit rings (`depth` slots each; the front's slot is
-    /// stale when the flit was written into an empty ring, as in [`crate::InputUnits`]).
+    /// Input VCs (global index), and per VC a ring of `depth` slots holding the ids of the
+    /// packets behind its front one ([`Vc`]).
     vcs: Vec<Vc>,
-    ring: Vec<Flit>,
+    ring: Vec<u32>,
     /// Output VCs (global index `port * vcs + vc`).
     ovs: Vec<Ov>,
     /// Occupancy histogram entries of levels `HIST_INLINE..depth` (`depth - HIST_INLINE` per
@@ -330,7 +340,7 @@ impl EventEval {
             net_work: vec![0; n.div_ceil(64)],
             ej_work: vec![0; n.div_ceil(64)],
             vcs: vec![Vc::default(); n * npv],
-            ring: vec![Flit::default(); n * npv * depth as usize],
+            ring: vec![0; n * npv * depth as usize],
             ovs: vec![Ov { credits: depth, owner: FREE }; n * p * v],
             hist_hi: vec![0; n * npv * (depth as usize).saturating_sub(HIST_INLINE)],
             hist_epoch: 0,
@@ -486,7 +496,7 @@ impl EventEval {
         }
     }
 
-    /// Write `flit` at the tail of input VC `iv`'s ring; true if it is the front.
+    /// Write `flit` behind the flits of input VC `iv`; true if it is the front.
     #[inline(always)]
     fn write(&mut self, iv: usize, flit: Flit) -> bool {
         let c = &mut self.vcs[iv];
@@ -497,12 +507,14 @@ impl EventEval {
             c.front = flit;
             return true;
         }
-        let depth = self.depth as usize;
-        let mut slot = c.head as usize + len as usize;
-        if slot >= depth {
-            slot -= depth;
+        if flit.is_head() {
+            // A packet behind the front one: its id into the ring (its body flits follow it).
+            let depth = self.depth as usize;
+            let slot = c.phead as usize + c.pkts as usize;
+            let slot = if slot >= depth { slot - depth } else { slot };
+            c.pkts += 1;
+            self.ring[iv * depth + slot] = flit.packet.0;
         }
-        self.ring[iv * depth + slot] = flit;
         false
     }
 
@@ -540,6 +552,10 @@ impl EventEval {
         c.out = if rd.ports == PortSet::LOCAL { LOCAL_OUT } else { rd.ports.bits().trailing_zeros() as u8 };
         c.vc_mask = rd.vc_mask;
         c.pkt_len = meta.len;
+        if meta.len == 1 {
+            // A head that reached the front after a tail was made without its packet's length.
+            c.front.flags |= FlitFlags::TAIL;
+        }
         c.sa_ready = t + self.rc_delay;
         routers.inputs.rank[iv] = (meta.key, meta.birth);
         if self.rc_delay == 0 {
@@ -1048,14 +1064,22 @@ impl EventEval {
         let (epoch, lo, hi) = (self.hist_epoch, self.lo, self.hi);
         let c = &mut self.vcs[iv];
         count_out(c, &mut self.hist_hi, iv, depth, epoch, t);
-        // The ring: the next flit, written behind the popped one, is in its slot.
+        // The next flit: the next of the front packet, or after its tail the head of the next
+        // packet in the ring.
         let tail = c.front.is_tail();
-        let head = if c.head as usize + 1 == depth { 0 } else { c.head + 1 };
-        c.head = head;
         c.len -= 1;
         let more = c.len > 0;
         if more {
-            c.front = self.ring[iv * depth + head as usize];
+            if tail {
+                let p = self.ring[iv * depth + c.phead as usize];
+                c.phead = if c.phead as usize + 1 == depth { 0 } else { c.phead + 1 };
+                c.pkts -= 1;
+                c.front = Flit { packet: PacketId(p), seq: 0, flags: FlitFlags::HEAD };
+            } else {
+                let seq = c.front.seq + 1;
+                c.front.seq = seq;
+                c.front.flags = if seq + 1 == c.pkt_len { FlitFlags::TAIL } else { FlitFlags::empty() };
+            }
         }
         if tail {
             debug_assert!(!c.granted(), "router {r} VC {l}: tail left with its output still held: {c:?}");
@@ -1089,18 +1113,18 @@ impl EventEval {
     /// they arrive), output VCs (credits on their way onto the return lines), and the
     /// routers' registers. Nothing the statistics count changes. The evaluation is empty
     /// afterwards.
-    pub fn finish(&mut self, routers: &mut Routers) {
+    pub fn finish(&mut self, routers: &mut Routers, len_of: impl Fn(PacketId) -> u16) {
         let depth = self.depth as usize;
         let v = self.v;
-        let mut ready = vec![0u64; self.vcs.len() * depth];
+        // Flits on their way, by VC in the order they arrive, with the cycle they do.
+        let mut late: Vec<(usize, u64)> = Vec::new();
         for c in self.done + 1..=self.done + self.mask {
             let i = (c & self.mask) as usize;
             let slot = std::mem::take(&mut self.slots[i]);
             for &(x, flit) in &slot.arrivals {
                 let (r, l) = unvcr(x);
                 let iv = r * self.npv + l;
-                let k = (self.vcs[iv].head as usize + self.vcs[iv].len as usize) % depth;
-                ready[iv * depth + k] = c;
+                late.push((iv, c));
                 self.write(iv, flit);
             }
             for &x in &slot.credits {
@@ -1109,6 +1133,8 @@ impl EventEval {
                 routers.return_credit(ov / v, (ov % v) as u8, c);
             }
         }
+        late.sort_by_key(|&(iv, _)| iv);
+        let mut flits = Vec::new();
         for (iv, e) in self.vcs.iter().enumerate() {
             debug_assert_eq!(e.len, e.occ, "input VC {iv}: flits on their way outside the wheel");
             let route = match (e.routed(), e.out) {
@@ -1128,12 +1154,32 @@ impl EventEval {
             c.va_open = e.flags & VA_OPEN != 0;
             c.async_rep = false;
             c.sa_ready = e.sa_ready;
-            c.head = e.head;
+            // The buffered flits: the rest of the front packet, then the packets of the ring
+            // (the last may still be arriving).
+            flits.clear();
+            let (mut p, mut seq, mut k, mut left) = (e.front.packet, e.front.seq, 0, e.len);
+            while left > 0 {
+                let len = len_of(p);
+                while left > 0 && seq < len {
+                    flits.push(Flit::of(p, seq, len));
+                    (seq, left) = (seq + 1, left - 1);
+                }
+                if left > 0 {
+                    p = PacketId(self.ring[iv * depth + (e.phead as usize + k) % depth]);
+                    (seq, k) = (0, k + 1);
+                }
+            }
+            // Those on their way are the last, readable from the cycle they arrive.
+            let from = late.partition_point(|&(x, _)| x < iv);
+            let readies = &late[from..late.partition_point(|&(x, _)| x <= iv)];
+            let ready = |i: usize| if i + readies.len() >= flits.len() { readies[i + readies.len() - flits.len()].1 } else { 0 };
+            c.head = 0;
             c.len = e.len;
-            c.front = BufEntry { flit: e.front, ready: ready[iv * depth + e.head as usize] };
-            for k in 1..e.len as usize {
-                let s = (e.head as usize + k) % depth;
-                routers.inputs.set_entry(iv, s, BufEntry { flit: self.ring[iv * depth + s], ready: ready[iv * depth + s] });
+            if let Some(&f) = flits.first() {
+                c.front = BufEntry { flit: f, ready: ready(0) };
+            }
+            for (i, &f) in flits.iter().enumerate().skip(1) {
+                routers.inputs.set_entry(iv, i, BufEntry { flit: f, ready: ready(i) });
             }
         }
         let values: Vec<(usize, usize, u64)> = self.hist_values().collect();

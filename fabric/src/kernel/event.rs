@@ -83,7 +83,8 @@ impl Fabric {
     /// form (the run is over).
     pub(crate) fn finish_event_kernel(&mut self) {
         if let Some(mut k) = self.event.take() {
-            k.eval.finish(&mut self.routers);
+            let packets = &self.packets;
+            k.eval.finish(&mut self.routers, |p| packets.get(p).flits());
             for (link, &n) in self.links.iter_mut().zip(k.eval.port_flits()) {
                 link.flits += n;
             }
@@ -260,7 +261,8 @@ impl Fabric {
         active.truncate(kept);
         // A split fabric's watchdog looks at every part ([`super::split`]).
         if self.parts == 1 && k.eval.flits > 0 && t - self.last_move >= self.spec.watchdog_cycles {
-            k.eval.finish(&mut self.routers);
+            let packets = &self.packets;
+            k.eval.finish(&mut self.routers, |p| packets.get(p).flits());
             self.deadlock = Some(self.find_deadlock(t));
         }
         if self.spec.measure_until.is_some_and(|m| t < m) {
