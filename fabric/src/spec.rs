@@ -116,6 +116,10 @@ pub struct FabricSpec {
     pub measure_until: Option<u64>,
     /// Which kernel runs the fabric.
     pub kernel: KernelChoice,
+    /// Tests: the event kernel rebases its in-line buffer histograms this often (cycles)
+    /// instead of every 2^30, to check that rebasing changes nothing.
+    #[doc(hidden)]
+    pub event_hist_span: Option<u64>,
 }
 
 impl FabricSpec {
@@ -142,6 +146,7 @@ impl FabricSpec {
             shuffle_seed: None,
             measure_until: None,
             kernel: KernelChoice::Auto,
+            event_hist_span: None,
         }
     }
 

@@ -74,6 +74,8 @@ struct Case {
     cycles: u64,
     seed: u64,
     max_cycles: u64,
+    /// How often the event kernel rebases its in-line histograms.
+    hist_span: Option<u64>,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -103,7 +105,7 @@ fn case() -> impl Strategy<Value = Case> {
         (prop_oneof![Just(PortModel::K(1)), Just(PortModel::All), Just(PortModel::K(2))], any::<bool>()),
         (0u64..=4, 0u64..=2),
         (pattern, prop_oneof![Just(0.01), Just(0.05), Just(0.15), Just(0.5)], 20u64..=400, 0u64..100),
-        prop_oneof![Just(u64::MAX / 4), 1u64..=300],
+        (prop_oneof![Just(u64::MAX / 4), 1u64..=300], proptest::option::of(1u64..60)),
     )
         .prop_map(
             |(
@@ -115,7 +117,7 @@ fn case() -> impl Strategy<Value = Case> {
                 (ports, dateline),
                 (startup, copy),
                 (pattern, rate, cycles, seed),
-                max_cycles,
+                (max_cycles, hist_span),
             )| Case {
                 kind,
                 sizes,
@@ -134,6 +136,7 @@ fn case() -> impl Strategy<Value = Case> {
                 cycles,
                 seed,
                 max_cycles,
+                hist_span,
             },
         )
 }
@@ -154,6 +157,7 @@ impl Case {
         s.watchdog_cycles = 150;
         s.max_cycles = self.max_cycles;
         s.measure_until = Some(self.cycles);
+        s.event_hist_span = self.hist_span;
         s
     }
 
@@ -239,6 +243,7 @@ fn a_deadlock_is_found_and_reported_the_same_way() {
         cycles: 2000,
         seed: 1,
         max_cycles: u64::MAX / 4,
+        hist_span: Some(7),
     };
     let (end_scan, scan, _) = c.run(KernelChoice::Scan, 1);
     assert_eq!(end_scan, Ending::Deadlock);

@@ -401,6 +401,13 @@ impl EventEval {
         self.ej_work[r >> 6] |= 1 << (r & 63);
     }
 
+    /// Rebase the in-line histograms every `span` cycles instead of every [`HIST_SPAN`] (for
+    /// tests: results do not depend on it).
+    #[doc(hidden)]
+    pub fn set_hist_span(&mut self, span: u64) {
+        self.hist_span = span.clamp(1, HIST_SPAN);
+    }
+
     /// Run only routers `lo..hi` (one part of a fabric split between threads).
     pub fn set_part(&mut self, lo: usize, hi: usize) {
         (self.lo, self.hi) = (lo as u32, hi as u32);

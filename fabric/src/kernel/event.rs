@@ -74,6 +74,9 @@ impl Fabric {
         if self.parts > 1 {
             eval.set_part(self.lo as usize, self.hi as usize);
         }
+        if let Some(span) = self.spec.event_hist_span {
+            eval.set_hist_span(span);
+        }
         self.event = Some(Box::new(EventKernel { eval, ejected: Vec::new(), fired: Vec::new() }));
         self.active.clear();
         self.in_active.fill(false);
