@@ -15,6 +15,9 @@
 //!     thread builds its part inside the timed run).
 //! (d) a 32x32 mesh with (b)'s router at 0.01 packets/node/cycle, 2,000 cycles, on one
 //!     and on two threads: how a large fabric scales.
+//!
+//! Every scenario runs on the kernel `--kernel auto` picks (the event kernel for all but
+//! the router-forwarded broadcasts); `..._scan` runs it on the scan kernel for comparison.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -56,10 +59,11 @@ pub const MESH_UNIFORM: &[(&str, &str)] = &[
 ];
 
 /// One scenario on `threads` threads (more than one: split between them, each building its
-/// part inside the timed run).
-fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)], threads: u32) {
+/// part inside the timed run), on `kernel`.
+fn bench_on(c: &mut Criterion, name: &str, settings: &[(&str, &str)], threads: u32, kernel: fabric::KernelChoice) {
     let mut cfg = config(settings);
     cfg.threads = threads;
+    cfg.kernel = kernel;
     // One untimed run for the amounts of work (the runs are deterministic).
     let probe = run::run(&cfg);
     assert_eq!(probe.missing_deliveries, 0);
@@ -83,6 +87,11 @@ fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)], threads: u32)
         });
     }
     g.finish();
+}
+
+/// [`bench_on`] on the kernel `auto` picks.
+fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)], threads: u32) {
+    bench_on(c, name, settings, threads, fabric::KernelChoice::Auto);
 }
 
 pub const MESH32_UNIFORM: &[(&str, &str)] = &[
@@ -188,10 +197,12 @@ fn thread_split(cfg: &Config, dir: &std::path::Path) {
 
 fn benches(c: &mut Criterion) {
     bench(c, "a_hypercube10_mnb_sbt", HYPERCUBE_MNB, 1);
+    bench_on(c, "a_hypercube10_mnb_sbt_scan", HYPERCUBE_MNB, 1, fabric::KernelChoice::Scan);
     bench(c, "a_hypercube10_mnb_sbt_2threads", HYPERCUBE_MNB, 2);
     bench(c, "a_hypercube10_mnb_sbt_router", HYPERCUBE_MNB_ROUTER, 1);
     bench(c, "a_hypercube10_mnb_sbt_router_2threads", HYPERCUBE_MNB_ROUTER, 2);
     bench(c, "b_mesh8x8_uniform_wh", MESH_UNIFORM, 1);
+    bench_on(c, "b_mesh8x8_uniform_wh_scan", MESH_UNIFORM, 1, fabric::KernelChoice::Scan);
     bench(c, "b_mesh8x8_uniform_wh_2threads", MESH_UNIFORM, 2);
     bench(c, "d_mesh32x32_uniform_wh", MESH32_UNIFORM, 1);
     bench(c, "d_mesh32x32_uniform_wh_2threads", MESH32_UNIFORM, 2);
