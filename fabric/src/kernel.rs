@@ -651,7 +651,9 @@ impl Fabric {
             scoreboard: &mut self.scoreboard,
         };
         call(&mut *self.program, &mut cx);
-        self.flush_node_out(r, t);
+        if !self.node_out.is_empty() {
+            self.flush_node_out(r, t);
+        }
     }
 
     /// Turn what node `r`'s program asked for into queued packets and timers.
