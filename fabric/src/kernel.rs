@@ -18,6 +18,7 @@
 pub mod event;
 mod placement;
 pub mod split;
+mod timers;
 
 use crate::nic::Nics;
 use crate::packet::{Packet, PacketTable};
@@ -34,9 +35,9 @@ use router::{
     Switching, VcBits,
 };
 use serde::Serialize;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use timers::Timers;
 
 /// Always-on counters.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -232,6 +233,15 @@ impl<W: FnMut(&Fabric)> Watch<W> {
     }
 }
 
+/// Put router `r` on the active list (`in_active` marks those on it).
+#[inline]
+fn activate(in_active: &mut [bool], active: &mut Vec<u32>, r: usize) {
+    if !in_active[r] {
+        in_active[r] = true;
+        active.push(r as u32);
+    }
+}
+
 /// A fabric of routers, links and NICs running one program on every node.
 pub struct Fabric {
     pub spec: FabricSpec,
@@ -253,7 +263,7 @@ pub struct Fabric {
     class_mask: [u16; 2],
     active: Vec<u32>,
     in_active: Vec<bool>,
-    timers: BinaryHeap<Reverse<(u64, u32, u8)>>,
+    timers: Timers,
     fired: Vec<bool>,
     outbox: Outbox,
     ejected: Vec<Ejection>,
@@ -350,7 +360,7 @@ impl Fabric {
             class_mask,
             active: (0..n as u32).collect(),
             in_active: vec![true; n],
-            timers: BinaryHeap::new(),
+            timers: Timers::default(),
             fired: vec![false; n],
             outbox: Outbox::default(),
             ejected: Vec::new(),
@@ -440,10 +450,10 @@ impl Fabric {
             // credits are still coming back (a waveform shows when they arrive).
             let credits_due = !self.probes.is_empty() && self.now <= self.routers.credit_horizon();
             if self.active.is_empty() && !credits_due {
-                match self.timers.peek() {
+                match self.timers.next() {
                     None => return Ending::Quiescent,
                     // Not past the cycle limit: a run stopped there has simulated to it.
-                    Some(&Reverse((t, _, _))) => self.now = self.now.max(t.min(self.spec.max_cycles)),
+                    Some(t) => self.now = self.now.max(t.min(self.spec.max_cycles)),
                 }
             }
             // Without probes the run would end here: the cycles after it only show credits
@@ -468,16 +478,13 @@ impl Fabric {
         }
         let t = self.now;
         let ejected_before = self.counters.flits_ejected;
-        while let Some(&Reverse((tt, n, kind))) = self.timers.peek() {
-            if tt > t {
-                break;
-            }
-            self.timers.pop();
+        let Fabric { timers, fired, in_active, active, .. } = self;
+        timers.pop_due(t, |n, kind| {
             if kind == PROGRAM_TIMER {
-                self.fired[n as usize] = true;
+                fired[n as usize] = true;
             }
-            self.activate(n as usize);
-        }
+            activate(in_active, active, n as usize);
+        });
         // Credits due in cycles that were skipped.
         self.routers.deliver_credits(t);
         let mut list = std::mem::take(&mut self.active);
@@ -537,10 +544,7 @@ impl Fabric {
 
     #[inline]
     fn activate(&mut self, r: usize) {
-        if !self.in_active[r] {
-            self.in_active[r] = true;
-            self.active.push(r as u32);
-        }
+        activate(&mut self.in_active, &mut self.active, r);
     }
 
     /// Drop routers with nothing to do from the active list; a NIC waiting out a start-up
@@ -555,7 +559,7 @@ impl Fabric {
                 let (now, later) = nics.work(NodeId(r), t + 1);
                 if !now {
                     if let Some(at) = later {
-                        timers.push(Reverse((at, r, WAKE)));
+                        timers.push(at, r, WAKE);
                     }
                     in_active[r as usize] = false;
                 }
@@ -689,7 +693,7 @@ impl Fabric {
             self.counters.packets_sent += 1;
         }
         for w in self.node_out.wakes.drain(..) {
-            self.timers.push(Reverse((w, r.0, PROGRAM_TIMER)));
+            self.timers.push(w, r.0, PROGRAM_TIMER);
         }
     }
 

@@ -19,7 +19,6 @@ use super::{Ending, Env, Fabric, PROGRAM_TIMER, WAKE, Watch};
 use crate::nic::EventInjection;
 use crate::spec::{FabricSpec, KernelChoice};
 use router::{Ejection, EventEval, NodeId};
-use std::cmp::Reverse;
 
 /// Why a run of `spec` goes to the scan kernel rather than the event kernel (None if the
 /// event kernel applies): `multicast` if its program sends packets the routers replicate,
@@ -104,9 +103,9 @@ impl Fabric {
                 break Ending::Deadlock;
             }
             if self.now > 0 && self.flits_held() == 0 && self.active.is_empty() {
-                match self.timers.peek() {
+                match self.timers.next() {
                     None => break Ending::Quiescent,
-                    Some(&Reverse((t, _, _))) => self.now = self.now.max(t.min(self.spec.max_cycles)),
+                    Some(t) => self.now = self.now.max(t.min(self.spec.max_cycles)),
                 }
             }
             if self.now >= self.spec.max_cycles {
@@ -150,10 +149,7 @@ impl Fabric {
     /// Node `n`'s NIC may have something to do this cycle.
     #[inline]
     fn nic_wakes(&mut self, n: u32) {
-        if !self.in_active[n as usize] {
-            self.in_active[n as usize] = true;
-            self.active.push(n);
-        }
+        self.activate(n as usize);
     }
 
     /// Simulate cycle `self.now` on the event kernel.
@@ -170,21 +166,18 @@ impl Fabric {
             let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
             k.eval.begin_cycle(&mut self.routers, t, &env);
         }
-        while let Some(&Reverse((tt, n, kind))) = self.timers.peek() {
-            if tt > t {
-                break;
-            }
-            self.timers.pop();
+        let Fabric { timers, fired, in_active, active, .. } = self;
+        timers.pop_due(t, |n, kind| {
             if kind == PROGRAM_TIMER {
-                if !self.fired[n as usize] {
-                    self.fired[n as usize] = true;
+                if !fired[n as usize] {
+                    fired[n as usize] = true;
                     k.fired.push(n);
                 }
             } else {
                 debug_assert_eq!(kind, WAKE);
-                self.nic_wakes(n);
+                super::activate(in_active, active, n as usize);
             }
-        }
+        });
         // Stage 1: ejection; the NICs reassemble, the programs receive.
         k.ejected.clear();
         k.eval.eject_stage(&mut self.routers, t, &mut k.ejected);
@@ -253,7 +246,7 @@ impl Fabric {
             } else {
                 in_active[n as usize] = false;
                 if let Some(at) = later {
-                    timers.push(Reverse((at, n, WAKE)));
+                    timers.push(at, n, WAKE);
                 }
             }
         }
