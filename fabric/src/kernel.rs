@@ -478,6 +478,7 @@ impl Fabric {
         }
         let t = self.now;
         let ejected_before = self.counters.flits_ejected;
+        let injected_before = self.counters.flits_injected;
         let Fabric { timers, fired, in_active, active, .. } = self;
         timers.pop_due(t, |n, kind| {
             if kind == PROGRAM_TIMER {
@@ -524,7 +525,9 @@ impl Fabric {
             }
             self.probes = probes;
         }
-        let moved = !self.outbox.departures.is_empty() || self.counters.flits_ejected != ejected_before || !self.inject_log.is_empty();
+        let moved = !self.outbox.departures.is_empty()
+            || self.counters.flits_ejected != ejected_before
+            || self.counters.flits_injected != injected_before;
         self.outbox.departures.clear();
         self.eject_log.clear();
         self.inject_log.clear();
@@ -600,9 +603,8 @@ impl Fabric {
             self.call_program(r, t, |p, cx| p.start(cx));
         }
         if self.nics.busy(r) {
-            let before = self.inject_log.len();
-            self.nics.inject(r, t, &mut self.routers, &mut self.packets, &mut self.inject_log);
-            self.counters.flits_injected += (self.inject_log.len() - before) as u64;
+            let log = (!self.probes.is_empty()).then_some(&mut self.inject_log);
+            self.counters.flits_injected += self.nics.inject(r, t, &mut self.routers, &mut self.packets, log) as u64;
         }
         let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
         self.routers.stage_network_in::<S, _>(r, t, &env, &mut self.outbox);

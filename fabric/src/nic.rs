@@ -16,17 +16,12 @@ use std::collections::{BinaryHeap, VecDeque};
 /// The injection buffers a NIC writes into: the routers' injection channels, as the kernel
 /// evaluating them sees them.
 pub trait InjectionPorts {
-    /// Can injection channel `ch` of router `n` take a flit now?
-    fn has_room(&self, n: NodeId, ch: usize) -> bool;
-    /// Write a flit into injection channel `ch` of router `n` in cycle `t`; false when full.
+    /// Write a flit into injection channel `ch` of router `n` in cycle `t`; false (and
+    /// nothing written) when full.
     fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool;
 }
 
 impl InjectionPorts for Routers {
-    #[inline]
-    fn has_room(&self, n: NodeId, ch: usize) -> bool {
-        self.injection_has_room(n, ch)
-    }
     #[inline]
     fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
         self.inject(n, ch, flit, t)
@@ -39,10 +34,6 @@ pub struct EventInjection<'a> {
 }
 
 impl InjectionPorts for EventInjection<'_> {
-    #[inline]
-    fn has_room(&self, n: NodeId, ch: usize) -> bool {
-        self.eval.injection_has_room(n, ch)
-    }
     #[inline]
     fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
         self.eval.inject(n, ch, flit, t)
@@ -292,24 +283,25 @@ impl Nics {
         self.queued[n.idx()] > 0 || self.streaming[n.idx()] != 0
     }
 
-    /// Start packets on idle channels and stream one flit per channel into the router.
-    /// The flits injected (node, channel, flit) are appended to `log`.
+    /// Start packets on idle channels and stream one flit per channel into the router;
+    /// returns the flits injected. With a `log`, they are appended to it (node, channel, flit).
     pub fn inject<I: InjectionPorts>(
         &mut self,
         n: NodeId,
         t: u64,
         routers: &mut I,
         packets: &mut PacketTable,
-        log: &mut Vec<(NodeId, u8, Flit)>,
-    ) {
+        mut log: Option<&mut Vec<(NodeId, u8, Flit)>>,
+    ) -> u32 {
         let i = n.idx();
         if self.streaming[i] == 0 && self.queued[i] == 0 {
-            return;
+            return 0;
         }
         if self.queued.len() > PREFETCH_FROM {
             self.prefetch_ahead(i);
         }
         let base = i * self.k;
+        let mut written = 0;
         // The channels that may act: those streaming, and idle ones that may start a packet
         // (all-port: channel i feeds only port i), in channel order.
         let mut chans = self.streaming[i];
@@ -329,13 +321,17 @@ impl Nics {
                 }
             }
             let c = &mut self.inj[base + ch];
-            if c.start_at > t || !routers.has_room(n, ch) {
+            if c.start_at > t {
                 continue;
             }
             let flit = Flit::of(PacketId(c.packet), c.seq, c.len);
-            let ok = routers.write(n, ch, flit, t);
-            debug_assert!(ok);
-            log.push((n, ch as u8, flit));
+            if !routers.write(n, ch, flit, t) {
+                continue;
+            }
+            written += 1;
+            if let Some(log) = log.as_deref_mut() {
+                log.push((n, ch as u8, flit));
+            }
             c.seq += 1;
             if c.seq == c.len {
                 self.claimed[i] &= !(1 << c.port);
@@ -343,6 +339,7 @@ impl Nics {
                 *c = IDLE;
             }
         }
+        written
     }
 
     fn start_next(&mut self, n: NodeId, ch: usize, t: u64, packets: &mut PacketTable) {

@@ -162,6 +162,7 @@ impl Fabric {
     fn step_event_with(&mut self, k: &mut EventKernel) {
         let t = self.now;
         let ejected_before = self.counters.flits_ejected;
+        let injected_before = self.counters.flits_injected;
         {
             let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
             k.eval.begin_cycle(&mut self.routers, t, &env);
@@ -213,10 +214,9 @@ impl Fabric {
             let n = NodeId(self.active[i]);
             if self.nics.busy(n) {
                 let mut ports = EventInjection { eval: &mut k.eval };
-                self.nics.inject(n, t, &mut ports, &mut self.packets, &mut self.inject_log);
+                self.counters.flits_injected += self.nics.inject(n, t, &mut ports, &mut self.packets, None) as u64;
             }
         }
-        self.counters.flits_injected += self.inject_log.len() as u64;
         {
             let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
             k.eval.after_injection(&mut self.routers, t, &env);
@@ -226,8 +226,8 @@ impl Fabric {
         k.eval.network_stage(&mut self.routers, t);
         self.counters.flit_hops = k.eval.hops;
         self.counters.link_transmissions = k.eval.tails;
-        let moved = k.eval.hops != hops_before || self.counters.flits_ejected != ejected_before || !self.inject_log.is_empty();
-        self.inject_log.clear();
+        let moved =
+            k.eval.hops != hops_before || self.counters.flits_ejected != ejected_before || self.counters.flits_injected != injected_before;
         if self.parts > 1 {
             self.mail_event(k, t);
         }
