@@ -559,9 +559,10 @@ impl Fabric {
         for i in 0..active.len() {
             let r = active[i];
             let stays = routers.occupancy(r as usize) > 0 || fired[r as usize] || {
-                let (now, later) = nics.work(NodeId(r), t + 1);
+                let next = nics.next_work(NodeId(r), t + 1);
+                let now = next == Some(t + 1);
                 if !now {
-                    if let Some(at) = later {
+                    if let Some(at) = next {
                         timers.push(at, r, WAKE);
                     }
                     in_active[r as usize] = false;
@@ -604,7 +605,7 @@ impl Fabric {
         }
         if self.nics.busy(r) {
             let log = (!self.probes.is_empty()).then_some(&mut self.inject_log);
-            self.counters.flits_injected += self.nics.inject(r, t, &mut self.routers, &mut self.packets, log) as u64;
+            self.counters.flits_injected += self.nics.inject(r, t, &mut self.routers, &mut self.packets, log).flits as u64;
         }
         let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
         self.routers.stage_network_in::<S, _>(r, t, &env, &mut self.outbox);

@@ -129,6 +129,15 @@ struct EjChannel {
     next: u16,
 }
 
+/// What a NIC did in one cycle's injection.
+#[derive(Clone, Copy, Debug)]
+pub struct Injected {
+    /// Flits written into the router.
+    pub flits: u32,
+    /// [`Nics::next_work`] from the next cycle.
+    pub next: Option<u64>,
+}
+
 /// The NICs of all nodes.
 #[derive(Clone, Debug)]
 pub struct Nics {
@@ -246,29 +255,32 @@ impl Nics {
         self.queued[n.idx()]
     }
 
-    /// Does node `n`'s NIC have something to do in cycle `t`? If not, the earliest cycle it will.
-    pub fn work(&self, n: NodeId, t: u64) -> (bool, Option<u64>) {
+    /// The first cycle from `t` on in which node `n`'s NIC has something to do: `t` itself,
+    /// or the end of a start-up cost it waits out; None if nothing until a packet is queued.
+    pub fn next_work(&self, n: NodeId, t: u64) -> Option<u64> {
         let i = n.idx();
-        let streaming = self.streaming[i];
-        if streaming == 0 {
-            return (self.queued[i] > 0, None);
-        }
-        let mut next: Option<u64> = None;
-        let mut s = streaming;
+        let mut start = u64::MAX;
+        let mut s = self.streaming[i];
         while s != 0 {
             let ch = s.trailing_zeros() as usize;
             s &= s - 1;
-            let at = self.inj[i * self.k + ch].start_at;
-            if at <= t {
-                return (true, None);
-            }
-            next = Some(next.map_or(at, |x| x.min(at)));
+            start = start.min(self.inj[i * self.k + ch].start_at);
         }
+        self.next_from(i, start, t)
+    }
+
+    /// [`Nics::next_work`] of node `i`, whose streaming channels' earliest start is `start`
+    /// (`u64::MAX` if none streams). A node that streams nothing has no port claimed, and
+    /// has packets queued exactly when some port queue is not empty.
+    #[inline(always)]
+    fn next_from(&self, i: usize, start: u64, t: u64) -> Option<u64> {
+        let streaming = self.streaming[i];
         let idle = streaming != self.all_channels();
-        if idle && self.queued[i] > 0 && self.nonempty[i] & !self.claimed[i] != 0 {
-            return (true, None);
+        if start <= t || (idle && self.queued[i] > 0 && self.nonempty[i] & !self.claimed[i] != 0) {
+            Some(t)
+        } else {
+            (streaming != 0).then_some(start)
         }
-        (false, next)
     }
 
     /// The set of all channel bits.
@@ -283,8 +295,8 @@ impl Nics {
         self.queued[n.idx()] > 0 || self.streaming[n.idx()] != 0
     }
 
-    /// Start packets on idle channels and stream one flit per channel into the router;
-    /// returns the flits injected. With a `log`, they are appended to it (node, channel, flit).
+    /// Start packets on idle channels and stream one flit per channel into the router.
+    /// With a `log`, the flits injected are appended to it (node, channel, flit).
     pub fn inject<I: InjectionPorts>(
         &mut self,
         n: NodeId,
@@ -292,16 +304,18 @@ impl Nics {
         routers: &mut I,
         packets: &mut PacketTable,
         mut log: Option<&mut Vec<(NodeId, u8, Flit)>>,
-    ) -> u32 {
+    ) -> Injected {
         let i = n.idx();
         if self.streaming[i] == 0 && self.queued[i] == 0 {
-            return 0;
+            return Injected { flits: 0, next: None };
         }
         if self.queued.len() > PREFETCH_FROM {
             self.prefetch_ahead(i);
         }
         let base = i * self.k;
         let mut written = 0;
+        // The earliest start of the channels streaming after this cycle's flit.
+        let mut start = u64::MAX;
         // The channels that may act: those streaming, and idle ones that may start a packet
         // (all-port: channel i feeds only port i), in channel order.
         let mut chans = self.streaming[i];
@@ -321,25 +335,25 @@ impl Nics {
                 }
             }
             let c = &mut self.inj[base + ch];
-            if c.start_at > t {
-                continue;
+            if c.start_at <= t {
+                let flit = Flit::of(PacketId(c.packet), c.seq, c.len);
+                if routers.write(n, ch, flit, t) {
+                    written += 1;
+                    if let Some(log) = log.as_deref_mut() {
+                        log.push((n, ch as u8, flit));
+                    }
+                    c.seq += 1;
+                    if c.seq == c.len {
+                        self.claimed[i] &= !(1 << c.port);
+                        self.streaming[i] &= !(1 << ch);
+                        *c = IDLE;
+                        continue;
+                    }
+                }
             }
-            let flit = Flit::of(PacketId(c.packet), c.seq, c.len);
-            if !routers.write(n, ch, flit, t) {
-                continue;
-            }
-            written += 1;
-            if let Some(log) = log.as_deref_mut() {
-                log.push((n, ch as u8, flit));
-            }
-            c.seq += 1;
-            if c.seq == c.len {
-                self.claimed[i] &= !(1 << c.port);
-                self.streaming[i] &= !(1 << ch);
-                *c = IDLE;
-            }
+            start = start.min(c.start_at);
         }
-        written
+        Injected { flits: written, next: self.next_from(i, start, t + 1) }
     }
 
     fn start_next(&mut self, n: NodeId, ch: usize, t: u64, packets: &mut PacketTable) {

@@ -209,14 +209,28 @@ impl Fabric {
                 }
             }
         }
-        // NIC injection, then route computation for the heads written with no latency.
-        for i in 0..self.active.len() {
-            let n = NodeId(self.active[i]);
-            if self.nics.busy(n) {
-                let mut ports = EventInjection { eval: &mut k.eval };
-                self.counters.flits_injected += self.nics.inject(n, t, &mut ports, &mut self.packets, None) as u64;
+        // NIC injection; NICs with nothing to do from the next cycle on leave the set, one
+        // waiting out a start-up cost gets a timer. Then route computation for the heads
+        // written with no latency.
+        let Fabric { active, in_active, nics, timers, packets, counters, .. } = self;
+        let mut ports = EventInjection { eval: &mut k.eval };
+        let mut kept = 0;
+        for i in 0..active.len() {
+            let n = active[i];
+            let injected = nics.inject(NodeId(n), t, &mut ports, packets, None);
+            counters.flits_injected += injected.flits as u64;
+            let next = injected.next;
+            if next == Some(t + 1) {
+                active[kept] = n;
+                kept += 1;
+            } else {
+                in_active[n as usize] = false;
+                if let Some(at) = next {
+                    timers.push(at, n, WAKE);
+                }
             }
         }
+        active.truncate(kept);
         {
             let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
             k.eval.after_injection(&mut self.routers, t, &env);
@@ -234,23 +248,6 @@ impl Fabric {
         if moved {
             self.last_move = t;
         }
-        // NICs with nothing to do now leave the set; one waiting out a start-up cost gets a timer.
-        let Fabric { active, in_active, nics, timers, .. } = self;
-        let mut kept = 0;
-        for i in 0..active.len() {
-            let n = active[i];
-            let (now, later) = nics.work(NodeId(n), t + 1);
-            if now {
-                active[kept] = n;
-                kept += 1;
-            } else {
-                in_active[n as usize] = false;
-                if let Some(at) = later {
-                    timers.push(at, n, WAKE);
-                }
-            }
-        }
-        active.truncate(kept);
         // A split fabric's watchdog looks at every part ([`super::split`]).
         if self.parts == 1 && k.eval.flits > 0 && t - self.last_move >= self.spec.watchdog_cycles {
             k.eval.finish(&mut self.routers);
