@@ -386,6 +386,7 @@ impl Nics {
     }
 
     /// A flit ejected to node `n` on channel `ch`; returns the packet when its tail completes it.
+    #[inline]
     pub fn receive(&mut self, n: NodeId, ch: u8, flit: Flit) -> Option<PacketId> {
         let e = &mut self.ej[n.idx() * self.k + ch as usize];
         if flit.is_head() {
