@@ -58,7 +58,7 @@ impl Timers {
     }
 
     /// Set a timer of `kind` (0 or 1) for node `node` in cycle `at`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, at: u64, node: u32, kind: u8) {
         let e = entry(node, kind);
         if at >= self.base && at - self.base < SPAN {
