@@ -665,9 +665,9 @@ impl Fabric {
 
     /// Turn what node `r`'s program asked for into queued packets and timers.
     fn flush_node_out(&mut self, r: NodeId, t: u64) {
-        let net = self.topo.net_ports();
-        let own = self.own();
-        for s in self.node_out.sends.drain(..) {
+        // By index, cleared after (cheaper than draining the usual one or two).
+        for i in 0..self.node_out.sends.len() {
+            let s = self.node_out.sends[i];
             let (kind, dest, span, remaining, first) = match s.dest {
                 Dest::Node(d) => {
                     assert!(d != r, "node {r}'s program sent a packet to itself");
@@ -679,9 +679,10 @@ impl Fabric {
                     if reach == 0 {
                         continue;
                     }
+                    let net = self.topo.net_ports();
                     let ports = self.topo.route_broadcast(r, PortId(net as u8), r, span).ports;
                     let remaining = if self.parts > 1 {
-                        Self::part_reach(&self.topo, own.clone(), &mut self.reach_stack, (r, net), r, span)
+                        Self::part_reach(&self.topo, self.own(), &mut self.reach_stack, (r, net), r, span)
                     } else {
                         reach as u32
                     };
@@ -695,9 +696,11 @@ impl Fabric {
             self.nics.enqueue(r, p, first);
             self.counters.packets_sent += 1;
         }
-        for w in self.node_out.wakes.drain(..) {
-            self.timers.push(w, r.0, PROGRAM_TIMER);
+        self.node_out.sends.clear();
+        for i in 0..self.node_out.wakes.len() {
+            self.timers.push(self.node_out.wakes[i], r.0, PROGRAM_TIMER);
         }
+        self.node_out.wakes.clear();
     }
 
     /// Phase B: flits into downstream buffers, credits onto return lines; then the credits
