@@ -158,6 +158,10 @@ struct NodeNic {
 pub struct Nics {
     k: usize,
     net: usize,
+    /// The set of all channel bits.
+    all_channels: u64,
+    /// Prefetch the queues of the nodes ahead ([`Nics::prefetch_ahead`])?
+    prefetch: bool,
     voq: Vec<SendQueue>,
     node: Vec<NodeNic>,
     inj: Vec<InjChannel>,
@@ -180,6 +184,8 @@ impl Nics {
         Nics {
             k: channels,
             net: net_ports,
+            all_channels: if channels >= 64 { !0 } else { (1u64 << channels) - 1 },
+            prefetch: nodes > PREFETCH_FROM,
             voq: vec![SendQueue::default(); nodes * net_ports],
             node: vec![NodeNic::default(); nodes],
             inj: vec![IDLE; nodes * channels],
@@ -276,14 +282,8 @@ impl Nics {
     /// claimed, and has packets queued exactly when some port queue is not empty.
     #[inline(always)]
     fn next_from(&self, st: &NodeNic, start: u64, t: u64) -> Option<u64> {
-        let idle = st.streaming != self.all_channels();
+        let idle = st.streaming != self.all_channels;
         if start <= t || (idle && st.queued > 0 && st.nonempty & !st.claimed != 0) { Some(t) } else { (st.streaming != 0).then_some(start) }
-    }
-
-    /// The set of all channel bits.
-    #[inline(always)]
-    fn all_channels(&self) -> u64 {
-        if self.k >= 64 { !0 } else { (1u64 << self.k) - 1 }
     }
 
     /// Is any channel of node `n` busy or any packet queued?
@@ -308,7 +308,7 @@ impl Nics {
         if st.streaming == 0 && st.queued == 0 {
             return Injected { flits: 0, next: None };
         }
-        if self.node.len() > PREFETCH_FROM {
+        if self.prefetch {
             self.prefetch_ahead(i);
         }
         let base = i * self.k;
@@ -319,7 +319,7 @@ impl Nics {
         // (all-port: channel i feeds only port i), in channel order.
         let mut chans = st.streaming;
         if st.queued > 0 {
-            chans |= if self.k == self.net { st.nonempty & !st.claimed } else { self.all_channels() };
+            chans |= if self.k == self.net { st.nonempty & !st.claimed } else { self.all_channels };
         }
         while chans != 0 {
             let ch = chans.trailing_zeros() as usize;
