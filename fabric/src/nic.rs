@@ -282,8 +282,12 @@ impl Nics {
     /// claimed, and has packets queued exactly when some port queue is not empty.
     #[inline(always)]
     fn next_from(&self, st: &NodeNic, start: u64, t: u64) -> Option<u64> {
+        if start <= t {
+            return Some(t);
+        }
+        // An idle channel, and a queued packet for a port no channel feeds?
         let idle = st.streaming != self.all_channels;
-        if start <= t || (idle && st.queued > 0 && st.nonempty & !st.claimed != 0) { Some(t) } else { (st.streaming != 0).then_some(start) }
+        if idle && st.queued > 0 && st.nonempty & !st.claimed != 0 { Some(t) } else { (st.streaming != 0).then_some(start) }
     }
 
     /// Is any channel of node `n` busy or any packet queued?
