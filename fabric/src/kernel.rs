@@ -18,6 +18,7 @@
 pub mod event;
 mod placement;
 pub mod split;
+mod timers;
 
 use crate::nic::Nics;
 use crate::packet::{Packet, PacketTable};
@@ -34,9 +35,9 @@ use router::{
     Switching, VcBits,
 };
 use serde::Serialize;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use timers::Timers;
 
 /// Always-on counters.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -232,6 +233,15 @@ impl<W: FnMut(&Fabric)> Watch<W> {
     }
 }
 
+/// Put router `r` on the active list (`in_active` marks those on it).
+#[inline]
+fn activate(in_active: &mut [bool], active: &mut Vec<u32>, r: usize) {
+    if !in_active[r] {
+        in_active[r] = true;
+        active.push(r as u32);
+    }
+}
+
 /// A fabric of routers, links and NICs running one program on every node.
 pub struct Fabric {
     pub spec: FabricSpec,
@@ -253,7 +263,7 @@ pub struct Fabric {
     class_mask: [u16; 2],
     active: Vec<u32>,
     in_active: Vec<bool>,
-    timers: BinaryHeap<Reverse<(u64, u32, u8)>>,
+    timers: Timers,
     fired: Vec<bool>,
     outbox: Outbox,
     ejected: Vec<Ejection>,
@@ -350,7 +360,7 @@ impl Fabric {
             class_mask,
             active: (0..n as u32).collect(),
             in_active: vec![true; n],
-            timers: BinaryHeap::new(),
+            timers: Timers::default(),
             fired: vec![false; n],
             outbox: Outbox::default(),
             ejected: Vec::new(),
@@ -440,10 +450,10 @@ impl Fabric {
             // credits are still coming back (a waveform shows when they arrive).
             let credits_due = !self.probes.is_empty() && self.now <= self.routers.credit_horizon();
             if self.active.is_empty() && !credits_due {
-                match self.timers.peek() {
+                match self.timers.next() {
                     None => return Ending::Quiescent,
                     // Not past the cycle limit: a run stopped there has simulated to it.
-                    Some(&Reverse((t, _, _))) => self.now = self.now.max(t.min(self.spec.max_cycles)),
+                    Some(t) => self.now = self.now.max(t.min(self.spec.max_cycles)),
                 }
             }
             // Without probes the run would end here: the cycles after it only show credits
@@ -468,16 +478,14 @@ impl Fabric {
         }
         let t = self.now;
         let ejected_before = self.counters.flits_ejected;
-        while let Some(&Reverse((tt, n, kind))) = self.timers.peek() {
-            if tt > t {
-                break;
-            }
-            self.timers.pop();
+        let injected_before = self.counters.flits_injected;
+        let Fabric { timers, fired, in_active, active, .. } = self;
+        timers.pop_due(t, |n, kind| {
             if kind == PROGRAM_TIMER {
-                self.fired[n as usize] = true;
+                fired[n as usize] = true;
             }
-            self.activate(n as usize);
-        }
+            activate(in_active, active, n as usize);
+        });
         // Credits due in cycles that were skipped.
         self.routers.deliver_credits(t);
         let mut list = std::mem::take(&mut self.active);
@@ -517,7 +525,9 @@ impl Fabric {
             }
             self.probes = probes;
         }
-        let moved = !self.outbox.departures.is_empty() || self.counters.flits_ejected != ejected_before || !self.inject_log.is_empty();
+        let moved = !self.outbox.departures.is_empty()
+            || self.counters.flits_ejected != ejected_before
+            || self.counters.flits_injected != injected_before;
         self.outbox.departures.clear();
         self.eject_log.clear();
         self.inject_log.clear();
@@ -537,10 +547,7 @@ impl Fabric {
 
     #[inline]
     fn activate(&mut self, r: usize) {
-        if !self.in_active[r] {
-            self.in_active[r] = true;
-            self.active.push(r as u32);
-        }
+        activate(&mut self.in_active, &mut self.active, r);
     }
 
     /// Drop routers with nothing to do from the active list; a NIC waiting out a start-up
@@ -552,10 +559,11 @@ impl Fabric {
         for i in 0..active.len() {
             let r = active[i];
             let stays = routers.occupancy(r as usize) > 0 || fired[r as usize] || {
-                let (now, later) = nics.work(NodeId(r), t + 1);
+                let next = nics.next_work(NodeId(r), t + 1);
+                let now = next == Some(t + 1);
                 if !now {
-                    if let Some(at) = later {
-                        timers.push(Reverse((at, r, WAKE)));
+                    if let Some(at) = next {
+                        timers.push(at, r, WAKE);
                     }
                     in_active[r as usize] = false;
                 }
@@ -596,9 +604,8 @@ impl Fabric {
             self.call_program(r, t, |p, cx| p.start(cx));
         }
         if self.nics.busy(r) {
-            let before = self.inject_log.len();
-            self.nics.inject(r, t, &mut self.routers, &mut self.packets, &mut self.inject_log);
-            self.counters.flits_injected += (self.inject_log.len() - before) as u64;
+            let log = (!self.probes.is_empty()).then_some(&mut self.inject_log);
+            self.counters.flits_injected += self.nics.inject(r, t, &mut self.routers, &mut self.packets, log).flits as u64;
         }
         let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
         self.routers.stage_network_in::<S, _>(r, t, &env, &mut self.outbox);
@@ -651,14 +658,16 @@ impl Fabric {
             scoreboard: &mut self.scoreboard,
         };
         call(&mut *self.program, &mut cx);
-        self.flush_node_out(r, t);
+        if !self.node_out.is_empty() {
+            self.flush_node_out(r, t);
+        }
     }
 
     /// Turn what node `r`'s program asked for into queued packets and timers.
     fn flush_node_out(&mut self, r: NodeId, t: u64) {
-        let net = self.topo.net_ports();
-        let own = self.own();
-        for s in self.node_out.sends.drain(..) {
+        // By index, cleared after (cheaper than draining the usual one or two).
+        for i in 0..self.node_out.sends.len() {
+            let s = self.node_out.sends[i];
             let (kind, dest, span, remaining, first) = match s.dest {
                 Dest::Node(d) => {
                     assert!(d != r, "node {r}'s program sent a packet to itself");
@@ -670,9 +679,10 @@ impl Fabric {
                     if reach == 0 {
                         continue;
                     }
+                    let net = self.topo.net_ports();
                     let ports = self.topo.route_broadcast(r, PortId(net as u8), r, span).ports;
                     let remaining = if self.parts > 1 {
-                        Self::part_reach(&self.topo, own.clone(), &mut self.reach_stack, (r, net), r, span)
+                        Self::part_reach(&self.topo, self.own(), &mut self.reach_stack, (r, net), r, span)
                     } else {
                         reach as u32
                     };
@@ -686,9 +696,11 @@ impl Fabric {
             self.nics.enqueue(r, p, first);
             self.counters.packets_sent += 1;
         }
-        for w in self.node_out.wakes.drain(..) {
-            self.timers.push(Reverse((w, r.0, PROGRAM_TIMER)));
+        self.node_out.sends.clear();
+        for i in 0..self.node_out.wakes.len() {
+            self.timers.push(self.node_out.wakes[i], r.0, PROGRAM_TIMER);
         }
+        self.node_out.wakes.clear();
     }
 
     /// Phase B: flits into downstream buffers, credits onto return lines; then the credits

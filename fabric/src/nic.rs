@@ -16,17 +16,12 @@ use std::collections::{BinaryHeap, VecDeque};
 /// The injection buffers a NIC writes into: the routers' injection channels, as the kernel
 /// evaluating them sees them.
 pub trait InjectionPorts {
-    /// Can injection channel `ch` of router `n` take a flit now?
-    fn has_room(&self, n: NodeId, ch: usize) -> bool;
-    /// Write a flit into injection channel `ch` of router `n` in cycle `t`; false when full.
+    /// Write a flit into injection channel `ch` of router `n` in cycle `t`; false (and
+    /// nothing written) when full.
     fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool;
 }
 
 impl InjectionPorts for Routers {
-    #[inline]
-    fn has_room(&self, n: NodeId, ch: usize) -> bool {
-        self.injection_has_room(n, ch)
-    }
     #[inline]
     fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
         self.inject(n, ch, flit, t)
@@ -39,10 +34,6 @@ pub struct EventInjection<'a> {
 }
 
 impl InjectionPorts for EventInjection<'_> {
-    #[inline]
-    fn has_room(&self, n: NodeId, ch: usize) -> bool {
-        self.eval.injection_has_room(n, ch)
-    }
     #[inline]
     fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
         self.eval.inject(n, ch, flit, t)
@@ -138,19 +129,41 @@ struct EjChannel {
     next: u16,
 }
 
+/// What a NIC did in one cycle's injection.
+#[derive(Clone, Copy, Debug)]
+pub struct Injected {
+    /// Flits written into the router.
+    pub flits: u32,
+    /// [`Nics::next_work`] from the next cycle.
+    pub next: Option<u64>,
+}
+
+/// What a node's NIC keeps beside its queues and channels, in one place: read at every
+/// visit of the kernel.
+#[derive(Clone, Copy, Debug, Default)]
+struct NodeNic {
+    /// Bit p set when the queue of port p is not empty; ports being fed by a channel;
+    /// channels streaming a packet.
+    nonempty: u64,
+    claimed: u64,
+    streaming: u64,
+    /// Packets submitted so far (the next one's submission number).
+    seq: u64,
+    /// Packets waiting in the node's memory (not yet started on a channel).
+    queued: u32,
+}
+
 /// The NICs of all nodes.
 #[derive(Clone, Debug)]
 pub struct Nics {
     k: usize,
     net: usize,
+    /// The set of all channel bits.
+    all_channels: u64,
+    /// Prefetch the queues of the nodes ahead ([`Nics::prefetch_ahead`])?
+    prefetch: bool,
     voq: Vec<SendQueue>,
-    queued: Vec<u32>,
-    seq: Vec<u64>,
-    /// Per node: bit p set when the queue of port p is not empty; ports being fed by a
-    /// channel; channels streaming a packet.
-    nonempty: Vec<u64>,
-    claimed: Vec<u64>,
-    streaming: Vec<u64>,
+    node: Vec<NodeNic>,
     inj: Vec<InjChannel>,
     ej: Vec<EjChannel>,
     /// Software start-up cost per message, cycles.
@@ -171,12 +184,10 @@ impl Nics {
         Nics {
             k: channels,
             net: net_ports,
+            all_channels: if channels >= 64 { !0 } else { (1u64 << channels) - 1 },
+            prefetch: nodes > PREFETCH_FROM,
             voq: vec![SendQueue::default(); nodes * net_ports],
-            queued: vec![0; nodes],
-            seq: vec![0; nodes],
-            nonempty: vec![0; nodes],
-            claimed: vec![0; nodes],
-            streaming: vec![0; nodes],
+            node: vec![NodeNic::default(); nodes],
             inj: vec![IDLE; nodes * channels],
             ej: vec![EjChannel { packet: NONE, next: 0 }; nodes * channels],
             startup_cycles,
@@ -186,7 +197,7 @@ impl Nics {
     }
 
     pub fn bytes_per_node(net_ports: usize, channels: usize) -> usize {
-        net_ports * std::mem::size_of::<SendQueue>() + 36 + channels * 24 + 64
+        net_ports * std::mem::size_of::<SendQueue>() + std::mem::size_of::<NodeNic>() + channels * 24 + 64
     }
 
     /// Take the NICs of nodes `nodes` from `other`, a copy of these NICs that ran them (a
@@ -199,11 +210,7 @@ impl Nics {
             }
         }
         let k = self.k;
-        self.queued[nodes.clone()].copy_from_slice(&other.queued[nodes.clone()]);
-        self.seq[nodes.clone()].copy_from_slice(&other.seq[nodes.clone()]);
-        self.nonempty[nodes.clone()].copy_from_slice(&other.nonempty[nodes.clone()]);
-        self.claimed[nodes.clone()].copy_from_slice(&other.claimed[nodes.clone()]);
-        self.streaming[nodes.clone()].copy_from_slice(&other.streaming[nodes.clone()]);
+        self.node[nodes.clone()].copy_from_slice(&other.node[nodes.clone()]);
         self.inj[nodes.start * k..nodes.end * k].copy_from_slice(&other.inj[nodes.start * k..nodes.end * k]);
         self.ej[nodes.start * k..nodes.end * k].copy_from_slice(&other.ej[nodes.start * k..nodes.end * k]);
         self.max_queue = self.max_queue.max(other.max_queue);
@@ -211,14 +218,15 @@ impl Nics {
 
     /// Queue packet `p` at node `n`, to leave on network port `first_hop`.
     pub fn enqueue(&mut self, n: NodeId, p: Packet, first_hop: usize) {
-        let s = self.seq[n.idx()];
-        self.seq[n.idx()] += 1;
+        let st = &mut self.node[n.idx()];
+        let s = st.seq;
+        st.seq += 1;
         debug_assert!(s < 1 << 40, "more than 2^40 packets queued at one node");
+        st.nonempty |= 1 << first_hop;
+        st.queued += 1;
+        self.max_queue = self.max_queue.max(st.queued);
         let order = ((p.key() as u64) << 40) | (s & ((1 << 40) - 1));
         self.voq[n.idx() * self.net + first_hop].push(Queued { order, packet: p });
-        self.nonempty[n.idx()] |= 1 << first_hop;
-        self.queued[n.idx()] += 1;
-        self.max_queue = self.max_queue.max(self.queued[n.idx()]);
     }
 
     /// Bring into cache what node `i + PREFETCH_AHEAD` will read first when it starts a
@@ -229,8 +237,8 @@ impl Nics {
     #[inline(always)]
     fn prefetch_ahead(&self, i: usize) {
         let far = i + 2 * PREFETCH_AHEAD;
-        if far < self.queued.len() {
-            let mut ports = self.nonempty[far] & !self.claimed[far];
+        if far < self.node.len() {
+            let mut ports = self.node[far].nonempty & !self.node[far].claimed;
             while ports != 0 {
                 let port = ports.trailing_zeros() as usize;
                 ports &= ports - 1;
@@ -238,8 +246,8 @@ impl Nics {
             }
         }
         let near = i + PREFETCH_AHEAD;
-        if near < self.queued.len() && self.queued[near] > 0 {
-            let mut ports = self.nonempty[near] & !self.claimed[near];
+        if near < self.node.len() && self.node[near].queued > 0 {
+            let mut ports = self.node[near].nonempty & !self.node[near].claimed;
             while ports != 0 {
                 let port = ports.trailing_zeros() as usize;
                 ports &= ports - 1;
@@ -252,102 +260,104 @@ impl Nics {
 
     /// Packets waiting in node `n`'s memory (not yet started on a channel).
     pub fn queued(&self, n: NodeId) -> u32 {
-        self.queued[n.idx()]
+        self.node[n.idx()].queued
     }
 
-    /// Does node `n`'s NIC have something to do in cycle `t`? If not, the earliest cycle it will.
-    pub fn work(&self, n: NodeId, t: u64) -> (bool, Option<u64>) {
+    /// The first cycle from `t` on in which node `n`'s NIC has something to do: `t` itself,
+    /// or the end of a start-up cost it waits out; None if nothing until a packet is queued.
+    pub fn next_work(&self, n: NodeId, t: u64) -> Option<u64> {
         let i = n.idx();
-        let streaming = self.streaming[i];
-        if streaming == 0 {
-            return (self.queued[i] > 0, None);
-        }
-        let mut next: Option<u64> = None;
-        let mut s = streaming;
+        let mut start = u64::MAX;
+        let mut s = self.node[i].streaming;
         while s != 0 {
             let ch = s.trailing_zeros() as usize;
             s &= s - 1;
-            let at = self.inj[i * self.k + ch].start_at;
-            if at <= t {
-                return (true, None);
-            }
-            next = Some(next.map_or(at, |x| x.min(at)));
+            start = start.min(self.inj[i * self.k + ch].start_at);
         }
-        let idle = streaming != self.all_channels();
-        if idle && self.queued[i] > 0 && self.nonempty[i] & !self.claimed[i] != 0 {
-            return (true, None);
-        }
-        (false, next)
+        self.next_from(&self.node[i], start, t)
     }
 
-    /// The set of all channel bits.
+    /// [`Nics::next_work`] of a node in state `st`, whose streaming channels' earliest start
+    /// is `start` (`u64::MAX` if none streams). A node that streams nothing has no port
+    /// claimed, and has packets queued exactly when some port queue is not empty.
     #[inline(always)]
-    fn all_channels(&self) -> u64 {
-        if self.k >= 64 { !0 } else { (1u64 << self.k) - 1 }
+    fn next_from(&self, st: &NodeNic, start: u64, t: u64) -> Option<u64> {
+        if start <= t {
+            return Some(t);
+        }
+        // An idle channel, and a queued packet for a port no channel feeds?
+        let idle = st.streaming != self.all_channels;
+        if idle && st.queued > 0 && st.nonempty & !st.claimed != 0 { Some(t) } else { (st.streaming != 0).then_some(start) }
     }
 
     /// Is any channel of node `n` busy or any packet queued?
     #[inline(always)]
     pub fn busy(&self, n: NodeId) -> bool {
-        self.queued[n.idx()] > 0 || self.streaming[n.idx()] != 0
+        let st = &self.node[n.idx()];
+        st.queued > 0 || st.streaming != 0
     }
 
     /// Start packets on idle channels and stream one flit per channel into the router.
-    /// The flits injected (node, channel, flit) are appended to `log`.
+    /// With a `log`, the flits injected are appended to it (node, channel, flit).
     pub fn inject<I: InjectionPorts>(
         &mut self,
         n: NodeId,
         t: u64,
         routers: &mut I,
         packets: &mut PacketTable,
-        log: &mut Vec<(NodeId, u8, Flit)>,
-    ) {
+        mut log: Option<&mut Vec<(NodeId, u8, Flit)>>,
+    ) -> Injected {
         let i = n.idx();
-        if self.streaming[i] == 0 && self.queued[i] == 0 {
-            return;
+        let st = self.node[i];
+        if st.streaming == 0 && st.queued == 0 {
+            return Injected { flits: 0, next: None };
         }
-        if self.queued.len() > PREFETCH_FROM {
+        if self.prefetch {
             self.prefetch_ahead(i);
         }
         let base = i * self.k;
+        let mut written = 0;
+        // The earliest start of the channels streaming after this cycle's flit.
+        let mut start = u64::MAX;
         // The channels that may act: those streaming, and idle ones that may start a packet
         // (all-port: channel i feeds only port i), in channel order.
-        let mut chans = self.streaming[i];
-        if self.queued[i] > 0 {
-            chans |= if self.k == self.net { self.nonempty[i] & !self.claimed[i] } else { self.all_channels() };
+        let mut chans = st.streaming;
+        if st.queued > 0 {
+            chans |= if self.k == self.net { st.nonempty & !st.claimed } else { self.all_channels };
         }
         while chans != 0 {
             let ch = chans.trailing_zeros() as usize;
             chans &= chans - 1;
-            if self.streaming[i] & (1 << ch) == 0 {
-                if self.queued[i] == 0 {
-                    continue;
-                }
-                self.start_next(n, ch, t, packets);
-                if self.streaming[i] & (1 << ch) == 0 {
-                    continue;
-                }
-            }
-            let c = &mut self.inj[base + ch];
-            if c.start_at > t || !routers.has_room(n, ch) {
+            if st.streaming & (1 << ch) == 0 && !self.start_next(i, ch, t, packets) {
                 continue;
             }
-            let flit = Flit::of(PacketId(c.packet), c.seq, c.len);
-            let ok = routers.write(n, ch, flit, t);
-            debug_assert!(ok);
-            log.push((n, ch as u8, flit));
-            c.seq += 1;
-            if c.seq == c.len {
-                self.claimed[i] &= !(1 << c.port);
-                self.streaming[i] &= !(1 << ch);
-                *c = IDLE;
+            let c = &mut self.inj[base + ch];
+            if c.start_at <= t {
+                let flit = Flit::of(PacketId(c.packet), c.seq, c.len);
+                if routers.write(n, ch, flit, t) {
+                    written += 1;
+                    if let Some(log) = log.as_deref_mut() {
+                        log.push((n, ch as u8, flit));
+                    }
+                    c.seq += 1;
+                    if c.seq == c.len {
+                        let st = &mut self.node[i];
+                        st.claimed &= !(1 << c.port);
+                        st.streaming &= !(1 << ch);
+                        *c = IDLE;
+                        continue;
+                    }
+                }
             }
+            start = start.min(c.start_at);
         }
+        Injected { flits: written, next: self.next_from(&self.node[i], start, t + 1) }
     }
 
-    fn start_next(&mut self, n: NodeId, ch: usize, t: u64, packets: &mut PacketTable) {
-        let i = n.idx();
-        let mut free = self.nonempty[i] & !self.claimed[i];
+    /// Start the best packet node `i` may send on idle channel `ch`, if it has one.
+    fn start_next(&mut self, i: usize, ch: usize, t: u64, packets: &mut PacketTable) -> bool {
+        let st = &mut self.node[i];
+        let mut free = st.nonempty & !st.claimed;
         if self.k == self.net {
             free &= 1 << ch;
         }
@@ -361,24 +371,26 @@ impl Nics {
                 best = Some((q.order, port));
             }
         }
-        let Some((_, port)) = best else { return };
+        let Some((_, port)) = best else { return false };
         let voq = &mut self.voq[i * self.net + port];
-        let Some(&Queued { packet, .. }) = voq.peek() else { unreachable!("port {port} of node {n} chosen with an empty queue") };
+        let Some(&Queued { packet, .. }) = voq.peek() else { unreachable!("port {port} of node {i} chosen with an empty queue") };
         voq.pop();
         if voq.peek().is_none() {
-            self.nonempty[i] &= !(1 << port);
+            st.nonempty &= !(1 << port);
         }
-        self.queued[i] -= 1;
-        self.claimed[i] |= 1 << port;
-        self.streaming[i] |= 1 << ch;
+        st.queued -= 1;
+        st.claimed |= 1 << port;
+        st.streaming |= 1 << ch;
         let len = packet.flits();
         let pid = packets.alloc(packet);
         // The software start-up, then the copy of every flit into the send buffer.
         let start_at = t + self.startup_cycles + self.copy_cycles_per_flit * len as u64;
         self.inj[i * self.k + ch] = InjChannel { packet: pid.0, seq: 0, len, start_at, port: port as u8 };
+        true
     }
 
     /// A flit ejected to node `n` on channel `ch`; returns the packet when its tail completes it.
+    #[inline]
     pub fn receive(&mut self, n: NodeId, ch: u8, flit: Flit) -> Option<PacketId> {
         let e = &mut self.ej[n.idx() * self.k + ch as usize];
         if flit.is_head() {

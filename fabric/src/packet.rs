@@ -57,18 +57,7 @@ impl PacketTable {
     }
 
     pub fn alloc(&mut self, mut p: Packet) -> PacketId {
-        if p.is_broadcast() {
-            p.seen = match self.free_bits.pop() {
-                Some(b) => b,
-                None => {
-                    self.bits.resize(self.bits.len() + self.words, 0);
-                    self.nbits += 1;
-                    self.nbits - 1
-                }
-            };
-        } else {
-            p.seen = NONE;
-        }
+        p.seen = if p.is_broadcast() { self.alloc_bits() } else { NONE };
         self.live += 1;
         self.peak_live = self.peak_live.max(self.live);
         match self.free.pop() {
@@ -81,6 +70,28 @@ impl PacketTable {
                 PacketId(self.slots.len() as u32 - 1)
             }
         }
+    }
+
+    /// A delivered-to bitset for a broadcast packet (apart: unicast packets need none, and
+    /// their allocation stays short).
+    #[inline(never)]
+    fn alloc_bits(&mut self) -> u32 {
+        match self.free_bits.pop() {
+            Some(b) => b,
+            None => {
+                self.bits.resize(self.bits.len() + self.words, 0);
+                self.nbits += 1;
+                self.nbits - 1
+            }
+        }
+    }
+
+    /// Broadcast packets: give back delivered-to bitset `b`, cleared.
+    #[inline(never)]
+    fn release_bits(&mut self, b: u32) {
+        let at = b as usize * self.words;
+        self.bits[at..at + self.words].fill(0);
+        self.free_bits.push(b);
     }
 
     #[inline(always)]
@@ -106,9 +117,8 @@ impl PacketTable {
             return false;
         }
         if p.seen != NONE {
-            let b = p.seen as usize;
-            self.bits[b * self.words..(b + 1) * self.words].fill(0);
-            self.free_bits.push(p.seen);
+            let b = p.seen;
+            self.release_bits(b);
         }
         self.free.push(id.0);
         self.live -= 1;

@@ -56,6 +56,14 @@ pub struct NodeOut {
     pub wakes: Vec<u64>,
 }
 
+impl NodeOut {
+    /// Did the call ask for nothing?
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.sends.is_empty() && self.wakes.is_empty()
+    }
+}
+
 /// A node's view of the world during one program call.
 pub struct NodeCtx<'a> {
     pub node: NodeId,

@@ -207,15 +207,10 @@ impl Traffic {
         (d != n).then_some(d)
     }
 
-    fn schedule(&mut self, cx: &mut NodeCtx<'_>, from: u64) {
-        let at = from.saturating_add(self.gap(cx.node));
-        if at < self.spec.cycles {
-            if at == cx.now {
-                self.generate(cx);
-            } else {
-                cx.wake_at(at);
-            }
-        }
+    /// The cycle of node `n`'s next packet from cycle `from` on, if it is one that generates.
+    fn next_packet(&mut self, n: NodeId, from: u64) -> Option<u64> {
+        let at = from.saturating_add(self.gap(n));
+        (at < self.spec.cycles).then_some(at)
     }
 
     fn generate(&mut self, cx: &mut NodeCtx<'_>) {
@@ -229,14 +224,19 @@ impl Traffic {
             let msg = cx.declare(DestSet::One(d));
             cx.send(Send { dest: Dest::Node(d), msg, aux: 0, key: 0, flits: self.spec.flits });
         }
-        let next = cx.now + 1;
-        self.schedule(cx, next);
+        if let Some(at) = self.next_packet(cx.node, cx.now + 1) {
+            cx.wake_at(at);
+        }
     }
 }
 
 impl Program for Traffic {
     fn start(&mut self, cx: &mut NodeCtx<'_>) {
-        self.schedule(cx, 0);
+        match self.next_packet(cx.node, 0) {
+            Some(at) if at == cx.now => self.generate(cx),
+            Some(at) => cx.wake_at(at),
+            None => {}
+        }
     }
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
         cx.accept(m.msg);

@@ -19,7 +19,6 @@ use super::{Ending, Env, Fabric, PROGRAM_TIMER, WAKE, Watch};
 use crate::nic::EventInjection;
 use crate::spec::{FabricSpec, KernelChoice};
 use router::{Ejection, EventEval, NodeId};
-use std::cmp::Reverse;
 
 /// Why a run of `spec` goes to the scan kernel rather than the event kernel (None if the
 /// event kernel applies): `multicast` if its program sends packets the routers replicate,
@@ -108,9 +107,9 @@ impl Fabric {
                 break Ending::Deadlock;
             }
             if self.now > 0 && self.flits_held() == 0 && self.active.is_empty() {
-                match self.timers.peek() {
+                match self.timers.next() {
                     None => break Ending::Quiescent,
-                    Some(&Reverse((t, _, _))) => self.now = self.now.max(t.min(self.spec.max_cycles)),
+                    Some(t) => self.now = self.now.max(t.min(self.spec.max_cycles)),
                 }
             }
             if self.now >= self.spec.max_cycles {
@@ -154,10 +153,7 @@ impl Fabric {
     /// Node `n`'s NIC may have something to do this cycle.
     #[inline]
     fn nic_wakes(&mut self, n: u32) {
-        if !self.in_active[n as usize] {
-            self.in_active[n as usize] = true;
-            self.active.push(n);
-        }
+        self.activate(n as usize);
     }
 
     /// Simulate cycle `self.now` on the event kernel.
@@ -170,25 +166,23 @@ impl Fabric {
     fn step_event_with(&mut self, k: &mut EventKernel) {
         let t = self.now;
         let ejected_before = self.counters.flits_ejected;
+        let injected_before = self.counters.flits_injected;
         {
             let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
             k.eval.begin_cycle(&mut self.routers, t, &env);
         }
-        while let Some(&Reverse((tt, n, kind))) = self.timers.peek() {
-            if tt > t {
-                break;
-            }
-            self.timers.pop();
+        let Fabric { timers, fired, in_active, active, .. } = self;
+        timers.pop_due(t, |n, kind| {
             if kind == PROGRAM_TIMER {
-                if !self.fired[n as usize] {
-                    self.fired[n as usize] = true;
+                if !fired[n as usize] {
+                    fired[n as usize] = true;
                     k.fired.push(n);
                 }
             } else {
                 debug_assert_eq!(kind, WAKE);
-                self.nic_wakes(n);
+                super::activate(in_active, active, n as usize);
             }
-        }
+        });
         // Stage 1: ejection; the NICs reassemble, the programs receive.
         k.ejected.clear();
         k.eval.eject_stage(&mut self.routers, t, &mut k.ejected);
@@ -219,15 +213,28 @@ impl Fabric {
                 }
             }
         }
-        // NIC injection, then route computation for the heads written with no latency.
-        for i in 0..self.active.len() {
-            let n = NodeId(self.active[i]);
-            if self.nics.busy(n) {
-                let mut ports = EventInjection { eval: &mut k.eval };
-                self.nics.inject(n, t, &mut ports, &mut self.packets, &mut self.inject_log);
+        // NIC injection; NICs with nothing to do from the next cycle on leave the set, one
+        // waiting out a start-up cost gets a timer. Then route computation for the heads
+        // written with no latency.
+        let Fabric { active, in_active, nics, timers, packets, counters, .. } = self;
+        let mut ports = EventInjection { eval: &mut k.eval };
+        let mut kept = 0;
+        for i in 0..active.len() {
+            let n = active[i];
+            let injected = nics.inject(NodeId(n), t, &mut ports, packets, None);
+            counters.flits_injected += injected.flits as u64;
+            let next = injected.next;
+            if next == Some(t + 1) {
+                active[kept] = n;
+                kept += 1;
+            } else {
+                in_active[n as usize] = false;
+                if let Some(at) = next {
+                    timers.push(at, n, WAKE);
+                }
             }
         }
-        self.counters.flits_injected += self.inject_log.len() as u64;
+        active.truncate(kept);
         {
             let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
             k.eval.after_injection(&mut self.routers, t, &env);
@@ -237,31 +244,14 @@ impl Fabric {
         k.eval.network_stage(&mut self.routers, t);
         self.counters.flit_hops = k.eval.hops;
         self.counters.link_transmissions = k.eval.tails;
-        let moved = k.eval.hops != hops_before || self.counters.flits_ejected != ejected_before || !self.inject_log.is_empty();
-        self.inject_log.clear();
+        let moved =
+            k.eval.hops != hops_before || self.counters.flits_ejected != ejected_before || self.counters.flits_injected != injected_before;
         if self.parts > 1 {
             self.mail_event(k, t);
         }
         if moved {
             self.last_move = t;
         }
-        // NICs with nothing to do now leave the set; one waiting out a start-up cost gets a timer.
-        let Fabric { active, in_active, nics, timers, .. } = self;
-        let mut kept = 0;
-        for i in 0..active.len() {
-            let n = active[i];
-            let (now, later) = nics.work(NodeId(n), t + 1);
-            if now {
-                active[kept] = n;
-                kept += 1;
-            } else {
-                in_active[n as usize] = false;
-                if let Some(at) = later {
-                    timers.push(Reverse((at, n, WAKE)));
-                }
-            }
-        }
-        active.truncate(kept);
         // A split fabric's watchdog looks at every part ([`super::split`]).
         if self.parts == 1 && k.eval.flits > 0 && t - self.last_move >= self.spec.watchdog_cycles {
             let packets = &self.packets;

@@ -38,7 +38,6 @@ use super::{Ending, Fabric};
 use crate::packet::Packet;
 use crate::topology::Topology;
 use router::{Flit, NONE, NodeId, PacketId, PortId, PortSet};
-use std::cmp::Reverse;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -271,8 +270,8 @@ impl Fabric {
         if !self.active.is_empty() || self.flits_held() > 0 {
             return t + 1;
         }
-        match self.timers.peek() {
-            Some(&Reverse((at, _, _))) => at.max(t + 1),
+        match self.timers.next() {
+            Some(at) => at.max(t + 1),
             None => u64::MAX,
         }
     }
