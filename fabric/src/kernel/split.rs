@@ -13,10 +13,12 @@
 //!
 //! A part writes its mail into its own buffers, one set per round parity, and tells the
 //! receivers at the barrier how much there is (the lengths travel in the cache line that
-//! says the round is done; where the buffers are only when that changes); the receivers
-//! read it in place. A part refills a parity's buffers two rounds on, when every receiver
-//! has passed the barrier in between and so has read them. The receivers' read is a
-//! transfer from the sender's cache; nothing else crosses between the parts' cores.
+//! says the round is done); the receivers read it in place: copied whole into lines next
+//! to the meeting's when it fits (a busy round's mostly does), else in the sender's
+//! buffers (where they are is published only when that changes). A part refills a
+//! parity's buffers two rounds on, when every receiver has passed the barrier in between
+//! and so has read them. The receivers' read is a transfer from the sender's cache; nothing
+//! else crosses between the parts' cores.
 //!
 //! Only for programs that allow it ([`crate::Program::splits`]: each call touches only its
 //! node's state, random numbers come from a stream per node) and without probes. The
@@ -309,6 +311,11 @@ struct Meeting {
     slots: Vec<Slot>,
     /// Per sender, receiver and round parity: where the sender's mail buffers are.
     places: Vec<Padded<[AtomicUsize; 4]>>,
+    /// Per sender, receiver and round parity: a copy of a round's mail that fits, in one
+    /// run of lines (the receiver then reads consecutive lines, asked for all at once,
+    /// rather than one line or more in each of four buffers, and the sender leaves the
+    /// places alone).
+    inline: Vec<InlineMail>,
     parts: usize,
     /// Spins before yielding: none when there are more threads than cores.
     spin: u32,
@@ -327,6 +334,21 @@ struct Slot {
 #[derive(Default)]
 #[repr(align(64))]
 struct Line([AtomicU64; 8]);
+
+/// The bytes of mail a round can carry in a [`InlineMail`].
+const INLINE_BYTES: usize = 1024;
+
+/// A round's mail copied whole (flits, headers, credits, deliveries, one after another;
+/// every element's size is a multiple of 8 bytes, so each section stays aligned).
+#[repr(C, align(64))]
+struct InlineMail(std::cell::UnsafeCell<[u64; INLINE_BYTES / 8]>);
+
+// SAFETY: written only by its sender between rounds as [`Meeting::sent`] describes, read by
+// its receiver only after the acquire that saw the sender finish the round.
+unsafe impl Sync for InlineMail {}
+
+/// In a receiver's second lengths word: the mail is in the [`InlineMail`].
+const INLINE_FLAG: u64 = 1 << 63;
 
 const ROUNDS: usize = 0;
 const REPORT: usize = 1;
@@ -356,6 +378,7 @@ impl Meeting {
         Meeting {
             slots: (0..parts).map(|_| Slot::new(parts)).collect(),
             places: (0..2 * parts * parts).map(|_| Padded(Default::default())).collect(),
+            inline: (0..2 * parts * parts).map(|_| InlineMail(std::cell::UnsafeCell::new([0; INLINE_BYTES / 8]))).collect(),
             parts,
             spin,
             poisoned: AtomicBool::new(false),
@@ -368,7 +391,12 @@ impl Meeting {
     }
 
     fn place(&self, parity: usize, from: usize, to: usize) -> &[AtomicUsize; 4] {
-        &self.places[(parity * self.parts + from) * self.parts + to]
+        &self.places[self.pair(parity, from, to)]
+    }
+
+    /// The index of sender `from`'s mail to `to` of round parity `parity`.
+    fn pair(&self, parity: usize, from: usize, to: usize) -> usize {
+        (parity * self.parts + from) * self.parts + to
     }
 
     /// Part `k` has finished round `r`, reporting `[next cycle, flits buffered, last move,
@@ -382,10 +410,30 @@ impl Meeting {
             mine.word(parity, REPORT + i).store(v, Ordering::Relaxed);
         }
         for (j, m) in mail.iter().enumerate().filter(|&(j, _)| j != k) {
-            let len = |v: usize| u32::try_from(v).expect("more than 2^32 items of mail in a round") as u64;
+            let len = |v: usize| u32::try_from(v).ok().filter(|&n| n < 1 << 31).expect("more than 2^31 items of mail in a round") as u64;
             let at = Self::lengths_at(k, j);
             mine.word(parity, at).store(len(m.flits.len()) | len(m.headers.len()) << 32, Ordering::Relaxed);
-            mine.word(parity, at + 1).store(len(m.credits.len()) | len(m.accepts.len()) << 32, Ordering::Relaxed);
+            let b = len(m.credits.len()) | len(m.accepts.len()) << 32;
+            let sizes = [size_of_val(&m.flits[..]), size_of_val(&m.headers[..]), size_of_val(&m.credits[..]), size_of_val(&m.accepts[..])];
+            if sizes.iter().sum::<usize>() <= INLINE_BYTES {
+                let base = self.inline[self.pair(parity, k, j)].0.get() as *mut u8;
+                let srcs = [
+                    m.flits.as_ptr() as *const u8,
+                    m.headers.as_ptr() as *const u8,
+                    m.credits.as_ptr() as *const u8,
+                    m.accepts.as_ptr() as *const u8,
+                ];
+                let mut off = 0;
+                for (src, n) in srcs.into_iter().zip(sizes) {
+                    // SAFETY: within the area (the sizes add up to at most its length); no
+                    // receiver reads it now (see [`Meeting::sent`]); the source holds `n` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(src, base.add(off), n) };
+                    off += n;
+                }
+                mine.word(parity, at + 1).store(b | INLINE_FLAG, Ordering::Relaxed);
+                continue;
+            }
+            mine.word(parity, at + 1).store(b, Ordering::Relaxed);
             let ptrs = [m.flits.as_ptr() as usize, m.headers.as_ptr() as usize, m.credits.as_ptr() as usize, m.accepts.as_ptr() as usize];
             for (a, p) in self.place(parity, k, j).iter().zip(ptrs) {
                 // Written only when a buffer moved: the line stays in the receiver's cache.
@@ -435,12 +483,42 @@ impl Meeting {
         let slot = &self.slots[from];
         let at = Self::lengths_at(from, to);
         let (a, b) = (slot.word(parity, at).load(Ordering::Relaxed), slot.word(parity, at + 1).load(Ordering::Relaxed));
+        if b & INLINE_FLAG != 0 {
+            let base = self.inline[self.pair(parity, from, to)].0.get() as *const u8;
+            let lens = [a & 0x7fff_ffff, a >> 32, b & 0x7fff_ffff, (b >> 32) & 0x7fff_ffff].map(|n| n as usize);
+            let sizes = [24, size_of::<Packet>(), 16, 16];
+            debug_assert_eq!(
+                [size_of::<(u32, u32, Flit, u64)>(), size_of::<(u32, u8, u64)>(), size_of::<(u32, NodeId, u64)>()],
+                [sizes[0], sizes[2], sizes[3]]
+            );
+            let total: usize = lens.iter().zip(sizes).map(|(n, s)| n * s).sum();
+            // Ask for every line at once rather than one miss after another.
+            for off in (0..total).step_by(64) {
+                // SAFETY: within the area.
+                crate::nic::prefetch(unsafe { &*base.add(off) });
+            }
+            // SAFETY: the sender copied that many elements of each type there, one section
+            // after another, each at a multiple of 8 bytes from the 64-byte-aligned start, and
+            // leaves them unchanged until its round `r + 2` (see above).
+            unsafe {
+                let flits = base as *const (u32, u32, Flit, u64);
+                let headers = base.add(lens[0] * sizes[0]) as *const Packet;
+                let credits = base.add(lens[0] * sizes[0] + lens[1] * sizes[1]) as *const (u32, u8, u64);
+                let accepts = base.add(lens[0] * sizes[0] + lens[1] * sizes[1] + lens[2] * sizes[2]) as *const (u32, NodeId, u64);
+                return Sent {
+                    flits: std::slice::from_raw_parts(flits, lens[0]),
+                    headers: std::slice::from_raw_parts(headers, lens[1]),
+                    credits: std::slice::from_raw_parts(credits, lens[2]),
+                    accepts: std::slice::from_raw_parts(accepts, lens[3]),
+                };
+            }
+        }
         let place = self.place(parity, from, to);
         // SAFETY: each place is the pointer of a live `Vec` of that element type (dangling
         // and aligned when it is empty) holding at least the length sent with it, unchanged
         // until the sender's round `r + 2` (see above).
         unsafe fn part<'b, T>(p: &AtomicUsize, len: u64) -> &'b [T] {
-            let len = (len & 0xffff_ffff) as usize;
+            let len = (len & 0x7fff_ffff) as usize;
             let s = unsafe { std::slice::from_raw_parts(p.load(Ordering::Relaxed) as *const T, len) };
             // Ask for every line at once rather than one miss after another.
             prefetch(s);
