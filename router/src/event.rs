@@ -38,7 +38,7 @@ use crate::flit::{Flit, FlitFlags};
 use crate::ids::{NONE, NodeId, PacketId, PortId};
 use crate::input_unit::{BufEntry, VcStage};
 use crate::params::{RouterParams, Switching};
-use crate::port_set::PortSet;
+use crate::port_set::{PortSet, bits};
 use crate::route_compute::RouterEnv;
 use crate::router::{Ejection, Routers};
 
@@ -278,20 +278,6 @@ fn count_out(c: &mut Vc, hi: &mut [u64], iv: usize, depth: usize, epoch: u64, t:
         hi[e] = hi[e].wrapping_add(at);
     }
     c.occ -= 1;
-}
-
-/// Iterate the set bits of `m`, lowest first.
-#[inline(always)]
-fn bits(mut m: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let i = m.trailing_zeros() as usize;
-            m &= m - 1;
-            Some(i)
-        }
-    })
 }
 
 impl EventEval {

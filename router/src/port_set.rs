@@ -30,21 +30,26 @@ impl PortSet {
     /// Iterate the network ports in ascending order.
     #[inline]
     pub fn net_ports(self) -> impl Iterator<Item = usize> {
-        let mut b = self.network().bits();
-        std::iter::from_fn(move || {
-            if b == 0 {
-                None
-            } else {
-                let p = b.trailing_zeros() as usize;
-                b &= b - 1;
-                Some(p)
-            }
-        })
+        bits(self.network().bits())
     }
     #[inline(always)]
     pub fn has_port(self, p: usize) -> bool {
         self.bits() & (1u64 << p) != 0
     }
+}
+
+/// Iterate the set bits of `m`, lowest first (port numbers of a port mask, VCs of a VC mask).
+#[inline(always)]
+pub(crate) fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(i)
+        }
+    })
 }
 
 #[cfg(test)]

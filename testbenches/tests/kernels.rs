@@ -5,70 +5,44 @@
 //! between two. Runs the event kernel does not apply to (router-replicated broadcasts, links
 //! of 2^nu > 1 flits) go to the scan kernel under `auto`, and `--kernel event` refuses them.
 
+mod common;
+
+use common::{algorithm, option, topology, traffic};
 use proptest::prelude::*;
 use testbenches::config::{Config, Raw};
-use testbenches::{json, run};
+use testbenches::run;
 
 /// The report of `cfg` on `kernel`, as JSON without what may differ; and which kernel ran.
 fn report(cfg: &Config, kernel: fabric::KernelChoice) -> (serde_json::Value, String) {
     let mut c = cfg.clone();
     c.kernel = kernel;
-    let mut v: serde_json::Value = serde_json::from_str(&json::to_string(&run::run(&c))).unwrap();
-    let o = v.as_object_mut().unwrap();
-    o.remove("wall_seconds");
-    let ran = o.remove("kernel").unwrap().as_str().unwrap().to_string();
+    let mut v = common::report_json(&c);
+    let ran = v.as_object_mut().unwrap().remove("kernel").unwrap().as_str().unwrap().to_string();
     v["config"].as_object_mut().unwrap().remove("kernel");
     (v, ran)
-}
-
-fn pick(options: &'static [&'static str]) -> impl Strategy<Value = &'static str> {
-    proptest::sample::select(options)
 }
 
 /// A configuration as flags: the topology and its sizes, a workload, and router options
 /// (each present or left to its default).
 fn flags() -> impl Strategy<Value = Vec<(&'static str, String)>> {
-    let topology = prop_oneof![
-        (1u32..=6).prop_map(|d| ("hypercube", d.to_string())),
-        (2u32..=12).prop_map(|n| ("linear", n.to_string())),
-        proptest::collection::vec(2u32..=5, 1..=3).prop_map(|s| ("mesh", s.iter().map(u32::to_string).collect::<Vec<_>>().join("x"))),
-        proptest::collection::vec(3u32..=5, 1..=2).prop_map(|s| ("torus", s.iter().map(u32::to_string).collect::<Vec<_>>().join("x"))),
-    ];
+    let topology = topology(1, 2);
     let workload = prop_oneof![
-        (
-            pick(&["uniform", "transpose", "bit-complement", "tornado", "hotspot"]),
-            pick(&["0.01", "0.05", "0.2", "0.6"]),
-            pick(&["60", "300"])
-        )
-            .prop_map(|(p, r, c)| vec![("traffic", p.to_string()), ("rate", r.to_string()), ("cycles", c.to_string())]),
-        (
-            pick(&[
-                "snb",
-                "accumulate",
-                "mnb",
-                "mnb-ring",
-                "multi-accumulate",
-                "scatter",
-                "gather",
-                "total-exchange",
-                "kbcast",
-                "pmnb-1",
-                "pmnb-3",
-                "mnb-sbt",
-            ]),
-            any::<bool>()
-        )
-            .prop_map(|(a, router)| {
-                let mut w = vec![("algorithm", a.to_string())];
-                if router {
-                    w.push(("forwarding", "router".to_string()));
-                }
-                w
-            }),
+        traffic(&["0.01", "0.05", "0.2", "0.6"], &["60", "300"]),
+        algorithm(&[
+            "snb",
+            "accumulate",
+            "mnb",
+            "mnb-ring",
+            "multi-accumulate",
+            "scatter",
+            "gather",
+            "total-exchange",
+            "kbcast",
+            "pmnb-1",
+            "pmnb-3",
+            "mnb-sbt",
+        ]),
     ];
-    let option = |name: &'static str, values: &'static [&'static str]| {
-        proptest::option::of(pick(values)).prop_map(move |v| v.map(|v| (name, v.to_string())))
-    };
     let options = (
         option("switching", &["sf", "vct", "wh"]),
         option("router", &["ideal", "realistic"]),
@@ -98,18 +72,7 @@ proptest! {
 
     #[test]
     fn the_event_kernel_gives_the_scan_kernels_results(flags in flags()) {
-        let mut raw = Raw::default();
-        for (k, v) in &flags {
-            raw.values.insert(k.to_string(), v.clone());
-        }
-        if raw.values.get("topology").map(String::as_str) != Some("hypercube") && raw.values.contains_key("algorithm") {
-            raw.values.insert("algorithm".into(), "snb".into());
-        }
-        if !matches!(raw.values.get("algorithm").map(String::as_str), Some("snb" | "mnb-sbt")) {
-            raw.values.remove("forwarding");
-        }
-        // Combinations the CLI refuses (exit 2) are not runs.
-        let Ok(cfg) = Config::resolve(&raw) else { return Ok(()) };
+        let Some((raw, cfg)) = common::resolve(&flags) else { return Ok(()) };
         let (scan, ran) = report(&cfg, fabric::KernelChoice::Scan);
         prop_assert_eq!(ran, "scan");
         let (auto, ran) = report(&cfg, fabric::KernelChoice::Auto);
