@@ -1,21 +1,20 @@
 //! The simulation kernel: the cycle loop over the fabric's routers, links and NICs.
 //!
-//! Each cycle:
+//! Each cycle (the routers' stages are [`router::Routers`]'):
 //!
 //! ```text
-//!  timers due ──► phase A, for every active router (any order):
-//!                   stage_eject ─► NIC reassembly ─► node program ─► NIC injection ─► stage_network
-//!             ──► phase B (commit): departures into downstream buffers, credits onto return lines
-//!             ──► probe ──► retire idle routers; watchdog
+//!  routers: flits readable, credits visible, heads routed ──► timers due
+//!   ──► routers: stage 1 (ejection) ──► NICs reassemble, programs receive; programs' timers
+//!   ──► NIC injection ──► routers: stage 2 (VC and switch allocation, crossbar)
+//!   ──► probes ──► watchdog
 //! ```
 //!
-//! Phase A reads only state as it was at the end of the previous cycle (plus the node's
-//! own same-cycle NIC activity) and writes only its own router's state and the outbox, so the
-//! order routers are visited in never changes a result. Routers with nothing buffered and
-//! nothing to inject are not visited; stretches in which nothing can happen are skipped.
-//! [`split`] runs the same cycle on several threads, each owning a range of routers.
+//! A stage reads only state as it was at the end of the previous cycle (plus the node's own
+//! same-cycle NIC activity) and writes only its own router's state and the delay lines, so
+//! the order routers are visited in never changes a result. Only routers with work and NICs
+//! with something to send are visited, and stretches in which nothing can happen are
+//! skipped. [`split`] runs the same cycle on several threads, each owning a range of routers.
 
-pub mod event;
 mod placement;
 pub mod split;
 mod timers;
@@ -31,8 +30,7 @@ use arbitrary_int::prelude::*;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use router::{
-    Ejection, Flit, Header, NONE, NodeId, Outbox, PacketId, PacketMeta, PortId, PortSet, RouteDecision, RouteKind, RouterEnv, Routers,
-    Switching, VcBits,
+    Ejection, Flit, Header, NONE, NodeId, PacketId, PacketMeta, PortId, PortSet, RouteDecision, RouteKind, RouterEnv, Routers, Switching,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -163,8 +161,8 @@ pub enum Ending {
     CycleLimit,
 }
 
-const WAKE: u8 = 0;
-const PROGRAM_TIMER: u8 = 1;
+pub(crate) const WAKE: u8 = 0;
+pub(crate) const PROGRAM_TIMER: u8 = 1;
 
 /// The route computation the routers see: the topology's routing functions applied to the
 /// packet table's headers, with dateline VC classes.
@@ -187,16 +185,6 @@ impl RouterEnv for Env<'_> {
             PacketMeta { len: p.flits(), key: p.key(), birth: p.birth },
         )
     }
-}
-
-/// An output port's link as the commit phase sees it (16 bytes, four to a cache line).
-#[derive(Clone, Copy, Debug)]
-struct OutLink {
-    /// Downstream router, and the local index of VC 0 of its input port.
-    router: u32,
-    vc0: u32,
-    /// Flits sent.
-    flits: u64,
 }
 
 /// Who watches a run ([`Fabric::run_watched`]), and when it is next called.
@@ -233,16 +221,76 @@ impl<W: FnMut(&Fabric)> Watch<W> {
     }
 }
 
-/// Put router `r` on the active list (`in_active` marks those on it).
-#[inline]
-fn activate(in_active: &mut [bool], active: &mut Vec<u32>, r: usize) {
-    if !in_active[r] {
-        in_active[r] = true;
-        active.push(r as u32);
+/// How the fabric's routers and NICs are wired: the links between ports and the output
+/// VCs a route's class may use.
+struct Wiring {
+    /// Downstream input port of each output port, upstream output port of each input port
+    /// (global indices, `NONE` where unconnected).
+    down: Vec<u32>,
+    up: Vec<u32>,
+    class_mask: [u16; 2],
+}
+
+/// What steps the fabric from one cycle to the next, beside the state it steps: who has
+/// work, the timers, this cycle's scratch and logs, and the watchdog's memory.
+struct Stepper {
+    /// Nodes whose NIC has something to do from this cycle (`in_active` marks them).
+    nic_active: Vec<u32>,
+    in_active: Vec<bool>,
+    timers: Timers,
+    /// Nodes whose program timer fired this cycle.
+    fired: Vec<bool>,
+    fired_list: Vec<u32>,
+    ejected: Vec<(NodeId, Ejection)>,
+    node_out: NodeOut,
+    /// For probes: this cycle's ejections (with their packet's message) and injections.
+    eject_log: Vec<(NodeId, Ejection, u32)>,
+    inject_log: Vec<(NodeId, u8, Flit)>,
+    shuffle: Option<rand_chacha::ChaCha8Rng>,
+    /// With probes attached, the cycle from which the run only went on to show credits
+    /// coming back ([`Fabric::end`]).
+    probe_tail_from: Option<u64>,
+    last_move: u64,
+}
+
+/// This fabric's share when the fabric is split between threads ([`split`]).
+struct Part {
+    /// Part `part` of `parts`: routers `part * chunk ..`, which are routers `lo..hi` (one
+    /// part: everything).
+    part: u32,
+    parts: u32,
+    chunk: u32,
+    lo: u32,
+    hi: u32,
+    /// What this part sends each other part, per round parity (`parity * parts + part`),
+    /// and where the current round's begins.
+    mail: Vec<split::Mail>,
+    mail_at: usize,
+    /// Per input VC fed from another part: this part's id of the packet arriving on it.
+    xlat: Vec<u32>,
+    /// Scratch stack of [`Fabric::part_reach`]'s walk down a broadcast tree.
+    reach_stack: Vec<(NodeId, usize)>,
+}
+
+impl Part {
+    /// The whole fabric of `n` routers, on one thread.
+    fn whole(n: usize) -> Part {
+        Part {
+            part: 0,
+            parts: 1,
+            chunk: n as u32,
+            lo: 0,
+            hi: n as u32,
+            mail: Vec::new(),
+            mail_at: 0,
+            xlat: Vec::new(),
+            reach_stack: Vec::new(),
+        }
     }
 }
 
-/// A fabric of routers, links and NICs running one program on every node.
+/// A fabric of routers, links and NICs running one program on every node: its wiring, its
+/// state (routers, NICs, packets, scoreboard, statistics, the program) and its stepper.
 pub struct Fabric {
     pub spec: FabricSpec,
     pub topo: Topology,
@@ -254,56 +302,12 @@ pub struct Fabric {
     pub latencies: Latencies,
     program: Box<dyn Program>,
     probes: Vec<Box<dyn Probe>>,
-    /// Downstream input port of each output port, upstream output port of each input port.
-    down: Vec<u32>,
-    up: Vec<u32>,
-    /// Per output port, what the commit phase needs in one place: the downstream router and
-    /// the local VC index of its VC 0 (no division), and the flits sent so far.
-    links: Vec<OutLink>,
-    class_mask: [u16; 2],
-    active: Vec<u32>,
-    in_active: Vec<bool>,
-    timers: Timers,
-    fired: Vec<bool>,
-    outbox: Outbox,
-    ejected: Vec<Ejection>,
-    node_out: NodeOut,
-    eject_log: Vec<(NodeId, Ejection, u32)>,
-    inject_log: Vec<(NodeId, u8, Flit)>,
-    shuffle: Option<rand_chacha::ChaCha8Rng>,
+    wiring: Wiring,
+    step: Stepper,
+    part: Part,
     /// The next cycle to simulate.
     pub now: u64,
-    /// With probes attached, the cycle from which the run only went on to show credits
-    /// coming back ([`Fabric::end`]).
-    probe_tail_from: Option<u64>,
-    last_move: u64,
     pub deadlock: Option<Deadlock>,
-    /// This fabric's share when the fabric is split between threads ([`split`]): part
-    /// `part` of `parts`, routers `part * chunk ..` (one part: everything), which are
-    /// routers `lo..hi` and output ports `lo * ports..hi * ports`.
-    part: u32,
-    parts: u32,
-    chunk: u32,
-    lo: u32,
-    hi: u32,
-    /// What this part sends each other part, per round parity (`parity * parts + part`),
-    /// and where the current round's begins.
-    mail: Vec<split::Mail>,
-    mail_at: usize,
-    /// Per input VC fed from another part: this part's id of the packet arriving on it, and
-    /// the last cycle a flit left it.
-    xlat: Vec<u32>,
-    popped_at: Vec<u64>,
-    /// On a split fabric: the upstream output port of each input port when this part owns
-    /// it (`NONE` otherwise), and the cycle's credits for this part's own return lines.
-    up_own: Vec<u32>,
-    own_credits: Vec<(usize, u8)>,
-    /// Scratch stack of [`Fabric::part_reach`]'s walk down a broadcast tree.
-    reach_stack: Vec<(NodeId, usize)>,
-    /// The kernel that ran the fabric: "scan" or "event" ([`event`]).
-    pub kernel_used: &'static str,
-    /// The event kernel's state while it runs the fabric.
-    event: Option<Box<event::EventKernel>>,
 }
 
 impl Fabric {
@@ -328,14 +332,6 @@ impl Fabric {
                 }
             }
         }
-        let v = spec.vcs as usize;
-        let links = down
-            .iter()
-            .map(|&ip| {
-                let (router, vc0) = if ip == NONE { (NONE, NONE) } else { (ip / p as u32, (ip % p as u32) * v as u32) };
-                OutLink { router, vc0, flits: 0 }
-            })
-            .collect();
         let all = ((1u32 << spec.vcs) - 1) as u16;
         let class_mask = if topo.dateline {
             let half = spec.vcs / 2;
@@ -344,9 +340,15 @@ impl Fabric {
         } else {
             [all, all]
         };
+        let mut routers = Routers::new(params, n);
+        routers.connect(&down, &up);
+        routers.set_schedule(spec.schedule);
+        if let Some(span) = spec.hist_span {
+            routers.set_hist_span(span);
+        }
         Fabric {
             spec: spec.clone(),
-            routers: Routers::new(params, n),
+            routers,
             nics: Nics::new(n, net, params.nic_channels as usize, spec.startup_cycles, spec.copy_cycles_per_flit),
             packets: PacketTable::new(n),
             scoreboard,
@@ -354,38 +356,24 @@ impl Fabric {
             latencies: Latencies::default(),
             program,
             probes: Vec::new(),
-            down,
-            up,
-            links,
-            class_mask,
-            active: (0..n as u32).collect(),
-            in_active: vec![true; n],
-            timers: Timers::default(),
-            fired: vec![false; n],
-            outbox: Outbox::default(),
-            ejected: Vec::new(),
-            node_out: NodeOut::default(),
-            eject_log: Vec::new(),
-            inject_log: Vec::new(),
-            shuffle: spec.shuffle_seed.map(rand_chacha::ChaCha8Rng::seed_from_u64),
+            wiring: Wiring { down, up, class_mask },
+            step: Stepper {
+                nic_active: Vec::new(),
+                in_active: vec![false; n],
+                timers: Timers::default(),
+                fired: vec![false; n],
+                fired_list: Vec::new(),
+                ejected: Vec::new(),
+                node_out: NodeOut::default(),
+                eject_log: Vec::new(),
+                inject_log: Vec::new(),
+                shuffle: spec.shuffle_seed.map(rand_chacha::ChaCha8Rng::seed_from_u64),
+                probe_tail_from: None,
+                last_move: 0,
+            },
+            part: Part::whole(n),
             now: 0,
-            probe_tail_from: None,
-            last_move: 0,
             deadlock: None,
-            part: 0,
-            parts: 1,
-            chunk: n as u32,
-            lo: 0,
-            hi: n as u32,
-            mail: Vec::new(),
-            mail_at: 0,
-            xlat: Vec::new(),
-            popped_at: Vec::new(),
-            up_own: Vec::new(),
-            own_credits: Vec::new(),
-            reach_stack: Vec::new(),
-            kernel_used: "scan",
-            event: None,
             topo,
         }
     }
@@ -393,10 +381,12 @@ impl Fabric {
     /// Attach a probe that sees every simulated cycle.
     pub fn add_probe(&mut self, probe: Box<dyn Probe>) {
         self.probes.push(probe);
+        self.routers.set_log(true);
     }
 
     /// Take the probes back, in the order they were added (to finish their output).
     pub fn take_probes(&mut self) -> Vec<Box<dyn Probe>> {
+        self.routers.set_log(false);
         std::mem::take(&mut self.probes)
     }
 
@@ -407,22 +397,24 @@ impl Fabric {
 
     /// Downstream input port (global index) of output port `op`, if connected.
     pub fn downstream(&self, op: usize) -> Option<usize> {
-        (self.down[op] != NONE).then_some(self.down[op] as usize)
+        let d = self.wiring.down[op];
+        (d != NONE).then_some(d as usize)
     }
 
     /// Output ports in the fabric (routers × ports, NIC channels included).
     pub fn output_ports(&self) -> usize {
-        self.links.len()
+        self.wiring.down.len()
     }
 
     /// Flits sent on output port `op` (global index) so far.
     pub fn port_flits(&self, op: usize) -> u64 {
-        self.links[op].flits
+        self.routers.port_flits()[op]
     }
 
     /// Upstream output port (global index) of input port `ip`, if connected.
     pub fn upstream(&self, ip: usize) -> Option<usize> {
-        (self.up[ip] != NONE).then_some(self.up[ip] as usize)
+        let u = self.wiring.up[ip];
+        (u != NONE).then_some(u as usize)
     }
 
     /// Run until nothing is left to do, a deadlock, or `max_cycles`.
@@ -437,11 +429,14 @@ impl Fabric {
         self.run_loop(Some((every, watch)))
     }
 
+    /// Is nothing happening: no flit in the routers, no NIC with work (cycle 0 always runs:
+    /// the programs start)?
+    fn idle(&self) -> bool {
+        self.now > 0 && self.routers.is_empty() && self.step.nic_active.is_empty()
+    }
+
     fn run_loop<W: FnMut(&Fabric)>(&mut self, watch: Option<(Duration, W)>) -> Ending {
         let mut watch = Watch::new(watch);
-        if self.now == 0 && self.use_event_kernel() {
-            return self.run_event_loop(&mut watch);
-        }
         loop {
             if self.deadlock.is_some() {
                 return Ending::Deadlock;
@@ -449,8 +444,9 @@ impl Fabric {
             // Skip cycles in which nothing can happen; with probes attached, not while
             // credits are still coming back (a waveform shows when they arrive).
             let credits_due = !self.probes.is_empty() && self.now <= self.routers.credit_horizon();
-            if self.active.is_empty() && !credits_due {
-                match self.timers.next() {
+            let idle = self.idle();
+            if idle && !credits_due {
+                match self.step.timers.next() {
                     None => return Ending::Quiescent,
                     // Not past the cycle limit: a run stopped there has simulated to it.
                     Some(t) => self.now = self.now.max(t.min(self.spec.max_cycles)),
@@ -458,84 +454,153 @@ impl Fabric {
             }
             // Without probes the run would end here: the cycles after it only show credits
             // coming back, and do not count as simulated.
-            if !self.active.is_empty() || !self.timers.is_empty() {
-                self.probe_tail_from = None;
-            } else if self.probe_tail_from.is_none() {
-                self.probe_tail_from = Some(self.now);
+            if !self.idle() || !self.step.timers.is_empty() {
+                self.step.probe_tail_from = None;
+            } else if self.step.probe_tail_from.is_none() {
+                self.step.probe_tail_from = Some(self.now);
             }
             if self.now >= self.spec.max_cycles {
-                return if self.probe_tail_from.is_some() { Ending::Quiescent } else { Ending::CycleLimit };
+                return if self.step.probe_tail_from.is_some() { Ending::Quiescent } else { Ending::CycleLimit };
             }
             self.step();
             watch.stepped(self);
         }
     }
 
-    /// Simulate one cycle.
-    pub fn step(&mut self) {
-        if self.event.is_some() {
-            return self.step_event();
+    /// Node `n`'s NIC may have something to do this cycle.
+    #[inline]
+    fn nic_wakes(&mut self, n: u32) {
+        if !self.step.in_active[n as usize] {
+            self.step.in_active[n as usize] = true;
+            self.step.nic_active.push(n);
         }
+    }
+
+    /// Simulate cycle `self.now`.
+    pub fn step(&mut self) {
         let t = self.now;
         let ejected_before = self.counters.flits_ejected;
         let injected_before = self.counters.flits_injected;
-        let Fabric { timers, fired, in_active, active, .. } = self;
+        let hops_before = self.routers.hops;
+        if let Some(rng) = self.step.shuffle.as_mut() {
+            let mut perm: Vec<u32> = (0..self.topo.nodes() as u32).collect();
+            perm.shuffle(rng);
+            self.routers.set_order(Some(perm));
+        }
+        {
+            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.wiring.class_mask };
+            self.routers.begin_cycle(t, &env);
+        }
+        let Stepper { timers, fired, fired_list, in_active, nic_active, .. } = &mut self.step;
         timers.pop_due(t, |n, kind| {
             if kind == PROGRAM_TIMER {
-                fired[n as usize] = true;
+                if !fired[n as usize] {
+                    fired[n as usize] = true;
+                    fired_list.push(n);
+                }
+            } else {
+                debug_assert_eq!(kind, WAKE);
+                if !in_active[n as usize] {
+                    in_active[n as usize] = true;
+                    nic_active.push(n);
+                }
             }
-            activate(in_active, active, n as usize);
         });
-        // Credits due in cycles that were skipped.
-        self.routers.deliver_credits(t);
-        let mut list = std::mem::take(&mut self.active);
-        match self.shuffle.as_mut() {
-            Some(rng) => list.shuffle(rng),
-            // Large fabrics in id order: the routers' state is laid out by id, so this walks
-            // memory forwards (small ones fit in the caches and are not worth the sort).
-            None if list.len() > 512 => list.sort_unstable(),
-            None => {}
-        }
-        if self.routers.narrow() {
-            for &r in &list {
-                self.eval_router::<u64>(NodeId(r), t);
+        // Stage 1: ejection; the NICs reassemble, the programs receive.
+        let mut ejected = std::mem::take(&mut self.step.ejected);
+        ejected.clear();
+        self.routers.eject_stage(t, &mut ejected);
+        for &(r, ej) in &ejected {
+            self.counters.flits_ejected += 1;
+            if !self.probes.is_empty() {
+                let msg = self.packets.get(ej.flit.packet).msg;
+                self.step.eject_log.push((r, ej, msg));
             }
-        } else {
-            for &r in &list {
-                self.eval_router::<u128>(NodeId(r), t);
+            if let Some(pid) = self.nics.receive(r, ej.channel, ej.flit) {
+                self.deliver(r, pid, t);
+                if self.nics.busy(r) {
+                    self.nic_wakes(r.0);
+                }
             }
         }
-        self.active = list;
-        if self.parts > 1 {
-            self.commit::<true>(t);
-        } else {
-            self.commit::<false>(t);
+        self.step.ejected = ejected;
+        let fired_list = std::mem::take(&mut self.step.fired_list);
+        for &n in &fired_list {
+            self.step.fired[n as usize] = false;
+            self.call_program(NodeId(n), t, |p, cx| p.timer(cx));
+            if self.nics.busy(NodeId(n)) {
+                self.nic_wakes(n);
+            }
         }
+        self.step.fired_list = fired_list;
+        self.step.fired_list.clear();
+        if t == 0 {
+            for n in self.part.lo..self.part.hi {
+                self.call_program(NodeId(n), t, |p, cx| p.start(cx));
+                if self.nics.busy(NodeId(n)) {
+                    self.nic_wakes(n);
+                }
+            }
+        }
+        // NIC injection; NICs with nothing to do from the next cycle on leave the set, one
+        // waiting out a start-up cost gets a timer. Then route computation for the heads
+        // written with no latency.
+        {
+            let Fabric { step, nics, packets, counters, routers, probes, .. } = self;
+            let Stepper { nic_active, in_active, timers, inject_log, .. } = step;
+            let mut log = (!probes.is_empty()).then_some(inject_log);
+            let mut kept = 0;
+            for i in 0..nic_active.len() {
+                let n = nic_active[i];
+                let injected = nics.inject(NodeId(n), t, routers, packets, log.as_deref_mut());
+                counters.flits_injected += injected.flits as u64;
+                let next = injected.next;
+                if next == Some(t + 1) {
+                    nic_active[kept] = n;
+                    kept += 1;
+                } else {
+                    in_active[n as usize] = false;
+                    if let Some(at) = next {
+                        timers.push(at, n, WAKE);
+                    }
+                }
+            }
+            nic_active.truncate(kept);
+        }
+        {
+            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.wiring.class_mask };
+            self.routers.after_injection(t, &env);
+        }
+        // Stage 2: the flits that cross go onto their links, their credits back upstream.
+        self.routers.network_stage(t);
+        self.counters.flit_hops = self.routers.hops;
+        self.counters.link_transmissions = self.routers.tails;
+        let moved = self.routers.hops != hops_before
+            || self.counters.flits_ejected != ejected_before
+            || self.counters.flits_injected != injected_before;
+        if self.part.parts > 1 {
+            self.post_mail(t);
+        }
+        self.routers.end_cycle(t);
         if !self.probes.is_empty() {
             let mut probes = std::mem::take(&mut self.probes);
-            let view = CycleView {
-                t,
-                departures: &self.outbox.departures,
-                ejections: &self.eject_log,
-                injections: &self.inject_log,
-                fabric: self,
-            };
+            let departures = std::mem::take(&mut self.routers.departures);
+            let view =
+                CycleView { t, departures: &departures, ejections: &self.step.eject_log, injections: &self.step.inject_log, fabric: self };
             for p in probes.iter_mut() {
                 p.cycle(&view);
             }
             self.probes = probes;
+            self.routers.departures = departures;
+            self.routers.departures.clear();
+            self.step.eject_log.clear();
+            self.step.inject_log.clear();
         }
-        let moved = !self.outbox.departures.is_empty()
-            || self.counters.flits_ejected != ejected_before
-            || self.counters.flits_injected != injected_before;
-        self.outbox.departures.clear();
-        self.eject_log.clear();
-        self.inject_log.clear();
         if moved {
-            self.last_move = t;
+            self.step.last_move = t;
         }
-        self.retire(t);
-        if self.parts == 1 && self.routers.buffered > 0 && t - self.last_move >= self.spec.watchdog_cycles {
+        // A split fabric's watchdog looks at every part ([`split`]).
+        if self.part.parts == 1 && !self.routers.is_empty() && t - self.step.last_move >= self.spec.watchdog_cycles {
             self.deadlock = Some(self.find_deadlock(t));
         }
         // Counted cycle by cycle: the window may end in cycles that are skipped.
@@ -543,72 +608,6 @@ impl Fabric {
             self.counters.flits_ejected_in_window += self.counters.flits_ejected - ejected_before;
         }
         self.now = t + 1;
-    }
-
-    #[inline]
-    fn activate(&mut self, r: usize) {
-        activate(&mut self.in_active, &mut self.active, r);
-    }
-
-    /// Drop routers with nothing to do from the active list; a NIC waiting out a start-up
-    /// cost gets a wake-up timer instead.
-    fn retire(&mut self, t: u64) {
-        let Fabric { active, in_active, routers, nics, timers, fired, .. } = self;
-        // Compacted in place, order kept (a hand-written `retain`: this runs every cycle).
-        let mut kept = 0;
-        for i in 0..active.len() {
-            let r = active[i];
-            let stays = routers.occupancy(r as usize) > 0 || fired[r as usize] || {
-                let next = nics.next_work(NodeId(r), t + 1);
-                let now = next == Some(t + 1);
-                if !now {
-                    if let Some(at) = next {
-                        timers.push(at, r, WAKE);
-                    }
-                    in_active[r as usize] = false;
-                }
-                now
-            };
-            if stays {
-                active[kept] = r;
-                kept += 1;
-            }
-        }
-        active.truncate(kept);
-    }
-
-    /// Phase A for router `r` (its pipeline computing VC sets in width `S`), its NIC and its
-    /// node's program.
-    #[inline(always)]
-    fn eval_router<S: VcBits>(&mut self, r: NodeId, t: u64) {
-        self.ejected.clear();
-        {
-            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
-            self.routers.stage_eject_in::<S, _>(r, t, &env, &mut self.ejected, &mut self.outbox);
-        }
-        for i in 0..self.ejected.len() {
-            let ej = self.ejected[i];
-            self.counters.flits_ejected += 1;
-            if !self.probes.is_empty() {
-                let msg = self.packets.get(ej.flit.packet).msg;
-                self.eject_log.push((r, ej, msg));
-            }
-            if let Some(pid) = self.nics.receive(r, ej.channel, ej.flit) {
-                self.deliver(r, pid, t);
-            }
-        }
-        if std::mem::take(&mut self.fired[r.idx()]) {
-            self.call_program(r, t, |p, cx| p.timer(cx));
-        }
-        if t == 0 {
-            self.call_program(r, t, |p, cx| p.start(cx));
-        }
-        if self.nics.busy(r) {
-            let log = (!self.probes.is_empty()).then_some(&mut self.inject_log);
-            self.counters.flits_injected += self.nics.inject(r, t, &mut self.routers, &mut self.packets, log).flits as u64;
-        }
-        let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.class_mask };
-        self.routers.stage_network_in::<S, _>(r, t, &env, &mut self.outbox);
     }
 
     /// The tail of packet `pid` was ejected at node `r`: check it belongs here, then hand it
@@ -654,11 +653,11 @@ impl Fabric {
             now: t,
             topo: &self.topo,
             queued: self.nics.queued(r),
-            out: &mut self.node_out,
+            out: &mut self.step.node_out,
             scoreboard: &mut self.scoreboard,
         };
         call(&mut *self.program, &mut cx);
-        if !self.node_out.is_empty() {
+        if !self.step.node_out.is_empty() {
             self.flush_node_out(r, t);
         }
     }
@@ -666,8 +665,8 @@ impl Fabric {
     /// Turn what node `r`'s program asked for into queued packets and timers.
     fn flush_node_out(&mut self, r: NodeId, t: u64) {
         // By index, cleared after (cheaper than draining the usual one or two).
-        for i in 0..self.node_out.sends.len() {
-            let s = self.node_out.sends[i];
+        for i in 0..self.step.node_out.sends.len() {
+            let s = self.step.node_out.sends[i];
             let (kind, dest, span, remaining, first) = match s.dest {
                 Dest::Node(d) => {
                     assert!(d != r, "node {r}'s program sent a packet to itself");
@@ -681,8 +680,8 @@ impl Fabric {
                     }
                     let net = self.topo.net_ports();
                     let ports = self.topo.route_broadcast(r, PortId(net as u8), r, span).ports;
-                    let remaining = if self.parts > 1 {
-                        Self::part_reach(&self.topo, self.own(), &mut self.reach_stack, (r, net), r, span)
+                    let remaining = if self.part.parts > 1 {
+                        Self::part_reach(&self.topo, self.own(), &mut self.part.reach_stack, (r, net), r, span)
                     } else {
                         reach as u32
                     };
@@ -696,74 +695,44 @@ impl Fabric {
             self.nics.enqueue(r, p, first);
             self.counters.packets_sent += 1;
         }
-        self.node_out.sends.clear();
-        for i in 0..self.node_out.wakes.len() {
-            self.timers.push(self.node_out.wakes[i], r.0, PROGRAM_TIMER);
+        self.step.node_out.sends.clear();
+        for i in 0..self.step.node_out.wakes.len() {
+            self.step.timers.push(self.step.node_out.wakes[i], r.0, PROGRAM_TIMER);
         }
-        self.node_out.wakes.clear();
-    }
-
-    /// Phase B: flits into downstream buffers, credits onto return lines; then the credits
-    /// usable in the next cycle become visible.
-    fn commit<const SPLIT: bool>(&mut self, t: u64) {
-        let lat = self.spec.pipeline.link_latency as u64;
-        self.counters.flit_hops += self.outbox.departures.len() as u64;
-        for i in 0..self.outbox.departures.len() {
-            let d = self.outbox.departures[i];
-            let link = &mut self.links[d.out_port as usize];
-            let (r, l0) = (link.router, link.vc0);
-            link.flits += 1;
-            debug_assert!(r != NONE, "departure on unconnected port {}", d.out_port);
-            // Counted without a branch: which flit is a tail is data, not a pattern.
-            self.counters.link_transmissions += d.flit.is_tail() as u64;
-            if SPLIT && (r < self.lo || r >= self.hi) {
-                self.mail_flit(r, l0 + d.vc as u32, d.flit, t);
-                continue;
-            }
-            self.routers.arrive_at(r as usize, l0 as usize + d.vc as usize, d.flit, t, t + lat);
-            self.activate(r as usize);
-        }
-        if SPLIT {
-            self.credits_split(t);
-        } else {
-            let up = self.up.as_slice();
-            self.routers.credits_freed(t, self.outbox.freed.drain(..).map(move |f| (up[f.in_port as usize] as usize, f.vc)));
-        }
-        self.routers.deliver_credits(t + 1);
+        self.step.node_out.wakes.clear();
     }
 
     /// Build the wait-for graph of blocked input VCs and find a cycle in it.
     fn find_deadlock(&self, t: u64) -> Deadlock {
         let r = &self.routers;
         let v = r.vcs();
-        let n_iv = r.inputs.ctl.len();
+        let n_iv = r.input_vcs();
         let mut edges: Vec<Vec<u32>> = vec![Vec::new(); n_iv];
         let mut blocked = 0;
         for (iv, out) in edges.iter_mut().enumerate() {
-            let c = &r.inputs.ctl[iv];
-            if c.stage != router::input_unit::VcStage::Routed {
+            let c = r.vc_view(iv);
+            if c.stage != router::VcStage::Routed {
                 continue;
             }
             // An edge to the upstream VC sending the rest of this VC's packet into it.
             let wait_upstream = |out: &mut Vec<u32>| {
                 let ip = iv / v;
-                if self.up[ip] != NONE {
-                    let owner = r.outputs.owner[self.up[ip] as usize * v + iv % v];
-                    if owner != NONE {
-                        out.push(owner);
-                    }
+                if self.wiring.up[ip] != NONE
+                    && let Some(owner) = r.output_owner(self.wiring.up[ip] as usize, iv % v)
+                {
+                    out.push(owner as u32);
                 }
             };
-            if c.len == 0 {
+            let Some(front) = c.front else {
                 // Mid-packet with nothing buffered: it holds its output VCs (or ejection
                 // channel) and waits for the rest of its packet from upstream.
                 wait_upstream(out);
                 continue;
-            }
+            };
             blocked += 1;
             let (node, p, _) = r.ivc_location(iv);
-            let head = c.front.flit.is_head();
-            if self.spec.switching == Switching::StoreAndForward && head && p < r.net_ports() && !r.inputs.whole_packet_ready(iv, t) {
+            let head = front.is_head();
+            if self.spec.switching == Switching::StoreAndForward && head && p < r.net_ports() && !c.whole_packet {
                 // A store-and-forward head waits for its tail from upstream (and for the
                 // credits of the whole packet downstream, below).
                 wait_upstream(out);
@@ -771,19 +740,20 @@ impl Fabric {
             for o in c.pending.network().net_ports() {
                 let op = r.port_index(node, o);
                 if c.granted.has_port(o) {
-                    if let Some(ovc) = r.outputs.vc_owned_by(op, iv as u32) {
+                    if let Some(ovc) = r.output_vc_of(op, iv) {
                         // A worm's flit, or any flit after the head, needs one credit; a
                         // cut-through or store-and-forward head the whole packet's.
                         let need = if self.spec.switching == Switching::Wormhole || !head { 1 } else { c.pkt_len };
-                        if r.outputs.credits[op * v + ovc] < need && self.down[op] != NONE {
-                            out.push(self.down[op] * v as u32 + ovc as u32);
+                        if r.credits(op, ovc) < need && self.wiring.down[op] != NONE {
+                            out.push(self.wiring.down[op] * v as u32 + ovc as u32);
                         }
                     }
                 } else {
                     for ovc in 0..v {
-                        let owner = r.outputs.owner[op * v + ovc];
-                        if c.vc_mask & (1 << ovc) != 0 && owner != NONE {
-                            out.push(owner);
+                        if c.vc_mask & (1 << ovc) != 0
+                            && let Some(owner) = r.output_owner(op, ovc)
+                        {
+                            out.push(owner as u32);
                         }
                     }
                 }
@@ -791,9 +761,8 @@ impl Fabric {
             if c.pending.contains(PortSet::LOCAL) && !c.granted.contains(PortSet::LOCAL) {
                 let k = r.params.nic_channels as usize;
                 for ch in 0..k {
-                    let owner = r.outputs.owner[r.port_index(node, r.params.net_ports as usize + ch) * v];
-                    if owner != NONE {
-                        out.push(owner);
+                    if let Some(owner) = r.output_owner(r.port_index(node, r.params.net_ports as usize + ch), 0) {
+                        out.push(owner as u32);
                     }
                 }
             }
@@ -838,8 +807,8 @@ impl Fabric {
         }
         Deadlock {
             cycle: t,
-            last_move: self.last_move,
-            flits_stuck: r.buffered,
+            last_move: self.step.last_move,
+            flits_stuck: r.flits,
             wait_for_cycle: cycle.iter().map(|&iv| self.ivc_name(iv as usize)).collect(),
             blocked_vcs: blocked,
         }
@@ -853,20 +822,21 @@ impl Fabric {
         if p < net { format!("n{:0width$}.in{}.vc{}", node.0, p, v) } else { format!("n{:0width$}.inj{}.vc{}", node.0, p - net, v) }
     }
 
-    /// Was router `r` evaluated this cycle, or will it be next cycle?
+    /// Was router `r` or its NIC at work this cycle, or will it be in the next (probes
+    /// attached)?
     pub fn is_active(&self, r: NodeId) -> bool {
-        self.in_active[r.idx()]
+        self.routers.visited(r) || self.routers.has_work(r) || self.step.in_active[r.idx()]
     }
 
     /// Is there still work (packets queued, flits buffered, timers)?
     pub fn busy(&self) -> bool {
-        !self.active.is_empty() || !self.timers.is_empty()
+        !self.idle() || !self.step.timers.is_empty()
     }
 
     /// The cycles the run simulated: `now`, less the cycles it went on only for probes to
     /// see the last credits come back (results never depend on whether a run is traced).
     pub fn end(&self) -> u64 {
-        self.probe_tail_from.unwrap_or(self.now)
+        self.step.probe_tail_from.unwrap_or(self.now)
     }
 }
 

@@ -16,6 +16,7 @@ pub mod topology;
 
 pub use kernel::{Counters, Deadlock, Ending, Fabric};
 pub use program::{Dest, NodeCtx, Program, Received, Send};
+pub use router::Schedule;
 pub use scoreboard::{DestSet, Scoreboard};
-pub use spec::{FabricSpec, KernelChoice, PortModel, SpecError};
+pub use spec::{FabricSpec, PortModel, SpecError};
 pub use topology::{Topology, TopologyKind};

@@ -9,7 +9,7 @@
 //! the software start-up cost and the internal copy cost.
 
 use crate::packet::{Packet, PacketTable};
-use router::{EventEval, Flit, NONE, NodeId, PacketId, Routers};
+use router::{Flit, NONE, NodeId, PacketId, Routers};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -25,18 +25,6 @@ impl InjectionPorts for Routers {
     #[inline]
     fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
         self.inject(n, ch, flit, t)
-    }
-}
-
-/// The routers' injection channels under the event-driven evaluation.
-pub struct EventInjection<'a> {
-    pub eval: &'a mut EventEval,
-}
-
-impl InjectionPorts for EventInjection<'_> {
-    #[inline]
-    fn write(&mut self, n: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
-        self.eval.inject(n, ch, flit, t)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::nic::Nics;
 use crate::topology::{Topology, TopologyKind};
-use router::{ArbiterPolicy, Header, MulticastVa, Pipeline, Replication, RouterParams, Routers, Switching};
+use router::{ArbiterPolicy, Header, MulticastVa, Pipeline, Replication, RouterParams, Routers, Schedule, Switching};
 use serde::Serialize;
 
 /// Bad input: which field, what value, what is allowed.
@@ -55,31 +55,6 @@ impl PortModel {
     }
 }
 
-/// Which kernel evaluates the routers. Results never depend on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KernelChoice {
-    /// The event-driven kernel where it applies ([`crate::Fabric::event_kernel_unsupported`]),
-    /// the scan kernel elsewhere.
-    Auto,
-    /// Every active router every cycle ([`crate::kernel`]).
-    Scan,
-    /// Only what happens ([`crate::kernel::event`]).
-    Event,
-}
-
-impl KernelChoice {
-    pub const NAMES: &'static str = "auto, scan, event";
-    pub fn parse(s: &str) -> Option<KernelChoice> {
-        match s {
-            "auto" => Some(KernelChoice::Auto),
-            "scan" => Some(KernelChoice::Scan),
-            "event" => Some(KernelChoice::Event),
-            _ => None,
-        }
-    }
-}
-
 /// The deepest VC buffer, in flits.
 pub const MAX_BUFFER_FLITS: u16 = 4096;
 
@@ -114,12 +89,12 @@ pub struct FabricSpec {
     pub shuffle_seed: Option<u64>,
     /// Count accepted throughput over cycles `[0, measure_until)`.
     pub measure_until: Option<u64>,
-    /// Which kernel runs the fabric.
-    pub kernel: KernelChoice,
-    /// Tests: the event kernel rebases its in-line buffer histograms this often (cycles)
+    /// Which routers the kernel visits each cycle (results never depend on it).
+    pub schedule: Schedule,
+    /// Tests: the routers rebase their in-line buffer histograms this often (cycles)
     /// instead of every 2^30, to check that rebasing changes nothing.
     #[doc(hidden)]
-    pub event_hist_span: Option<u64>,
+    pub hist_span: Option<u64>,
 }
 
 impl FabricSpec {
@@ -145,8 +120,8 @@ impl FabricSpec {
             max_cycles: u64::MAX / 4,
             shuffle_seed: None,
             measure_until: None,
-            kernel: KernelChoice::Auto,
-            event_hist_span: None,
+            schedule: Schedule::Busy,
+            hist_span: None,
         }
     }
 

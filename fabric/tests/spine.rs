@@ -430,7 +430,7 @@ proptest! {
         prop_assert!(f.scoreboard.ok(), "{:?} {:?}", c, f.scoreboard.problems);
         prop_assert_eq!(c.deliveries, f.counters.packets_sent);
         prop_assert_eq!(f.counters.flits_injected, f.counters.flits_ejected);
-        prop_assert_eq!(f.routers.buffered, 0);
+        prop_assert_eq!(f.routers.flits, 0);
         prop_assert_eq!(f.packets.live(), 0);
     }
 
@@ -467,8 +467,8 @@ proptest! {
         prop_assert_eq!(one.counters.flits_injected, split.counters.flits_injected);
         prop_assert_eq!(one.counters.flits_ejected_in_window, split.counters.flits_ejected_in_window);
         let per_vc = |f: &Fabric| {
-            let r = &f.routers.inputs;
-            (0..r.ctl.len()).map(|iv| (r.max_len[iv], r.occupancy_histogram(iv, f.now), r.stall_credit[iv], r.stall_arb[iv])).collect::<Vec<_>>()
+            let r = &f.routers;
+            (0..r.input_vcs()).map(|iv| (r.max_occupancy(iv), r.occupancy_histogram(iv, f.now), r.stall_credit(iv), r.stall_arbitration(iv))).collect::<Vec<_>>()
         };
         prop_assert_eq!(per_vc(&one), per_vc(&split));
         prop_assert_eq!(one.deadlock.map(|d| (d.cycle, d.flits_stuck, d.wait_for_cycle)), split.deadlock.map(|d| (d.cycle, d.flits_stuck, d.wait_for_cycle)));

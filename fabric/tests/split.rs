@@ -21,10 +21,9 @@ fn traffic(spec: &FabricSpec, pattern: Pattern, rate: f64, cycles: u64) -> Fabri
 /// Everything a run reports, as text (packet-table slot numbers aside, which are internal).
 fn outcome(f: &Fabric, ending: &Ending) -> String {
     let r = &f.routers;
-    let vcs = r.inputs.ctl.len();
-    let per_vc: Vec<_> = (0..vcs)
-        .map(|iv| (r.inputs.max_len[iv], r.inputs.occupancy_histogram(iv, f.now), r.inputs.stall_credit[iv], r.inputs.stall_arb[iv]))
-        .collect();
+    let vcs = r.input_vcs();
+    let per_vc: Vec<_> =
+        (0..vcs).map(|iv| (r.max_occupancy(iv), r.occupancy_histogram(iv, f.now), r.stall_credit(iv), r.stall_arbitration(iv))).collect();
     let links: Vec<_> = (0..f.output_ports()).map(|op| f.port_flits(op)).collect();
     format!(
         "{ending:?} now {} counters {} latencies {:?} score {:?} problems {:?} buffered {} deadlock {} per-VC {per_vc:?} links {links:?} nic queue {}",
@@ -33,7 +32,7 @@ fn outcome(f: &Fabric, ending: &Ending) -> String {
         (&f.latencies.hist, &f.latencies.far),
         f.scoreboard.counts(),
         f.scoreboard.problems,
-        r.buffered,
+        r.flits,
         serde_json::to_string(&f.deadlock).unwrap(),
         f.nics.max_queue,
     )

@@ -1,8 +1,19 @@
-//! Route computation: the interface through which a router asks its topology where a head
-//! flit goes. The routing functions themselves belong to the fabric's topologies.
+//! Route computation: a head at the front of an idle VC asks its topology where it goes
+//! (the routing functions themselves belong to the fabric's topologies), and the VC becomes
+//! a requester of VC allocation `rc_delay` cycles later.
+//!
+//! ```text
+//!  cycle t: head readable at the front of an idle VC ──► route, output VCs allowed, length
+//!  cycle t + rc_delay: requests its output VCs (or ejection VC, or every branch at once)
+//! ```
 
+use crate::flit::FlitFlags;
 use crate::ids::{NodeId, PacketId, PortId};
+use crate::input_unit::{ASYNC, Branches, LOCAL_OUT, MULTI_OUT, ROUTED};
+use crate::params::Replication;
 use crate::port_set::PortSet;
+use crate::router::{Routers, Width};
+use crate::wheel::vcr;
 
 /// What route computation decides for a head flit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,4 +37,63 @@ pub trait RouterEnv {
     /// Route computation for the head of `packet` arriving at router `at` on input `in_port`
     /// (ports at or above the router's network port count are NIC injection channels).
     fn route(&self, at: NodeId, in_port: PortId, packet: PacketId) -> (RouteDecision, PacketMeta);
+}
+
+impl Routers {
+    /// Route computation for the head at the front of idle input VC `l` of router `r` in
+    /// cycle `t`.
+    pub(crate) fn route_front<S: Width, E: RouterEnv>(&mut self, r: usize, l: usize, t: u64, env: &E) {
+        let iv = r * self.npv + l;
+        let head = self.inputs.vcs[iv].front;
+        assert!(head.is_head(), "router {r} input VC {l}: body flit {head:?} at the front of an idle VC");
+        let (rd, meta) = env.route(NodeId(r as u32), PortId(self.port_of[l]), head.packet);
+        debug_assert!(!rd.ports.is_empty(), "route computation returned no output for {head:?}");
+        let unicast = rd.ports.bits().is_power_of_two();
+        let c = &mut self.inputs.vcs[iv];
+        c.flags = ROUTED;
+        c.vc_mask = rd.vc_mask;
+        c.pkt_len = meta.len;
+        if meta.len == 1 {
+            // A head that reached the front after a tail was made without its packet's length.
+            c.front.flags |= FlitFlags::TAIL;
+        }
+        c.sa_ready = t + self.rc_delay;
+        if unicast {
+            c.out = if rd.ports == PortSet::LOCAL { LOCAL_OUT } else { rd.ports.bits().trailing_zeros() as u8 };
+        } else {
+            c.out = MULTI_OUT;
+            if meta.len > 1 && self.params.replication == Replication::Async {
+                c.flags |= ASYNC;
+            }
+            self.route_multicast::<S>(r, l, rd.ports, meta.len);
+        }
+        self.inputs.rank[iv] = (meta.key, meta.birth);
+        if self.rc_delay == 0 {
+            self.va_join::<S>(r, l);
+        } else {
+            self.wheel.slot(t + self.rc_delay).va_joins.push(vcr(r, l));
+        }
+    }
+
+    /// A packet the router replicates to `ports` was routed at local VC `l` of router `r`.
+    #[cold]
+    #[inline(never)]
+    fn route_multicast<S: Width>(&mut self, r: usize, l: usize, ports: PortSet, len: u16) {
+        self.start_multicast();
+        let iv = r * self.npv + l;
+        if self.inputs.vcs[iv].flags & ASYNC != 0 {
+            self.start_async();
+            for o in ports.net_ports() {
+                let b = self.branch_slot(iv, false, o);
+                self.inputs.branch_pos[b] = 0;
+            }
+            let b = self.branch_slot(iv, true, 0);
+            self.inputs.branch_pos[b] = 0;
+        }
+        let _ = len;
+        self.inputs.branches[iv] = Branches { route: ports, granted: PortSet::empty(), pending: ports };
+        S::m_mut(self)[r].mcast |= S::bit(l);
+        self.set_net_work(r);
+        self.set_ej_work(r);
+    }
 }

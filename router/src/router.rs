@@ -1,34 +1,41 @@
-//! The routers of a fabric: input units, output units and the per-cycle pipeline.
+//! The routers of a fabric: their state in flat vectors, and the cycle that evaluates them.
 //!
-//! A router's cycle runs in two calls, so that a node can react to what it receives in the
-//! same cycle (the papers' slot model: received in `t`, forwarded in `t + 1`):
+//! A cycle runs in stages over every router, each stage reading only what the routers held
+//! at its start and what the delay lines ([`crate::wheel`]) delivered, and writing only its
+//! own router's state and the delay lines, so that the order routers are visited in never
+//! changes a result:
 //!
 //! ```text
-//!  stage_eject(t):   RC for front heads; ejection-channel allocation; flits to the NIC
-//!  (the fabric runs the node's program and its NIC injection here)
-//!  stage_network(t): RC for new heads; VC allocation; switch allocation; crossbar
+//!  begin_cycle(t):    flits due become readable, credits visible, RC and VA delays end;
+//!                     heads at the front of idle VCs are routed (route_compute)
+//!  eject_stage(t):    ejection-VC allocation, ejection (vc_allocator, switch_allocator)
+//!  (the fabric runs the nodes' programs here; the NICs write flits: inject)
+//!  after_injection(t): RC for heads the NICs just wrote with no injection latency
+//!  network_stage(t):  VC allocation, switch allocation, crossbar: flits onto the links,
+//!                     credits onto the return wires (vc_allocator, switch_allocator, crossbar)
+//!  end_cycle(t):      credits due in t + 1 become visible (what a probe reads at the end of t)
 //! ```
 //!
-//! Both read only this router's state at the end of `t - 1` plus what the NIC wrote in
-//! between, and write departures and freed buffer slots to an [`Outbox`] that the fabric
-//! commits after every router has been evaluated, so the order routers are visited in never
-//! changes a result.
-//!
-//! Each router keeps sets ([`VcSet`]) of its input VCs by what they need — occupied,
-//! routed, waiting for an output VC, waiting for an ejection channel — so that a cycle
-//! touches only VCs with work, and idle routers cost nothing; and from which cycle route
-//! computation and VC allocation can next act, so that they run only then.
+//! Every rule (routing, allocation, replication, credits) is one function, in the file
+//! named after its hardware. What is scheduling, not a rule: which routers a stage visits.
+//! Under [`Schedule::Busy`] each router keeps registers of its input VCs by what they wait
+//! for (able VC-allocation requesters, switch bidders, ejectors; [`Work`]) which the events
+//! that make them so keep up to date, and a stage visits only routers with such work and
+//! runs an allocation only when a requester arrived or a resource was freed (an allocation
+//! that grants nothing changes no state: arbiters move only on grants). Under
+//! [`Schedule::All`] every router is visited in every stage of every cycle, its registers
+//! rebuilt from its VCs' state and every allocation run. Results are the same (tested).
 
 use crate::arbiter::Arbiter;
-use crate::credit_line::CreditLine;
 use crate::flit::Flit;
-use crate::ids::{NONE, NodeId, PortId};
-use crate::input_unit::{InputUnits, VcStage};
-use crate::output_unit::OutputUnits;
-use crate::params::{MulticastVa, Replication, RouterParams};
+use crate::ids::{NONE, NodeId};
+use crate::input_unit::{Branches, InputUnits, Vc, VcStage};
+use crate::output_unit::{FREE, OutputUnits};
+use crate::params::{MulticastVa, RouterParams, Switching};
 use crate::port_set::PortSet;
 use crate::route_compute::RouterEnv;
 use crate::vc_set::{EMPTY, MAX_ROUTER_VCS, VcBits, VcSet, members};
+use crate::wheel::{Slot, Wheel, unvcr, vcr};
 
 /// The most ports (links plus NIC channels) one router may have: port sets are 64 bits wide.
 pub const MAX_PORTS: usize = 64;
@@ -68,23 +75,117 @@ pub struct Ejection {
     pub flit: Flit,
 }
 
-/// A buffer slot freed in a network input VC: the credit to send upstream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Freed {
-    /// Global input port index (`router * ports + port`).
-    pub in_port: u32,
-    pub vc: u8,
+/// Which routers the stages visit. Results never depend on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Schedule {
+    /// Only routers with work, allocations only when they can grant.
+    #[default]
+    Busy,
+    /// Every router in every stage of every cycle, every allocation run.
+    All,
 }
 
-/// What routers produce in a cycle, committed by the fabric after all are evaluated.
-#[derive(Clone, Debug, Default)]
-pub struct Outbox {
-    pub departures: Vec<Departure>,
-    /// Every flit popped from a network input buffer (a credit to return).
-    pub freed: Vec<Freed>,
+impl Schedule {
+    pub const NAMES: &'static str = "busy, all";
+    pub fn parse(s: &str) -> Option<Schedule> {
+        match s {
+            "busy" => Some(Schedule::Busy),
+            "all" => Some(Schedule::All),
+            _ => None,
+        }
+    }
 }
 
-/// Per-evaluation scratch state of the router being evaluated (reset at `stage_eject`).
+/// One router's work registers: sets of its input VCs (bit `port * vcs + vc`) by what they
+/// wait for, and what its stage 1 read. One cache line for routers of up to 64 input VCs.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
+pub(crate) struct Work<S> {
+    /// Unicast to a network output, holding its output VC, able to bid (`sa_ready` passed),
+    /// a flit buffered (and, store-and-forward at a network input, the whole packet).
+    pub bid: S,
+    /// Unicast to ejection, holding an ejection VC, able, a flit buffered.
+    pub ejbid: S,
+    /// Able VC-allocation requesters for a network output (`rc_delay` passed, a branch
+    /// still without an output VC).
+    pub va_req: S,
+    /// Able requesters of an ejection channel.
+    pub ej_req: S,
+    /// VCs read through the crossbar by ejection in stage 1 of cycle `s1_at`.
+    pub s1_read: S,
+    /// Ejection channels held (bit per channel).
+    pub ej_owned: u64,
+    pub s1_at: u64,
+    /// Allocations that must run at their next stage: [`VA_DIRTY`], [`EJ_DIRTY`], [`MC_DIRTY`].
+    pub dirty: u8,
+}
+
+pub(crate) const VA_DIRTY: u8 = 1;
+pub(crate) const EJ_DIRTY: u8 = 2;
+pub(crate) const MC_DIRTY: u8 = 4;
+
+/// A router's registers for the packets it replicates (allocated at the first such packet).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct McWork<S> {
+    /// Routed replicated packets (from RC until their tail leaves).
+    pub mcast: S,
+    /// Able requesters of atomic allocation (every branch in one cycle or none).
+    pub mc_req: S,
+    /// VCs popped in stage 1 of cycle `s1_at` (of [`Work`]).
+    pub s1_popped: S,
+    /// Heads routed after injection in cycle `new_at` that request atomic allocation then.
+    pub mc_new: S,
+    pub new_at: u64,
+}
+
+/// The width stages compute VC sets in, and the registers kept in it.
+pub(crate) trait Width: VcBits + Default {
+    fn w(r: &Routers) -> &[Work<Self>];
+    fn w_mut(r: &mut Routers) -> &mut [Work<Self>];
+    fn m(r: &Routers) -> &[McWork<Self>];
+    fn m_mut(r: &mut Routers) -> &mut Vec<McWork<Self>>;
+}
+
+impl Width for u64 {
+    #[inline(always)]
+    fn w(r: &Routers) -> &[Work<u64>] {
+        &r.w64
+    }
+    #[inline(always)]
+    fn w_mut(r: &mut Routers) -> &mut [Work<u64>] {
+        &mut r.w64
+    }
+    #[inline(always)]
+    fn m(r: &Routers) -> &[McWork<u64>] {
+        &r.m64
+    }
+    #[inline(always)]
+    fn m_mut(r: &mut Routers) -> &mut Vec<McWork<u64>> {
+        &mut r.m64
+    }
+}
+
+impl Width for u128 {
+    #[inline(always)]
+    fn w(r: &Routers) -> &[Work<u128>] {
+        &r.w128
+    }
+    #[inline(always)]
+    fn w_mut(r: &mut Routers) -> &mut [Work<u128>] {
+        &mut r.w128
+    }
+    #[inline(always)]
+    fn m(r: &Routers) -> &[McWork<u128>] {
+        &r.m128
+    }
+    #[inline(always)]
+    fn m_mut(r: &mut Routers) -> &mut Vec<McWork<u128>> {
+        &mut r.m128
+    }
+}
+
+/// The state of the router a stage is evaluating: what its crossbar has read this cycle.
 #[derive(Clone, Debug)]
 pub(crate) struct Scratch {
     /// VCs whose front flit went through the crossbar this cycle, and VCs popped this cycle
@@ -93,266 +194,291 @@ pub(crate) struct Scratch {
     pub popped: VcSet,
     /// VCs of input ports that have used up their crossbar reads this cycle.
     pub port_full: VcSet,
-    /// Crossbar reads per input port this cycle, and which ports have read.
+    /// Crossbar reads per input port this cycle (links wider than a flit), and which ports
+    /// have read.
     pub port_reads: [u8; MAX_PORTS],
     pub ports_read: u64,
-    /// The cycle `sa_first` was computed for, and the output that picks first in it.
-    pub sa_cycle: u64,
-    pub sa_first: u32,
     /// Per output port: the VCs requesting it (valid for the outputs a stage marked).
     pub req: [VcSet; MAX_PORTS],
-    /// Per local VC read this cycle (in `read`) with asynchronous replication: the FIFO
-    /// position it read (one entry a cycle, replicated to every branch at it).
-    pub read_at: [u16; MAX_ROUTER_VCS],
 }
 
-/// Per router, what its pipeline looks at first every cycle, in one cache line: the sets
-/// (`sets[NONEMPTY..=BIDS]`, VCs 0..64; 64..128 in [`Routers::regs_hi`]) of its input VCs
-/// that hold flits, hold a routed packet, have a network branch lacking an output VC, wait
-/// for stage 1's allocation (an ejection channel, or every branch at once), and may bid in
-/// switch allocation; the ejection channels held; the flits buffered; when route
-/// computation and VC allocation may next act ([`Wake`]); the round-robin pointer of the
-/// multicast allocator. `sets[BIDS]` are the VCs switch allocation looks at, so that it skips
-/// packets still waiting for an output VC: packets with several branches from their RC,
-/// unicast packets from the first cycle they may bid with their output VC (`t + va_delay`
-/// after the grant), each until its tail is popped.
-#[derive(Clone, Copy, Debug, Default)]
-#[repr(align(64))]
-struct RouterRegs {
-    sets: [u64; REG_SETS],
-    ej_owned: u64,
-    occupancy: u32,
-    wake: Wake,
-    mc_arb: Arbiter,
+/// The slots of the delay lines a stage files into while it runs: the arrivals of the flits
+/// it sends (all `link_latency` on) and the credits for the slots it frees (all
+/// `1 + credit_delay` on).
+pub(crate) struct Filing {
+    pub arrivals: Vec<(u32, Flit)>,
+    pub credits: Vec<u32>,
 }
-
-/// Per router, from which cycle each stage that waits for a time or an event could act:
-/// lower bounds, so that a stage skipped before its bound would have done nothing.
-/// - `rc`: route computation: the earliest cycle the front head of an unrouted VC is readable.
-/// - `va`: VC allocation on the network ports. After a pass, every output VC an able
-///   requester (`va_may_start`) may take is held (`va_blocked`: some requester waits so), so
-///   the next grant needs a new requester, one becoming able (at the end of its RC delay: a
-///   grant, which opens allocation early, needs it able), or a tail freeing an output VC
-///   while one is blocked.
-///
-/// (Ejection-channel allocation could wait likewise, but costs too little to gain.)
-///
-/// A pass that grants nothing changes no state (arbiters move only on a grant), so skipping
-/// it is exact. Bounds count cycles from [`Routers::epoch`] (16 bits, to stay in the
-/// registers' cache line): [`NEVER`] when nothing waits.
-#[derive(Clone, Copy, Debug, Default)]
-struct Wake {
-    rc: u16,
-    va: u16,
-    va_blocked: bool,
-}
-
-/// A [`Wake`] bound meaning no stage work waits for a time or an event.
-pub(crate) const NEVER: u16 = u16::MAX;
-
-/// The epoch of the [`Wake`] bounds moves up to the current cycle when it falls this far
-/// behind (bounds too far ahead are stored nearer: they wake a stage early, still exact).
-const EPOCH_SPAN: u64 = 1 << 14;
-
-/// Cycle `at` as a [`Wake`] bound counted from `epoch` (never [`NEVER`]).
-#[inline(always)]
-fn wake_bound(at: u64, epoch: u64) -> u16 {
-    at.saturating_sub(epoch).min(NEVER as u64 - 1) as u16
-}
-
-impl Wake {
-    /// Every stage may act now.
-    const NOW: Wake = Wake { rc: 0, va: 0, va_blocked: true };
-
-    /// The same bounds counted from `to` instead of `from`.
-    fn moved(self, from: u64, to: u64) -> Wake {
-        let m = |w: u16| if w == NEVER { NEVER } else { wake_bound(from.saturating_add(w as u64), to) };
-        Wake { rc: m(self.rc), va: m(self.va), ..self }
-    }
-}
-
-const _: () = assert!(std::mem::size_of::<RouterRegs>() == 64, "a router's registers fill one cache line");
-
-/// The sets in [`RouterRegs`].
-const NONEMPTY: usize = 0;
-const ROUTED: usize = 1;
-const NEED_VA: usize = 2;
-const NEED_EJ: usize = 3;
-const BIDS: usize = 4;
-const REG_SETS: usize = 5;
-/// The VCs waiting for every branch at once (atomic multicast allocation): a set like those
-/// in [`RouterRegs`] but kept apart, in [`Routers::need_mc`], since unicast runs never look at it.
-const NEED_MC: usize = REG_SETS;
 
 /// The routers of a fabric, all with the same parameters, state in flat vectors.
 #[derive(Clone, Debug)]
 pub struct Routers {
     pub params: RouterParams,
     pub n: usize,
-    pub inputs: InputUnits,
-    pub outputs: OutputUnits,
-    /// The registers the pipeline consults every cycle, one entry per router.
-    regs: Vec<RouterRegs>,
-    /// The second words (VCs 64..128) of each router's register sets: only for routers with
-    /// more than 64 input VCs (empty otherwise).
-    regs_hi: Vec<[u64; REG_SETS]>,
-    /// Per router, the set `NEED_MC` (all 128 VCs).
-    need_mc: Vec<VcSet>,
-    /// The cycle the routers' [`Wake`] bounds count from.
-    epoch: u64,
-    /// Flits buffered in the whole fabric.
-    pub buffered: u64,
-    /// Input VCs waiting for atomic multicast allocation in the whole fabric (`NEED_MC`
-    /// members), so that unicast-only runs skip the check.
-    mc_waiting: usize,
-    /// The credit return lines of every output port: credits freed downstream, by the cycle
-    /// they become visible.
-    credit_line: CreditLine,
-    /// The input VCs of the injection ports.
-    injection_vcs: VcSet,
-    /// The input VCs of the network ports (not the injection ports): local VC indices
-    /// below this (network ports come first).
-    pub(crate) net_vcs: usize,
-    /// Cached shape: VCs per port, ports, input VCs per router, network ports, NIC channels.
+    pub(crate) inputs: InputUnits,
+    pub(crate) outputs: OutputUnits,
+    /// Per router, the arbiter of atomic multicast allocation.
+    pub(crate) mc_arb: Vec<Arbiter>,
+    w64: Vec<Work<u64>>,
+    w128: Vec<Work<u128>>,
+    m64: Vec<McWork<u64>>,
+    m128: Vec<McWork<u128>>,
+    /// Routers whose stage 2 (VC allocation, switch allocation) / stage 1 (ejection-VC
+    /// allocation, ejection) has work: bit `r`.
+    net_work: Vec<u64>,
+    ej_work: Vec<u64>,
+    schedule: Schedule,
+    /// A permutation of the routers to visit them in (tests of order independence).
+    order: Option<Vec<u32>>,
+    visit: Vec<u32>,
+    pub(crate) wheel: Wheel,
+    /// Idle VCs whose next head reached the front by a tail leaving in the previous cycle:
+    /// routed at the start of this one.
+    pub(crate) rc_next: Vec<u32>,
+    rc_now: Vec<u32>,
+    /// Injection VCs written this cycle with no injection latency whose front changed.
+    inj_front: Vec<u32>,
+    /// Per output port: the [`vcr`] of VC 0 of the input port it feeds (`NONE` if none).
+    /// Per input port: the [`vcr`] of VC 0 of the output port feeding it (`NONE` if none).
+    pub(crate) down: Vec<u32>,
+    pub(crate) up: Vec<u32>,
+    /// Flits sent on each output port; flits over router-to-router links, and those that were
+    /// tails (packets over links).
+    pub(crate) sent: Vec<u64>,
+    pub hops: u64,
+    pub tails: u64,
+    /// The routers this evaluation runs (all, or one part of a fabric split between
+    /// threads): flits and credits for the others leave through `remote_flits` and
+    /// `remote_credits` (this cycle's) and come back through [`Routers::receive_flit`] and
+    /// [`Routers::receive_credit`].
+    pub(crate) lo: u32,
+    pub(crate) hi: u32,
+    pub remote_flits: Vec<(u32, Flit)>,
+    pub remote_credits: Vec<u32>,
+    /// Per input VC fed from another part: the last cycle a flit left it.
+    popped_at: Vec<u64>,
+    /// Flits buffered or on their way into a buffer.
+    pub flits: u64,
+    /// Departures logged for probes (when `log` is set), this cycle's.
+    pub departures: Vec<Departure>,
+    pub(crate) log: bool,
+    /// For probes (when `log` is set): credits on their way back per output VC, and the
+    /// latest cycle one becomes visible.
+    pub(crate) in_flight: Vec<u16>,
+    pub(crate) horizon: u64,
+    /// For probes: the routers a stage visited this cycle (bit `r`).
+    visited: Vec<u64>,
+    pub(crate) scratch: Scratch,
+    /// The network output that picks first in switch allocation in cycle `sa_cycle`.
+    pub(crate) sa_first: u32,
+    pub(crate) sa_cycle: u64,
+    // Shape: VCs per port, ports, input VCs per router, network ports, NIC channels, network
+    // input VCs, buffer depth, the set of all ejection channels.
     pub(crate) nv: usize,
     pub(crate) np: usize,
     pub(crate) npv: usize,
     pub(crate) nnet: usize,
     pub(crate) nk: usize,
-    /// The input port of each local VC index `l = port * vcs + vc` (no division on the hot path).
+    pub(crate) net_vcs: usize,
+    pub(crate) depth: u16,
+    pub(crate) all_channels: u64,
+    /// The input port and VC of each local VC index (no division on the hot path), and the
+    /// VCs of each port.
     pub(crate) port_of: [u8; MAX_ROUTER_VCS],
     pub(crate) vc_of: [u8; MAX_ROUTER_VCS],
-    /// The VCs of each port.
-    port_mask: [VcSet; MAX_PORTS],
-    pub(crate) scratch: Scratch,
-    /// Asynchronous replication: per input VC and branch (network port, or `net_ports` for
-    /// LOCAL), how many flits of the front packet the branch has read beyond the front
-    /// (allocated at the first such packet; `iv * (net_ports + 1) + branch`).
-    branch_pos: Vec<u16>,
+    pub(crate) port_mask: [VcSet; MAX_PORTS],
+    // The pipeline.
+    pub(crate) switching: Switching,
+    pub(crate) rc_delay: u64,
+    pub(crate) va_delay: u64,
+    pub(crate) link_latency: u64,
+    pub(crate) credit_delay: u64,
+    pub(crate) inject_latency: u64,
+    pub(crate) width: u8,
+}
+
+/// Input VC `l` of router `r` as seen from outside: what deadlock reports and waveforms read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VcView {
+    /// Flits in the FIFO or on their way into it.
+    pub occupancy: u16,
+    pub stage: VcStage,
+    /// The front flit, once readable.
+    pub front: Option<Flit>,
+    pub route: PortSet,
+    pub granted: PortSet,
+    pub pending: PortSet,
+    pub vc_mask: u16,
+    pub pkt_len: u16,
+    /// The whole front packet is in the FIFO.
+    pub whole_packet: bool,
 }
 
 impl Routers {
     pub fn new(params: RouterParams, n: usize) -> Routers {
         let p = params.ports();
         let v = params.vcs as usize;
-        let local_vcs = p * v;
-        assert!(local_vcs <= MAX_ROUTER_VCS, "a router has {local_vcs} input VCs, at most {MAX_ROUTER_VCS}");
+        let npv = p * v;
+        assert!(npv <= MAX_ROUTER_VCS, "a router has {npv} input VCs, at most {MAX_ROUTER_VCS}");
         assert!(p <= MAX_PORTS, "a router has {p} ports, at most {MAX_PORTS}");
-        assert!(n * local_vcs <= u32::MAX as usize, "{n} routers of {local_vcs} VCs: VC indices must fit in 32 bits");
-        let port_vcs = (1u128 << v) - 1;
-        let stored = |w: u128| -> VcSet { [w as u64, (w >> 64) as u64] };
-        let net = params.net_ports as usize;
-        let injection_vcs = stored((0..params.nic_channels as usize).fold(0, |m, k| m | port_vcs << ((net + k) * v)));
-        let net_vcs = net * v;
+        assert!(n < 1 << 25, "{n} routers: at most 2^25");
         let mut port_of = [0u8; MAX_ROUTER_VCS];
         let mut vc_of = [0u8; MAX_ROUTER_VCS];
-        for l in 0..local_vcs {
+        for l in 0..npv {
             port_of[l] = (l / v) as u8;
             vc_of[l] = (l % v) as u8;
         }
+        let port_vcs = (1u128 << v) - 1;
         let mut port_mask = [EMPTY; MAX_PORTS];
         for (o, m) in port_mask.iter_mut().enumerate().take(p) {
-            *m = stored(port_vcs << (o * v));
+            let w = port_vcs << (o * v);
+            *m = [w as u64, (w >> 64) as u64];
         }
+        let pl = params.pipeline;
+        let longest = [pl.rc_delay, pl.va_delay, pl.link_latency, pl.credit_delay.saturating_add(1), pl.inject_latency]
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+        let k = params.nic_channels as usize;
+        let narrow = npv <= 64;
         Routers {
             params,
             n,
-            inputs: InputUnits::new(n * local_vcs, params.buffer_flits),
+            inputs: InputUnits::new(n * npv, params.buffer_flits),
             outputs: OutputUnits::new(n * p, v, params.buffer_flits),
-            regs: vec![RouterRegs::default(); n],
-            regs_hi: vec![[0; REG_SETS]; if local_vcs > 64 { n } else { 0 }],
-            need_mc: vec![EMPTY; n],
-            epoch: 0,
-            buffered: 0,
-            mc_waiting: 0,
-            credit_line: CreditLine::new(params.pipeline.credit_delay),
-
-            injection_vcs,
-            net_vcs,
-            nv: v,
-            np: p,
-            npv: local_vcs,
-            nnet: net,
-            nk: params.nic_channels as usize,
-            port_of,
-            vc_of,
-            port_mask,
+            mc_arb: vec![Arbiter::default(); n],
+            w64: if narrow { vec![Work::default(); n] } else { Vec::new() },
+            w128: if narrow { Vec::new() } else { vec![Work::default(); n] },
+            m64: Vec::new(),
+            m128: Vec::new(),
+            net_work: vec![0; n.div_ceil(64)],
+            ej_work: vec![0; n.div_ceil(64)],
+            schedule: Schedule::Busy,
+            order: None,
+            visit: Vec::new(),
+            wheel: Wheel::new(longest as u64),
+            rc_next: Vec::new(),
+            rc_now: Vec::new(),
+            inj_front: Vec::new(),
+            down: vec![NONE; n * p],
+            up: vec![NONE; n * p],
+            sent: vec![0; n * p],
+            hops: 0,
+            tails: 0,
+            lo: 0,
+            hi: n as u32,
+            remote_flits: Vec::new(),
+            remote_credits: Vec::new(),
+            popped_at: Vec::new(),
+            flits: 0,
+            departures: Vec::new(),
+            log: false,
+            in_flight: Vec::new(),
+            horizon: 0,
+            visited: Vec::new(),
             scratch: Scratch {
                 read: EMPTY,
                 popped: EMPTY,
                 port_full: EMPTY,
                 port_reads: [0; MAX_PORTS],
                 ports_read: 0,
-                sa_cycle: u64::MAX,
-                sa_first: 0,
                 req: [EMPTY; MAX_PORTS],
-                read_at: [0; MAX_ROUTER_VCS],
             },
-            branch_pos: Vec::new(),
+            sa_first: 0,
+            sa_cycle: u64::MAX,
+            nv: v,
+            np: p,
+            npv,
+            nnet: params.net_ports as usize,
+            nk: k,
+            net_vcs: params.net_ports as usize * v,
+            depth: params.buffer_flits,
+            all_channels: if k >= 64 { !0 } else { (1u64 << k) - 1 },
+            port_of,
+            vc_of,
+            port_mask,
+            switching: params.switching,
+            rc_delay: pl.rc_delay as u64,
+            va_delay: pl.va_delay as u64,
+            link_latency: pl.link_latency as u64,
+            credit_delay: pl.credit_delay as u64,
+            inject_latency: pl.inject_latency as u64,
+            width: params.link_width,
         }
     }
 
-    /// Take routers `routers` (all their state, credits on their return lines included) from
-    /// `other`, a copy of this fabric's routers that ran them while these did not (the
-    /// parts of a fabric split between threads, joined after the run).
-    pub fn copy_routers_from(&mut self, other: &Routers, routers: std::ops::Range<usize>) {
-        self.inputs.copy_vcs_from(&other.inputs, routers.start * self.npv..routers.end * self.npv);
-        self.outputs.copy_ports_from(&other.outputs, routers.start * self.np..routers.end * self.np);
-        self.regs[routers.clone()].copy_from_slice(&other.regs[routers.clone()]);
-        for g in &mut self.regs[routers.clone()] {
-            g.wake = g.wake.moved(other.epoch, self.epoch);
-        }
-        if !self.regs_hi.is_empty() {
-            self.regs_hi[routers.clone()].copy_from_slice(&other.regs_hi[routers.clone()]);
-        }
-        self.buffered += other.regs[routers.clone()].iter().map(|g| g.occupancy as u64).sum::<u64>();
-        self.need_mc[routers.clone()].copy_from_slice(&other.need_mc[routers.clone()]);
-        self.mc_waiting = self.need_mc.iter().map(|m| (m[0].count_ones() + m[1].count_ones()) as usize).sum::<usize>();
-        let ovs = (routers.start * self.npv) as u32..(routers.end * self.npv) as u32;
-        self.credit_line.join(&other.credit_line, |ov| ovs.contains(&ov));
-        if !other.branch_pos.is_empty() {
-            let per_router = self.npv * (self.nnet + 1);
-            self.branch_pos.resize(self.n * per_router, 0);
-            let span = routers.start * per_router..routers.end * per_router;
-            self.branch_pos[span.clone()].copy_from_slice(&other.branch_pos[span]);
-        }
+    /// Wire the routers: `down` gives the input port (global index) each output port feeds,
+    /// `up` the output port feeding each input port (`NONE` where unconnected).
+    pub fn connect(&mut self, down: &[u32], up: &[u32]) {
+        let (p, v) = (self.np as u32, self.nv);
+        let named = |x: u32| if x == NONE { NONE } else { vcr((x / p) as usize, (x % p) as usize * v) };
+        self.down = down.iter().map(|&x| named(x)).collect();
+        self.up = up.iter().map(|&x| named(x)).collect();
     }
 
-    /// Index of branch `o` (a network port, or `PortSet::LOCAL`'s slot) of input VC `iv` in
-    /// `branch_pos`.
+    /// Log what probes read (departures, credits on their way) from now on, or stop. Turned
+    /// on before the first cycle.
+    pub fn set_log(&mut self, on: bool) {
+        if on && self.in_flight.is_empty() {
+            debug_assert!(self.wheel.entries().all(|(_, s)| s.credits.is_empty()), "probes attached with credits on their way");
+            self.in_flight = vec![0; self.outputs.ovs.len()];
+            self.visited = vec![0; self.n.div_ceil(64)];
+        }
+        self.log = on;
+    }
+
+    /// A credit for output VC [`vcr`] `x` goes on its way, visible from cycle `at`.
     #[inline(always)]
-    pub(crate) fn branch_slot(&self, iv: usize, local: bool, o: usize) -> usize {
-        iv * (self.nnet + 1) + if local { self.nnet } else { o }
+    pub(crate) fn credit_sent(&mut self, x: u32, at: u64) {
+        if self.log {
+            let (r, k) = unvcr(x);
+            self.in_flight[r * self.npv + k] += 1;
+            self.horizon = self.horizon.max(at);
+        }
     }
 
-    /// Flits of its front packet that branch slot `b` of an asynchronously replicated VC has
-    /// read beyond the front (the FIFO position it reads next).
-    #[inline(always)]
-    pub(crate) fn branch_pos(&self, b: usize) -> u16 {
-        self.branch_pos[b]
+    /// Visit routers under `schedule` from now on (results do not depend on it).
+    pub fn set_schedule(&mut self, schedule: Schedule) {
+        self.schedule = schedule;
     }
 
-    #[inline(always)]
-    pub(crate) fn advance_branch(&mut self, b: usize) {
-        self.branch_pos[b] += 1;
+    /// Visit routers in the order of `perm` (a permutation of the router ids) in every stage
+    /// from now on; None: in id order (results do not depend on it).
+    pub fn set_order(&mut self, perm: Option<Vec<u32>>) {
+        self.order = perm;
+    }
+
+    /// Run only routers `lo..hi` (one part of a fabric split between threads).
+    pub fn set_part(&mut self, lo: usize, hi: usize) {
+        (self.lo, self.hi) = (lo as u32, hi as u32);
+        self.popped_at = vec![u64::MAX; self.inputs.vcs.len()];
+    }
+
+    /// Rebase the in-line buffer histograms every `span` cycles instead of every 2^30 (for
+    /// tests: results do not depend on it).
+    #[doc(hidden)]
+    pub fn set_hist_span(&mut self, span: u64) {
+        self.inputs.hist_span = span.clamp(1, crate::input_unit::HIST_SPAN);
     }
 
     /// Bytes the routers of a fabric of `n` routers would need (checked before building).
     pub fn bytes_needed(params: &RouterParams, n: usize) -> u128 {
         let p = params.ports() as u128;
         let v = params.vcs as u128;
+        let work = if p * v > 64 { 128 } else { 64 };
         let per_router = p * v * InputUnits::bytes_per_vc(params.buffer_flits) as u128
             + p * OutputUnits::bytes_per_port(params.vcs as usize) as u128
-            + std::mem::size_of::<RouterRegs>() as u128
-            + if p * v > 64 { std::mem::size_of::<[u64; REG_SETS]>() as u128 } else { 0 }
-            + std::mem::size_of::<VcSet>() as u128;
+            + 2 * p * 4
+            + work
+            + 8;
         per_router * n as u128
     }
 
-    /// Bytes of the branch positions that asynchronous replication allocates at the first
-    /// multi-flit packet a router replicates (fabrics of `n` routers).
+    /// Bytes of the state replication allocates at the first packet a router replicates
+    /// (fabrics of `n` routers).
     pub fn branch_pos_bytes(params: &RouterParams, n: usize) -> u128 {
-        n as u128 * params.ports() as u128 * params.vcs as u128 * (params.net_ports as u128 + 1) * 2
+        let vcs = n as u128 * params.ports() as u128 * params.vcs as u128;
+        vcs * (params.net_ports as u128 + 1) * 2 + vcs * (2 + std::mem::size_of::<Branches>() as u128) + n as u128 * 64
     }
 
     #[inline(always)]
@@ -376,258 +502,708 @@ impl Routers {
     /// Global input (or output) port index.
     #[inline(always)]
     pub fn port_index(&self, r: NodeId, p: usize) -> usize {
-        r.idx() * self.ports() + p
+        r.idx() * self.np + p
     }
     /// Global input VC index.
     #[inline(always)]
     pub fn ivc_index(&self, r: NodeId, p: usize, v: usize) -> usize {
-        (r.idx() * self.ports() + p) * self.vcs() + v
+        (r.idx() * self.np + p) * self.nv + v
     }
     /// The router, port and VC of a global input VC index.
     pub fn ivc_location(&self, iv: usize) -> (NodeId, usize, usize) {
-        let v = iv % self.vcs();
-        let ip = iv / self.vcs();
-        (NodeId((ip / self.ports()) as u32), ip % self.ports(), v)
+        let v = iv % self.nv;
+        let ip = iv / self.nv;
+        (NodeId((ip / self.np) as u32), ip % self.np, v)
     }
-
-    /// The NIC writes a flit into injection channel `ch`'s buffer (VC 0 of input port
-    /// `net_ports + ch`), readable from `t + inject_latency`. Returns false when full.
-    pub fn inject(&mut self, r: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
-        let l = (self.nnet + ch) * self.nv;
-        let iv = r.idx() * self.npv + l;
-        if self.inputs.is_full(iv) {
-            return false;
-        }
-        let ready = t + self.params.pipeline.inject_latency as u64;
-        self.inputs.push(iv, flit, ready, t + 1);
-        self.flit_written(r.idx(), l, ready);
-        true
+    /// Input VCs in the fabric.
+    pub fn input_vcs(&self) -> usize {
+        self.inputs.vcs.len()
     }
-
-    /// Can injection channel `ch` of router `r` take a flit now?
-    #[inline]
-    pub fn injection_has_room(&self, r: NodeId, ch: usize) -> bool {
-        !self.inputs.is_full(r.idx() * self.npv + (self.nnet + ch) * self.nv)
-    }
-
-    /// Write a flit that crossed a link in cycle `t` into input VC `iv` (the fabric's
-    /// commit phase), readable from cycle `ready`.
-    #[inline]
-    pub fn arrive(&mut self, iv: usize, flit: Flit, t: u64, ready: u64) {
-        let r = iv / self.npv;
-        self.arrive_at(r, iv - r * self.npv, flit, t, ready);
-    }
-
-    /// [`Routers::arrive`] with the router `r` and its local VC index `l` known.
-    #[inline(always)]
-    pub fn arrive_at(&mut self, r: usize, l: usize, flit: Flit, t: u64, ready: u64) {
-        self.inputs.push(r * self.npv + l, flit, ready, t + 1);
-        self.flit_written(r, l, ready);
-    }
-
-    /// Router `r`'s registers after a flit readable from `ready` was written into its local
-    /// VC `l`.
-    #[inline(always)]
-    fn flit_written(&mut self, r: usize, l: usize, ready: u64) {
-        let c = &self.inputs.ctl[r * self.npv + l];
-        // A head at the front of an unrouted VC? (Computed without a branch: it is data.)
-        let head = (c.len == 1) & (c.stage == VcStage::Idle);
-        let w = if head { self.wake_bound(ready) } else { NEVER };
-        let g = &mut self.regs[r].wake;
-        g.rc = g.rc.min(w);
-        self.regs[r].occupancy += 1;
-        // Any width: the commit does not know the pipeline's.
-        self.reg_insert::<u128>(r, NONEMPTY, l);
-        self.buffered += 1;
-    }
-
-    /// [`Routers::arrive_at`] of a flit that crossed a link in cycle `t`, written only after
-    /// the commit of cycle `t + 1` (which took a flit from the front of this VC if `popped`):
-    /// see [`InputUnits::push_late`]. The flit must not be readable before `t + 2`.
-    pub fn arrive_late(&mut self, r: usize, l: usize, flit: Flit, t: u64, ready: u64, popped: bool) {
-        debug_assert!(ready >= t + 2, "a flit written late must not be readable before it is written");
-        self.inputs.push_late(r * self.npv + l, flit, ready, t + 1, popped);
-        self.flit_written(r, l, ready);
-    }
-
-    /// A credit for `vc` of output port `op` (global index) goes onto the return line, usable
-    /// from cycle `ready`: it becomes visible when [`Routers::deliver_credits`] reaches
-    /// `ready`.
-    #[inline(always)]
-    pub fn return_credit(&mut self, op: usize, vc: u8, ready: u64) {
-        self.return_credits(ready, std::iter::once((op, vc)));
-    }
-
-    /// [`Routers::return_credit`] for a cycle's credits, all usable from cycle `ready`: each
-    /// a (global output port, VC).
-    #[inline(always)]
-    pub fn return_credits(&mut self, ready: u64, credits: impl Iterator<Item = (usize, u8)>) {
-        let (in_flight, nv) = (self.outputs.in_flight_mut(), self.nv);
-        self.credit_line.push_all(
-            ready,
-            credits.map(move |(op, vc)| {
-                let ov = op * nv + vc as usize;
-                in_flight[ov] += 1;
-                ov as u32
-            }),
-        );
-    }
-
-    /// A credit for `vc` of output port `op` that is visible from the next cycle on (a
-    /// return line of no delay): no queueing.
-    #[inline]
-    pub fn credit_now(&mut self, op: usize, vc: u8) {
-        self.outputs.add_credit(op * self.nv + vc as usize, self.params.buffer_flits);
-    }
-
-    /// The credit for a slot of `vc` downstream of output port `op` (global index) freed in
-    /// cycle `t`: usable upstream from `t + 1 + credit_delay` (with no delay, from the next
-    /// cycle on, without queueing).
-    #[inline(always)]
-    pub fn credit_freed(&mut self, op: usize, vc: u8, t: u64) {
-        self.credits_freed(t, std::iter::once((op, vc)));
-    }
-
-    /// [`Routers::credit_freed`] for a cycle's credits (each a global output port and VC),
-    /// the return line's delay looked at once for all.
-    #[inline(always)]
-    pub fn credits_freed(&mut self, t: u64, credits: impl Iterator<Item = (usize, u8)>) {
-        match self.params.pipeline.credit_delay {
-            0 => credits.for_each(|(op, vc)| self.credit_now(op, vc)),
-            d => self.return_credits(t + 1 + d as u64, credits),
-        }
-    }
-
-    /// Make the credits on the return lines that are usable by cycle `t` visible. The fabric
-    /// calls it before cycle `t` is evaluated (after the previous cycle's commit, with `t`
-    /// the next cycle), so a router sees in cycle `t` exactly the credits that have arrived.
-    #[inline]
-    pub fn deliver_credits(&mut self, t: u64) {
-        if t.wrapping_sub(self.epoch) >= EPOCH_SPAN {
-            self.move_epoch(t);
-        }
-        let (outputs, depth) = (&mut self.outputs, self.params.buffer_flits);
-        self.credit_line.deliver(t, |ovs| outputs.credits_arrived(ovs, depth));
-    }
-
-    /// Credits of output VC `vc` of port `op` as the router will see them in cycle `t`.
-    pub fn credits_at(&self, op: usize, vc: usize, t: u64) -> u16 {
-        let ov = op * self.nv + vc;
-        self.outputs.credits[ov] + self.credit_line.count(ov as u32, t) as u16
-    }
-
-    /// The latest cycle at which a credit now on a return line becomes visible.
-    pub fn credit_horizon(&self) -> u64 {
-        self.credit_line.horizon()
-    }
-
-    /// Could router `r`'s registers differ from the last cycle it was idle in: does it hold
-    /// flits, or credits on its return lines?
-    pub fn may_change(&self, r: NodeId) -> bool {
-        self.regs[r.idx()].occupancy > 0 || (0..self.np).any(|o| self.outputs.credits_in_flight(r.idx() * self.np + o) > 0)
-    }
-
-    /// Flits buffered in router `r` (all its input VCs).
-    #[inline(always)]
-    pub fn occupancy(&self, r: usize) -> u32 {
-        self.regs[r].occupancy
-    }
-
-    /// The local VCs of router `r` switch allocation looks at (bit `l`): routed packets with
-    /// several branches, and unicast packets holding their network output VC since an earlier
-    /// cycle or, with no VA delay, this one.
-    pub fn switch_bidders(&self, r: NodeId) -> u128 {
-        self.reg::<u128>(r.idx(), BIDS)
-    }
-
     /// Does the fabric compute VC sets in 64 bits (every router has at most 64 input VCs)?
     #[inline(always)]
     pub fn narrow(&self) -> bool {
         self.npv <= 64
     }
 
-    /// What input VC `iv` (global index) is doing.
-    pub fn vc_activity(&self, iv: usize) -> VcActivity {
-        let c = &self.inputs.ctl[iv];
-        match c.stage {
-            VcStage::Idle if c.len == 0 => VcActivity::Idle,
-            VcStage::Idle => VcActivity::Routing,
-            VcStage::Routed if !c.pending.difference(c.granted).is_empty() => VcActivity::VcAlloc,
-            VcStage::Routed => VcActivity::Active,
+    // ---- What observers read ----
+
+    /// Flits in input VC `iv` (global index) or on their way into it.
+    #[inline]
+    pub fn occupancy_of(&self, iv: usize) -> u16 {
+        self.inputs.vcs[iv].occ
+    }
+    /// Flits in router `r`'s input VCs or on their way into them.
+    pub fn occupancy(&self, r: usize) -> u32 {
+        self.inputs.vcs[r * self.npv..(r + 1) * self.npv].iter().map(|c| c.occ as u32).sum()
+    }
+    /// Cycles input VC `iv` spent at each occupancy 0..=depth up to cycle `now`.
+    pub fn occupancy_histogram(&self, iv: usize, now: u64) -> Vec<u64> {
+        self.inputs.occupancy_histogram(iv, now)
+    }
+    /// The most flits input VC `iv` held at the end of a cycle up to `now`.
+    pub fn held_max(&self, iv: usize, now: u64) -> u16 {
+        self.inputs.held_max(iv, now)
+    }
+    /// The high-water mark of input VC `iv` (a flit written and read in one cycle counts).
+    pub fn max_occupancy(&self, iv: usize) -> u16 {
+        self.inputs.vcs[iv].max_len
+    }
+    /// Cycles input VC `iv`'s front flit could not go for lack of credits / lost switch
+    /// arbitration.
+    pub fn stall_credit(&self, iv: usize) -> u64 {
+        self.inputs.stall_credit[iv]
+    }
+    pub fn stall_arbitration(&self, iv: usize) -> u64 {
+        self.inputs.stall_arb[iv]
+    }
+    /// Flits sent so far on each output port (global index).
+    pub fn port_flits(&self) -> &[u64] {
+        &self.sent
+    }
+
+    /// The branches of the packet at VC `iv` (unicast packets have one).
+    #[inline]
+    pub(crate) fn branches_of(&self, iv: usize) -> Branches {
+        let c = &self.inputs.vcs[iv];
+        if !c.routed() {
+            return Branches::default();
+        }
+        if c.multicast() {
+            return self.inputs.branches[iv];
+        }
+        let route = if c.out == crate::input_unit::LOCAL_OUT { PortSet::LOCAL } else { PortSet::port(c.out as usize) };
+        Branches { route, granted: if c.granted() { route } else { PortSet::empty() }, pending: route }
+    }
+
+    /// Input VC `iv` (global index) as seen from outside.
+    pub fn vc_view(&self, iv: usize) -> VcView {
+        let c = &self.inputs.vcs[iv];
+        let b = self.branches_of(iv);
+        VcView {
+            occupancy: c.occ,
+            stage: if c.routed() { VcStage::Routed } else { VcStage::Idle },
+            front: (c.len > 0).then_some(c.front),
+            route: b.route,
+            granted: b.granted,
+            pending: b.pending,
+            vc_mask: c.vc_mask,
+            pkt_len: c.pkt_len,
+            whole_packet: c.len >= c.pkt_len,
         }
     }
 
-    /// Is output VC `ov` free?
-    pub fn output_vc_free(&self, ov: usize) -> bool {
-        self.outputs.owner[ov] == NONE
+    /// The flits of input VC `iv` in order (those on their way last), with `len_of` giving a
+    /// packet's length.
+    pub fn vc_flits(&self, iv: usize, len_of: impl Fn(crate::ids::PacketId) -> u16) -> Vec<Flit> {
+        let mut flits = self.inputs.flits(iv, &len_of);
+        let (r, l) = (iv / self.npv, iv % self.npv);
+        let x = vcr(r, l);
+        let mut coming: Vec<(u64, Flit)> =
+            self.wheel.entries().flat_map(|(c, s)| s.arrivals.iter().filter(|a| a.0 == x).map(move |a| (c, a.1))).collect();
+        coming.sort_by_key(|a| a.0);
+        flits.extend(coming.into_iter().map(|a| a.1));
+        flits
     }
 
-    /// Route computation for the VCs in `which` whose front head is readable.
+    /// What input VC `iv` is doing.
+    pub fn vc_activity(&self, iv: usize) -> VcActivity {
+        let c = &self.inputs.vcs[iv];
+        if !c.routed() {
+            return if c.occ == 0 { VcActivity::Idle } else { VcActivity::Routing };
+        }
+        let b = self.branches_of(iv);
+        if b.pending.difference(b.granted).is_empty() { VcActivity::Active } else { VcActivity::VcAlloc }
+    }
+
+    /// The input VC (global index) holding output VC `vc` of output port `op` (global
+    /// index); for an ejection channel, VC 0 says.
+    pub fn output_owner(&self, op: usize, vc: usize) -> Option<usize> {
+        let o = self.outputs.ovs[op * self.nv + vc].owner;
+        (o != FREE).then(|| op / self.np * self.npv + o as usize)
+    }
+    /// The output VC of port `op` held by input VC `iv` (both global), if any.
+    pub fn output_vc_of(&self, op: usize, iv: usize) -> Option<usize> {
+        self.outputs.vc_owned_by(op, self.nv, iv % self.npv).filter(|_| iv / self.npv == op / self.np)
+    }
+    /// Credits of output VC `vc` of port `op` that the router sees in the next cycle.
+    #[inline]
+    pub fn credits(&self, op: usize, vc: usize) -> u16 {
+        self.outputs.ovs[op * self.nv + vc].credits
+    }
+    /// Credits of output VC `vc` of port `op` as the router will see them in cycle `t`.
+    pub fn credits_at(&self, op: usize, vc: usize, t: u64) -> u16 {
+        let x = vcr(op / self.np, op % self.np * self.nv + vc);
+        self.credits(op, vc) + self.wheel.credits_due(x, t) as u16
+    }
+    /// Credits on their way back to output port `op` (probes attached: [`Routers::set_log`]).
+    pub fn credits_in_flight(&self, op: usize) -> usize {
+        debug_assert!(self.log, "credits in flight are counted for probes only");
+        self.in_flight[op * self.nv..(op + 1) * self.nv].iter().map(|&c| c as usize).sum()
+    }
+    /// The latest cycle at which a credit put on a return wire since probes were attached
+    /// becomes visible.
+    pub fn credit_horizon(&self) -> u64 {
+        self.horizon
+    }
+    /// Could router `r`'s state differ from the last cycle: does it hold flits, or have
+    /// credits coming back?
+    pub fn may_change(&self, r: NodeId) -> bool {
+        let ovs = r.idx() * self.npv..(r.idx() + 1) * self.npv;
+        self.occupancy(r.idx()) > 0 || self.in_flight[ovs].iter().any(|&c| c > 0)
+    }
+    /// Does router `r` have work registered for its next stages?
+    pub fn has_work(&self, r: NodeId) -> bool {
+        let i = r.idx();
+        (self.net_work[i >> 6] | self.ej_work[i >> 6]) & (1 << (i & 63)) != 0
+    }
+    /// Was router `r` visited by a stage this cycle (probes attached: [`Routers::set_log`])?
+    pub fn visited(&self, r: NodeId) -> bool {
+        let i = r.idx();
+        self.visited.get(i >> 6).is_some_and(|w| w & (1 << (i & 63)) != 0)
+    }
+    /// Is there nothing at all in the routers (no flit buffered or on its way)?
+    pub fn is_empty(&self) -> bool {
+        self.flits == 0
+    }
+
+    // ---- Work registers ----
+
     #[inline(always)]
-    fn route_fronts<S: VcBits, E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, which: S) {
-        let ri = r.idx();
-        let base = ri * self.npv;
-        let rc = self.params.pipeline.rc_delay as u64;
-        let n_iv = self.inputs.ctl.len();
-        for l in members(which) {
-            let iv = base + l;
-            let e = *self.inputs.front_entry(iv);
-            if e.ready > t {
-                self.rc_may_act(ri, e.ready);
+    pub(crate) fn set_net_work(&mut self, r: usize) {
+        self.net_work[r >> 6] |= 1 << (r & 63);
+    }
+    #[inline(always)]
+    pub(crate) fn set_ej_work(&mut self, r: usize) {
+        self.ej_work[r >> 6] |= 1 << (r & 63);
+    }
+    /// Router `r` replicates packets: its multicast registers, allocated at the first one.
+    #[inline(always)]
+    pub(crate) fn has_mc<S: Width>(&self) -> bool {
+        !S::m(self).is_empty()
+    }
+    #[inline(always)]
+    pub(crate) fn mcast<S: Width>(&self, r: usize) -> S {
+        if self.has_mc::<S>() { S::m(self)[r].mcast } else { S::ZERO }
+    }
+    /// Allocate the state of replicated packets (at the first one).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn start_multicast(&mut self) {
+        let nvcs = self.inputs.vcs.len();
+        if self.inputs.branches.is_empty() {
+            self.inputs.branches = vec![Branches::default(); nvcs];
+        }
+        if self.narrow() {
+            if self.m64.is_empty() {
+                self.m64 = vec![McWork::default(); self.n];
+            }
+        } else if self.m128.is_empty() {
+            self.m128 = vec![McWork::default(); self.n];
+        }
+    }
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn start_async(&mut self) {
+        if self.inputs.branch_pos.is_empty() {
+            self.inputs.branch_pos = vec![0; self.inputs.vcs.len() * (self.nnet + 1)];
+            self.inputs.read_at = vec![0; self.inputs.vcs.len()];
+        }
+    }
+
+    /// Index of branch `o` (a network port, or LOCAL's slot) of input VC `iv` in `branch_pos`.
+    #[inline(always)]
+    pub(crate) fn branch_slot(&self, iv: usize, local: bool, o: usize) -> usize {
+        iv * (self.nnet + 1) + if local { self.nnet } else { o }
+    }
+
+    /// Something an allocation of router `r` waits for was freed: the allocations with
+    /// requesters must run at their next stage.
+    #[inline(always)]
+    pub(crate) fn freed<S: Width>(&mut self, r: usize, network: bool) {
+        let w = &mut S::w_mut(self)[r];
+        if network {
+            if !w.va_req.is_empty() {
+                w.dirty |= VA_DIRTY;
+            }
+        } else if !w.ej_req.is_empty() {
+            w.dirty |= EJ_DIRTY;
+        }
+        if self.has_mc::<S>() && !S::m(self)[r].mc_req.is_empty() {
+            S::w_mut(self)[r].dirty |= MC_DIRTY;
+            self.set_ej_work(r);
+        }
+    }
+
+    /// Routed input VC `l` of router `r` may now be allocated what it lacks (its `rc_delay`
+    /// passed): it joins the requesters of the allocations that give it.
+    #[inline]
+    pub(crate) fn va_join<S: Width>(&mut self, r: usize, l: usize) {
+        let iv = r * self.npv + l;
+        let c = self.inputs.vcs[iv];
+        if !c.multicast() {
+            let w = &mut S::w_mut(self)[r];
+            if c.out == crate::input_unit::LOCAL_OUT {
+                w.ej_req |= S::bit(l);
+                w.dirty |= EJ_DIRTY;
+                self.set_ej_work(r);
+            } else {
+                w.va_req |= S::bit(l);
+                w.dirty |= VA_DIRTY;
+                self.set_net_work(r);
+            }
+            return;
+        }
+        let b = self.inputs.branches[iv];
+        if self.waits_atomic(&c, &b) {
+            S::m_mut(self)[r].mc_req |= S::bit(l);
+            S::w_mut(self)[r].dirty |= MC_DIRTY;
+            self.set_ej_work(r);
+            return;
+        }
+        let lacking = b.pending.difference(b.granted);
+        let w = &mut S::w_mut(self)[r];
+        if !lacking.network().is_empty() {
+            w.va_req |= S::bit(l);
+            w.dirty |= VA_DIRTY;
+        }
+        if lacking.contains(PortSet::LOCAL) {
+            w.ej_req |= S::bit(l);
+            w.dirty |= EJ_DIRTY;
+        }
+        self.set_net_work(r);
+        self.set_ej_work(r);
+    }
+
+    /// Does the replicated packet at VC `c` wait for atomic allocation (every branch in one
+    /// cycle or none)? Multi-flit packets under [`MulticastVa::Atomic`] until granted.
+    #[inline]
+    pub(crate) fn waits_atomic(&self, c: &Vc, b: &Branches) -> bool {
+        c.pkt_len > 1 && self.params.multicast_va == MulticastVa::Atomic && b.granted.is_empty()
+    }
+
+    /// Make input VC `l` of router `r` a bidder (or ejector) in cycle `t` if it is one:
+    /// routed, holding its output VC or channel, able, a flit buffered, and a
+    /// store-and-forward head at a network input with its whole packet in. A replicated
+    /// packet's VC is looked at in every cycle while it is routed (its router stays busy).
+    #[inline]
+    pub(crate) fn check_bid<S: Width>(&mut self, r: usize, l: usize, t: u64) {
+        let c = &self.inputs.vcs[r * self.npv + l];
+        if c.multicast() {
+            self.set_net_work(r);
+            self.set_ej_work(r);
+            return;
+        }
+        if !c.granted() || c.sa_ready > t || c.len == 0 {
+            return;
+        }
+        if c.out == crate::input_unit::LOCAL_OUT {
+            S::w_mut(self)[r].ejbid |= S::bit(l);
+            self.set_ej_work(r);
+            return;
+        }
+        if !self.may_cross(l, c) {
+            return;
+        }
+        S::w_mut(self)[r].bid |= S::bit(l);
+        self.set_net_work(r);
+    }
+
+    /// May the front flit of local VC `l` (state `c`) cross now, as far as its own buffer
+    /// goes: not a store-and-forward head at a network input whose tail is not in (the NIC
+    /// holds the whole packet already).
+    #[inline(always)]
+    pub(crate) fn may_cross(&self, l: usize, c: &Vc) -> bool {
+        !(self.switching == Switching::StoreAndForward && l < self.net_vcs && c.front.is_head() && c.len < c.pkt_len)
+    }
+
+    /// Input VC `l` of router `r` was granted its output VC or channel in cycle `t`: it may
+    /// bid from `t + va_delay`.
+    #[inline]
+    pub(crate) fn granted<S: Width>(&mut self, r: usize, l: usize, t: u64) {
+        if self.va_delay == 0 {
+            self.check_bid::<S>(r, l, t);
+        } else {
+            self.wheel.slot(t + self.va_delay).sa_joins.push(vcr(r, l));
+        }
+    }
+
+    /// Rebuild router `r`'s work registers from its VCs' state in cycle `t`, every allocation
+    /// to run ([`Schedule::All`]); an unrouted head at a front is routed.
+    fn refresh<S: Width, E: RouterEnv>(&mut self, r: usize, t: u64, env: &E) {
+        for l in 0..self.npv {
+            let c = self.inputs.vcs[r * self.npv + l];
+            if !c.routed() && c.len > 0 {
+                self.route_front::<S, E>(r, l, t, env);
+            }
+        }
+        let keep_owned = {
+            let mut owned = 0u64;
+            for ch in 0..self.nk {
+                if self.outputs.ovs[(r * self.np + self.nnet + ch) * self.nv].owner != FREE {
+                    owned |= 1 << ch;
+                }
+            }
+            owned
+        };
+        let s1 = S::w(self)[r];
+        S::w_mut(self)[r] =
+            Work { ej_owned: keep_owned, s1_read: s1.s1_read, s1_at: s1.s1_at, dirty: VA_DIRTY | EJ_DIRTY | MC_DIRTY, ..Work::default() };
+        if self.has_mc::<S>() {
+            let m = &mut S::m_mut(self)[r];
+            (m.mcast, m.mc_req) = (S::ZERO, S::ZERO);
+        }
+        for l in 0..self.npv {
+            let iv = r * self.npv + l;
+            let c = self.inputs.vcs[iv];
+            if !c.routed() {
                 continue;
             }
-            assert!(e.flit.is_head(), "router {r} input VC {l}: body flit {:?} at the front of an idle VC", e.flit);
-            let (rd, meta) = env.route(r, PortId(self.port_of[l]), e.flit.packet);
-            debug_assert!(!rd.ports.is_empty(), "route computation returned no output for {:?}", e.flit);
-            let async_rep = meta.len > 1 && self.params.replication == Replication::Async && !rd.ports.bits().is_power_of_two();
-            self.inputs.ctl[iv].routed(rd.ports, rd.vc_mask, meta.len, async_rep, t + rc);
-            if async_rep && self.branch_pos.is_empty() {
-                self.branch_pos = vec![0; n_iv * (self.nnet + 1)];
+            if c.multicast() {
+                S::m_mut(self)[r].mcast |= S::bit(l);
             }
-            self.inputs.rank[iv] = (meta.key, meta.birth);
-            self.reg_insert::<S>(ri, ROUTED, l);
-            // A new VC allocation requester, able from `t + rc`.
-            if rd.ports.bits().is_power_of_two() {
-                // Unicast: one network branch or ejection.
-                if rd.ports == PortSet::LOCAL {
-                    self.reg_insert::<S>(ri, NEED_EJ, l);
-                } else {
-                    self.va_may_act(ri, t + rc);
-                    self.reg_insert::<S>(ri, NEED_VA, l);
-                }
-            } else if meta.len > 1 && self.params.multicast_va == MulticastVa::Atomic {
-                self.reg_insert::<S>(ri, BIDS, l);
-                // Stage 1 allocates it (`NEED_EJ` is the stage's "something to allocate").
-                self.reg_insert::<S>(ri, NEED_MC, l);
-                self.reg_insert::<S>(ri, NEED_EJ, l);
-                self.mc_waiting += 1;
-            } else {
-                self.reg_insert::<S>(ri, BIDS, l);
-                if !rd.ports.network().is_empty() {
-                    self.va_may_act(ri, t + rc);
-                    self.reg_insert::<S>(ri, NEED_VA, l);
-                }
-                if rd.ports.contains(PortSet::LOCAL) {
-                    self.reg_insert::<S>(ri, NEED_EJ, l);
-                }
+            let b = self.branches_of(iv);
+            if !b.pending.difference(b.granted).is_empty() && c.va_may_start(t) {
+                self.va_join::<S>(r, l);
+            }
+            self.check_bid::<S>(r, l, t);
+        }
+        self.set_net_work(r);
+        self.set_ej_work(r);
+    }
+
+    // ---- The cycle ----
+
+    /// Start cycle `t`: everything due by `t` happens (flits become readable, credits
+    /// visible, VCs become requesters and bidders), and heads that reached the front in the
+    /// previous cycle are routed.
+    pub fn begin_cycle<E: RouterEnv>(&mut self, t: u64, env: &E) {
+        if self.narrow() { self.begin_cycle_in::<u64, E>(t, env) } else { self.begin_cycle_in::<u128, E>(t, env) }
+    }
+
+    fn begin_cycle_in<S: Width, E: RouterEnv>(&mut self, t: u64, env: &E) {
+        self.visited.fill(0);
+        if t - self.inputs.hist_epoch >= self.inputs.hist_span {
+            self.inputs.rebase_hist(t);
+        }
+        while let Some(c) = self.wheel.next_due(t) {
+            let slot = self.wheel.take(c);
+            self.take_slot::<S, E>(&slot, c, env);
+            self.wheel.put_back(c, slot);
+        }
+        if !self.rc_next.is_empty() {
+            std::mem::swap(&mut self.rc_next, &mut self.rc_now);
+            for i in 0..self.rc_now.len() {
+                let (r, l) = unvcr(self.rc_now[i]);
+                self.route_front::<S, E>(r, l, t, env);
+            }
+            self.rc_now.clear();
+        }
+        if self.schedule == Schedule::All {
+            for r in self.lo as usize..self.hi as usize {
+                self.refresh::<S, E>(r, t, env);
             }
         }
     }
 
-    /// Stage 1 of a cycle: route computation, ejection-channel allocation and ejection.
-    /// Ejected flits are appended to `ejected`; freed buffer slots to `out.freed`.
-    pub fn stage_eject<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
-        if self.narrow() {
-            self.stage_eject_in::<u64, E>(r, t, env, ejected, out)
+    /// What slot `slot` of cycle `c` holds happens.
+    #[inline]
+    fn take_slot<S: Width, E: RouterEnv>(&mut self, slot: &Slot, c: u64, env: &E) {
+        for &x in &slot.credits {
+            let (r, k) = unvcr(x);
+            if self.log {
+                self.in_flight[r * self.npv + k] -= 1;
+            }
+            let o = &mut self.outputs.ovs[r * self.npv + k];
+            o.credits += 1;
+            debug_assert!(o.credits <= self.depth, "output VC {k} of router {r} has more credits than the downstream buffer holds");
+        }
+        for &(x, flit) in &slot.arrivals {
+            let (r, l) = unvcr(x);
+            self.arrive::<S, E>(r, l, flit, c, env);
+        }
+        for &x in &slot.va_joins {
+            let (r, l) = unvcr(x);
+            self.va_join::<S>(r, l);
+        }
+        for &x in &slot.sa_joins {
+            let (r, l) = unvcr(x);
+            self.check_bid::<S>(r, l, c);
+        }
+    }
+
+    /// A flit becomes readable in input VC `l` of router `r` in cycle `t`.
+    #[inline]
+    fn arrive<S: Width, E: RouterEnv>(&mut self, r: usize, l: usize, flit: Flit, t: u64, env: &E) {
+        if self.inputs.write(r * self.npv + l, flit) {
+            self.front_arrived::<S, E>(r, l, t, env);
+        } else if self.switching == Switching::StoreAndForward || self.inputs.vcs[r * self.npv + l].multicast() {
+            // A store-and-forward head may bid once its whole packet is in; a replicated
+            // packet's branches may go on.
+            self.check_bid::<S>(r, l, t);
+        }
+    }
+
+    /// Input VC `l` of router `r` was empty and has a flit at its front in cycle `t`.
+    #[inline]
+    pub(crate) fn front_arrived<S: Width, E: RouterEnv>(&mut self, r: usize, l: usize, t: u64, env: &E) {
+        if !self.inputs.vcs[r * self.npv + l].routed() {
+            self.route_front::<S, E>(r, l, t, env);
         } else {
-            self.stage_eject_in::<u128, E>(r, t, env, ejected, out)
+            self.check_bid::<S>(r, l, t);
         }
     }
 
-    /// [`Routers::stage_eject`] computing VC sets in width `S` (which must hold all the
-    /// router's input VCs).
-    pub fn stage_eject_in<S: VcBits, E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, ejected: &mut Vec<Ejection>, out: &mut Outbox) {
-        debug_assert!(S::WIDTH >= self.npv, "{} input VCs computed in {} bits", self.npv, S::WIDTH);
+    /// Visit the routers a stage works on: those whose bit is set in `work` (all of them
+    /// under [`Schedule::All`]), in id order or the order set, calling `each`; a router
+    /// whose work is done leaves the set (`each` returns false).
+    #[inline(always)]
+    fn visit(&mut self, network: bool, mut each: impl FnMut(&mut Routers, usize) -> bool) {
+        if self.log {
+            let set = if network { &self.net_work } else { &self.ej_work };
+            for (v, w) in self.visited.iter_mut().zip(set) {
+                *v |= w;
+            }
+            if self.schedule == Schedule::All {
+                self.visited.fill(!0);
+            }
+        }
+        if self.schedule == Schedule::Busy && self.order.is_none() {
+            let words = if network { self.net_work.len() } else { self.ej_work.len() };
+            for wi in 0..words {
+                let mut m = if network { self.net_work[wi] } else { self.ej_work[wi] };
+                while m != 0 {
+                    let r = wi * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if !each(self, r) {
+                        let set = if network { &mut self.net_work } else { &mut self.ej_work };
+                        set[wi] &= !(1 << (r & 63));
+                    }
+                }
+            }
+            return;
+        }
+        let mut list = std::mem::take(&mut self.visit);
+        list.clear();
+        let all = self.schedule == Schedule::All;
+        let set = if network { &self.net_work } else { &self.ej_work };
+        let wanted = |r: usize| all || set[r >> 6] & (1 << (r & 63)) != 0;
+        match &self.order {
+            Some(perm) => list.extend(perm.iter().copied().filter(|&r| (self.lo..self.hi).contains(&r) && wanted(r as usize))),
+            None => list.extend((self.lo..self.hi).filter(|&r| wanted(r as usize))),
+        }
+        for &r in &list {
+            let r = r as usize;
+            if !each(self, r) {
+                let set = if network { &mut self.net_work } else { &mut self.ej_work };
+                set[r >> 6] &= !(1 << (r & 63));
+            }
+        }
+        self.visit = list;
+    }
+
+    /// Stage 1 of cycle `t` in every router with work there: ejection-VC allocation and
+    /// ejection. Ejected flits are appended to `ejected` with their router.
+    pub fn eject_stage(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
+        if self.narrow() { self.eject_stage_in::<u64>(t, ejected) } else { self.eject_stage_in::<u128>(t, ejected) }
+    }
+
+    fn eject_stage_in<S: Width>(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
+        let mut filing = self.open_filing(t);
+        self.visit(false, |rs, r| {
+            rs.eject_router::<S>(r, t, ejected, &mut filing.credits);
+            let w = &S::w(rs)[r];
+            !(w.ejbid.is_empty() && w.dirty & (EJ_DIRTY | MC_DIRTY) == 0 && (rs.mcast::<S>(r).is_empty() || w.ej_owned == 0))
+        });
+        self.close_filing(t, filing);
+    }
+
+    /// Stage 1 in router `r`: atomic multicast allocation, ejection-VC allocation (each only
+    /// when it can grant), then ejection.
+    fn eject_router<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) {
+        self.clear_scratch::<S>();
+        let w = S::w(self)[r];
+        if w.dirty & (EJ_DIRTY | MC_DIRTY) != 0 {
+            S::w_mut(self)[r].dirty &= !(EJ_DIRTY | MC_DIRTY);
+            if w.dirty & MC_DIRTY != 0 && self.has_mc::<S>() {
+                let want = S::m(self)[r].mc_req;
+                if !want.is_empty() {
+                    self.allocate_multicast::<S>(r, t, want);
+                }
+            }
+            if !S::w(self)[r].ej_req.is_empty() && !S::w(self)[r].ej_owned & self.all_channels != 0 {
+                self.allocate_ejection::<S>(r, t);
+            }
+        }
+        if S::w(self)[r].ej_owned != 0 {
+            self.eject::<S>(r, t, ejected, credits);
+        }
+        let read = S::load(self.scratch.read);
+        if !read.is_empty() {
+            let w = &mut S::w_mut(self)[r];
+            (w.s1_read, w.s1_at) = (read, t);
+            if self.has_mc::<S>() {
+                S::m_mut(self)[r].s1_popped = S::load(self.scratch.popped);
+            }
+        }
+    }
+
+    /// Can the NIC write a flit into injection channel `ch` of router `r`?
+    #[inline]
+    pub fn injection_has_room(&self, r: NodeId, ch: usize) -> bool {
+        self.inputs.vcs[r.idx() * self.npv + (self.nnet + ch) * self.nv].occ < self.depth
+    }
+
+    /// The NIC writes a flit into injection channel `ch` of router `r` in cycle `t`,
+    /// readable from `t + inject_latency`. False when full. Heads written with no latency are
+    /// routed by [`Routers::after_injection`].
+    pub fn inject(&mut self, r: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
+        if !self.injection_has_room(r, ch) {
+            return false;
+        }
+        let l = (self.nnet + ch) * self.nv;
+        let iv = r.idx() * self.npv + l;
+        self.count_in(iv, t);
+        if self.inject_latency == 0 {
+            if self.inputs.write(iv, flit) {
+                self.inj_front.push(vcr(r.idx(), l));
+            } else if self.inputs.vcs[iv].multicast() {
+                self.set_net_work(r.idx());
+                self.set_ej_work(r.idx());
+            }
+        } else {
+            let at = t + self.inject_latency;
+            self.wheel.slot(at).arrivals.push((vcr(r.idx(), l), flit));
+        }
+        true
+    }
+
+    /// After the NICs' injections of cycle `t`: route computation for heads that reached the
+    /// front of their injection VC (stage 2's route computation), and atomic allocation for
+    /// the replicated packets among them that may take their branches at once.
+    pub fn after_injection<E: RouterEnv>(&mut self, t: u64, env: &E) {
+        if self.narrow() { self.after_injection_in::<u64, E>(t, env) } else { self.after_injection_in::<u128, E>(t, env) }
+    }
+
+    fn after_injection_in<S: Width, E: RouterEnv>(&mut self, t: u64, env: &E) {
+        for i in 0..self.inj_front.len() {
+            let (r, l) = unvcr(self.inj_front[i]);
+            self.front_arrived::<S, E>(r, l, t, env);
+            // A replicated packet that may take its branches at once tries in this stage.
+            let iv = r * self.npv + l;
+            let c = self.inputs.vcs[iv];
+            if c.multicast() && self.waits_atomic(&c, &self.inputs.branches[iv]) && c.va_may_start(t) {
+                let m = &mut S::m_mut(self)[r];
+                if m.new_at != t {
+                    (m.new_at, m.mc_new) = (t, S::ZERO);
+                }
+                m.mc_new |= S::bit(l);
+                self.set_net_work(r);
+            }
+        }
+        self.inj_front.clear();
+    }
+
+    /// Stage 2 of cycle `t` in every router with work there: VC allocation, and switch
+    /// allocation with crossbar traversal (flits onto their links, credits for the slots
+    /// they free back upstream).
+    pub fn network_stage(&mut self, t: u64) {
+        if self.narrow() { self.network_stage_in::<u64>(t) } else { self.network_stage_in::<u128>(t) }
+    }
+
+    fn network_stage_in<S: Width>(&mut self, t: u64) {
+        let mut filing = self.open_filing(t);
+        let sent_from = filing.arrivals.len();
+        self.visit(true, |rs, r| {
+            rs.network_router::<S>(r, t, &mut filing);
+            let w = &S::w(rs)[r];
+            !(w.bid.is_empty() && w.dirty & VA_DIRTY == 0 && rs.mcast::<S>(r).is_empty())
+        });
+        // The flits sent this cycle are counted in their downstream buffers once every router
+        // has popped its own (a slot's occupancy goes down before it goes up within a cycle).
+        for i in sent_from..filing.arrivals.len() {
+            let (r, l) = unvcr(filing.arrivals[i].0);
+            self.count_in(r * self.npv + l, t);
+        }
+        self.close_filing(t, filing);
+    }
+
+    /// Stage 2 in router `r`.
+    fn network_router<S: Width>(&mut self, r: usize, t: u64, filing: &mut Filing) {
+        if self.has_mc::<S>() {
+            let m = S::m(self)[r];
+            if m.new_at == t && !m.mc_new.is_empty() {
+                S::m_mut(self)[r].mc_new = S::ZERO;
+                self.allocate_multicast::<S>(r, t, m.mc_new);
+            }
+        }
+        if S::w(self)[r].dirty & VA_DIRTY != 0 {
+            S::w_mut(self)[r].dirty &= !VA_DIRTY;
+            if !S::w(self)[r].va_req.is_empty() {
+                self.allocate_network_vcs::<S>(r, t);
+            }
+        }
+        if !(S::w(self)[r].bid | self.mcast::<S>(r)).is_empty() {
+            self.allocate_switch::<S>(r, t, filing);
+        }
+    }
+
+    /// The end of cycle `t`: with probes attached ([`Routers::set_log`]), credits due in
+    /// `t + 1` become visible now (what the routers will see then, and what a probe reads);
+    /// otherwise at the start of the next cycle stepped.
+    pub fn end_cycle(&mut self, t: u64) {
+        if !self.log {
+            return;
+        }
+        let at = t + 1;
+        if self.wheel.has_far() {
+            self.wheel.pull_far(at);
+        }
+        let slot = self.wheel.slot(at);
+        if slot.credits.is_empty() {
+            return;
+        }
+        let credits = std::mem::take(&mut slot.credits);
+        for &x in &credits {
+            let (r, k) = unvcr(x);
+            if self.log {
+                self.in_flight[r * self.npv + k] -= 1;
+            }
+            self.outputs.ovs[r * self.npv + k].credits += 1;
+        }
+        let mut credits = credits;
+        credits.clear();
+        self.wheel.slot(at).credits = credits;
+    }
+
+    /// Take the delay-line slots a stage of cycle `t` files into for its duration.
+    #[inline]
+    fn open_filing(&mut self, t: u64) -> Filing {
+        let a = t + self.link_latency;
+        let c = t + 1 + self.credit_delay;
+        let arrivals = if a - self.wheel.done <= self.wheel.mask { std::mem::take(&mut self.wheel.slot(a).arrivals) } else { Vec::new() };
+        let credits = if c - self.wheel.done <= self.wheel.mask { std::mem::take(&mut self.wheel.slot(c).credits) } else { Vec::new() };
+        Filing { arrivals, credits }
+    }
+
+    #[inline]
+    fn close_filing(&mut self, t: u64, f: Filing) {
+        let a = t + self.link_latency;
+        let c = t + 1 + self.credit_delay;
+        if a - self.wheel.done <= self.wheel.mask {
+            self.wheel.slot(a).arrivals = f.arrivals;
+        } else {
+            self.wheel.slot(a).arrivals.extend(f.arrivals);
+        }
+        if c - self.wheel.done <= self.wheel.mask {
+            self.wheel.slot(c).credits = f.credits;
+        } else {
+            self.wheel.slot(c).credits.extend(f.credits);
+        }
+    }
+
+    /// Clear what the crossbar has read (a new router's stage).
+    #[inline(always)]
+    pub(crate) fn clear_scratch<S: Width>(&mut self) {
         let s = &mut self.scratch;
         let mut pr = s.ports_read;
         while pr != 0 {
@@ -638,486 +1214,141 @@ impl Routers {
         S::ZERO.store_into(&mut s.read);
         S::ZERO.store_into(&mut s.popped);
         S::ZERO.store_into(&mut s.port_full);
-        let ri = r.idx();
-        if self.regs[ri].occupancy == 0 {
+    }
+
+    /// Stage 2 starts where stage 1 left router `r`'s crossbar in cycle `t`: what ejection
+    /// read counts against the input ports' reads.
+    #[inline(always)]
+    pub(crate) fn scratch_from_stage1<S: Width>(&mut self, r: usize, t: u64) {
+        self.clear_scratch::<S>();
+        let w = S::w(self)[r];
+        if w.s1_at != t || w.s1_read.is_empty() {
             return;
         }
-        let now = self.wake_now(t);
-        if self.regs[ri].wake.rc as u64 <= now {
-            // Recomputed over every unrouted VC.
-            self.regs[ri].wake.rc = NEVER;
-            let unrouted = self.reg::<S>(ri, NONEMPTY) & !self.reg::<S>(ri, ROUTED);
-            if !unrouted.is_empty() {
-                self.route_fronts(r, t, env, unrouted);
-            }
+        let popped = if self.has_mc::<S>() { S::m(self)[r].s1_popped } else { S::ZERO };
+        for l in members(w.s1_read) {
+            self.take_read::<S>(l);
         }
-        if !self.reg::<S>(ri, NEED_EJ).is_empty() {
-            if self.mc_waiting != 0 {
-                let multicast = self.reg::<S>(ri, NEED_MC);
-                if !multicast.is_empty() {
-                    self.allocate_multicast::<S>(r, t, multicast);
-                }
-            }
-            self.allocate_ejection::<S>(r, t);
-        }
-        if self.regs[ri].ej_owned != 0 {
-            self.eject::<S>(r, t, ejected, out);
-        }
+        popped.store_into(&mut self.scratch.popped);
     }
 
-    /// Stage 2 of a cycle: route computation for heads the NIC just injected, VC allocation,
-    /// switch allocation and crossbar traversal on the network ports. Must follow
-    /// [`Routers::stage_eject`] for the same router and cycle.
-    pub fn stage_network<E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, out: &mut Outbox) {
-        if self.narrow() { self.stage_network_in::<u64, E>(r, t, env, out) } else { self.stage_network_in::<u128, E>(r, t, env, out) }
+    // ---- Statistics and the flit count ----
+
+    /// A flit sent towards input VC `iv` in cycle `t` (counted from `t + 1`).
+    #[inline(always)]
+    pub(crate) fn count_in(&mut self, iv: usize, t: u64) {
+        self.inputs.count_in(iv, t);
+        self.flits += 1;
     }
 
-    /// [`Routers::stage_network`] computing VC sets in width `S`.
-    pub fn stage_network_in<S: VcBits, E: RouterEnv>(&mut self, r: NodeId, t: u64, env: &E, out: &mut Outbox) {
-        let ri = r.idx();
-        if self.regs[ri].occupancy == 0 {
-            return;
-        }
-        let now = self.wake_now(t);
-        if self.regs[ri].wake.rc as u64 <= now {
-            let new_heads = self.reg::<S>(ri, NONEMPTY) & !self.reg::<S>(ri, ROUTED) & S::load(self.injection_vcs);
-            if !new_heads.is_empty() {
-                self.route_fronts(r, t, env, new_heads);
-                // Replicated packets the NIC just injected; those routed earlier were offered
-                // their branches in stage 1.
-                let multicast = self.reg::<S>(ri, NEED_MC) & new_heads;
-                if !multicast.is_empty() {
-                    self.allocate_multicast::<S>(r, t, multicast);
-                }
-            }
-        }
-        // Unicast packets granted their output VC in this cycle bid from `t + va_delay`: in
-        // this cycle's switch allocation only with no VA delay.
-        let mut later = S::ZERO;
-        if self.regs[ri].wake.va as u64 <= now {
-            let granted = self.allocate_network_vcs::<S>(r, t);
-            if self.params.pipeline.va_delay == 0 {
-                self.reg_add(ri, BIDS, granted);
-            } else {
-                later = granted;
-            }
-        }
-        if !self.switch_candidates::<S>(ri).is_empty() {
-            self.allocate_switch::<S>(r, t, out);
-        }
-        self.reg_add(ri, BIDS, later);
+    // ---- For tests of one router driven by hand ----
+
+    /// A flit sent in cycle `sent` into input VC `iv` (global index), readable from `ready`
+    /// (later than the last cycle begun). The VC must have room.
+    #[doc(hidden)]
+    pub fn arrive_by_hand(&mut self, iv: usize, flit: Flit, sent: u64, ready: u64) {
+        self.count_in(iv, sent);
+        let (r, l) = (iv / self.npv, iv % self.npv);
+        self.wheel.slot(ready).arrivals.push((vcr(r, l), flit));
     }
 
-    /// Every branch of local VC `l` has taken its front flit: pop it, free its buffer slot
-    /// (a credit upstream for a network port), and get the VC ready for the next flit (or,
-    /// after a tail, the next packet).
-    #[inline(always)]
-    pub(crate) fn pop_front<S: VcBits>(&mut self, ri: usize, l: usize, t: u64, out: &mut Outbox) {
-        let iv = ri * self.npv + l;
-        S::insert_into(&mut self.scratch.popped, l);
-        let e = self.inputs.pop(iv, t + 1);
-        self.buffered -= 1;
-        if l < self.net_vcs {
-            out.freed.push(Freed { in_port: (ri * self.np + self.port_of[l] as usize) as u32, vc: self.vc_of[l] });
-        }
-        self.regs[ri].occupancy -= 1;
-        let c = &mut self.inputs.ctl[iv];
-        let emptied = c.len == 0;
-        let tail = e.flit.is_tail();
-        if c.async_rep {
-            self.branches_step_forward(iv, tail);
-        }
-        let c = &mut self.inputs.ctl[iv];
-        if tail {
-            debug_assert!(c.granted.is_empty(), "router {ri} VC {l}: tail left with branches still granted: {c:?}");
-            c.stage = VcStage::Idle;
-            c.route = PortSet::empty();
-            c.async_rep = false;
-        } else if !c.async_rep {
-            c.pending = c.route;
-        }
-        if emptied {
-            self.reg_remove::<S>(ri, NONEMPTY, l);
-        }
-        if tail {
-            self.reg_remove::<S>(ri, ROUTED, l);
-            self.reg_remove::<S>(ri, BIDS, l);
-            if !emptied {
-                // The next packet's head is at the front.
-                self.rc_may_act(ri, self.inputs.ctl[iv].front.ready);
-            }
-        }
+    /// A credit for output VC `vc` of output port `op` (global index), visible from cycle
+    /// `at` (later than the last cycle begun).
+    #[doc(hidden)]
+    pub fn credit_by_hand(&mut self, op: usize, vc: usize, at: u64) {
+        let x = vcr(op / self.np, op % self.np * self.nv + vc);
+        self.credit_sent(x, at);
+        self.wheel.slot(at).credits.push(x);
     }
 
-    /// The front of asynchronously replicated VC `iv` was popped: every branch moves one
-    /// place nearer the front, and those now at it are pending (none after the tail).
-    #[cold]
-    #[inline(never)]
-    fn branches_step_forward(&mut self, iv: usize, tail: bool) {
-        let route = self.inputs.ctl[iv].route;
-        let mut pending = PortSet::empty();
-        for o in route.net_ports() {
-            let b = self.branch_slot(iv, false, o);
-            self.branch_pos[b] -= 1;
-            if self.branch_pos[b] == 0 {
-                pending |= PortSet::port(o);
-            }
-        }
-        if route.contains(PortSet::LOCAL) {
-            let b = self.branch_slot(iv, true, 0);
-            self.branch_pos[b] -= 1;
-            if self.branch_pos[b] == 0 {
-                pending |= PortSet::LOCAL;
-            }
-        }
-        debug_assert!(!tail || pending == route, "input VC {iv}: a branch went past its tail");
-        self.inputs.ctl[iv].pending = if tail { PortSet::empty() } else { pending };
+    /// Set the credits of output VC `vc` of output port `op`.
+    #[doc(hidden)]
+    pub fn set_credits_by_hand(&mut self, op: usize, vc: usize, credits: u16) {
+        self.outputs.ovs[op * self.nv + vc].credits = credits;
     }
 
-    /// Read FIFO position `k` of local VC `l` (asynchronous replication) through the crossbar
-    /// this cycle: a VC reads one entry a cycle, which every branch at that position may take.
-    #[inline]
-    pub(crate) fn take_read_at<S: VcBits>(&mut self, l: usize, k: u16) -> bool {
-        if S::is_in(&self.scratch.read, l) {
-            return !S::is_in(&self.scratch.popped, l) && self.scratch.read_at[l] == k;
-        }
-        if !self.take_read::<S>(l) {
-            return false;
-        }
-        self.scratch.read_at[l] = k;
-        true
+    // ---- A fabric split between threads ----
+
+    /// Is router [`vcr`] `x`'s another part's?
+    #[inline(always)]
+    pub(crate) fn remote(&self, x: u32) -> bool {
+        let r = x >> 7;
+        r < self.lo || r >= self.hi
     }
 
-    /// Read local VC `l`'s front flit through the crossbar this cycle (once per cycle; it
-    /// counts against its input port's `link_width` reads). False if that is not possible.
-    #[inline]
-    pub(crate) fn take_read<S: VcBits>(&mut self, l: usize) -> bool {
-        let s = &mut self.scratch;
-        if S::is_in(&s.popped, l) {
-            return false;
-        }
-        if S::is_in(&s.read, l) {
-            return true;
-        }
-        if S::is_in(&s.port_full, l) {
-            return false;
-        }
-        let port = self.port_of[l] as usize;
-        S::insert_into(&mut s.read, l);
-        if self.params.link_width == 1 {
-            // One read per input port per cycle: no count to keep.
-            (S::load(s.port_full) | S::load(self.port_mask[port])).store_into(&mut s.port_full);
-            return true;
-        }
-        s.ports_read |= 1u64 << port;
-        s.port_reads[port] += 1;
-        if s.port_reads[port] >= self.params.link_width {
-            (S::load(s.port_full) | S::load(self.port_mask[port])).store_into(&mut s.port_full);
-        }
-        true
+    /// Per input VC fed from another part: a flit left it in cycle `t`.
+    #[inline(always)]
+    pub(crate) fn popped_remote(&mut self, iv: usize, t: u64) {
+        self.popped_at[iv] = t;
     }
 
-    /// The network output that picks first in switch allocation in cycle `t` (`t mod
-    /// net_ports`, computed once per cycle).
-    #[inline]
-    pub(crate) fn sa_start(&mut self, t: u64) -> u32 {
-        if self.scratch.sa_cycle != t {
-            self.scratch.sa_cycle = t;
-            self.scratch.sa_first = (t % self.nnet as u64) as u32;
-        }
-        self.scratch.sa_first
-    }
-
-    /// The VCs that could be read through the crossbar now.
-    #[inline(always)]
-    pub(crate) fn readable<S: VcBits>(&self) -> S {
-        let s = &self.scratch;
-        !S::load(s.popped) & (S::load(s.read) | !S::load(s.port_full))
-    }
-
-    #[inline(always)]
-    pub(crate) fn clear_need_va<S: VcBits>(&mut self, r: usize, l: usize) {
-        self.reg_remove::<S>(r, NEED_VA, l);
-    }
-    #[inline(always)]
-    pub(crate) fn need_va_set<S: VcBits>(&self, r: usize) -> S {
-        self.reg(r, NEED_VA)
-    }
-    #[inline(always)]
-    pub(crate) fn need_ej_set<S: VcBits>(&self, r: usize) -> S {
-        let ej = self.reg(r, NEED_EJ);
-        if self.mc_waiting != 0 { ej & !self.reg::<S>(r, NEED_MC) } else { ej }
-    }
-    /// Local VC `l` of router `r` has all its branches: no longer waits for atomic allocation.
-    #[inline(always)]
-    pub(crate) fn multicast_granted<S: VcBits>(&mut self, r: usize, l: usize) {
-        self.reg_remove::<S>(r, NEED_MC, l);
-        self.reg_remove::<S>(r, NEED_EJ, l);
-        self.mc_waiting -= 1;
-    }
-    /// Router `r`'s multicast allocator (its round-robin pointer).
-    #[inline(always)]
-    pub(crate) fn mc_arb(&self, r: usize) -> Arbiter {
-        self.regs[r].mc_arb
-    }
-    #[inline(always)]
-    pub(crate) fn mc_arb_mut(&mut self, r: usize) -> &mut Arbiter {
-        &mut self.regs[r].mc_arb
-    }
-    #[inline(always)]
-    pub(crate) fn ej_granted<S: VcBits>(&mut self, r: usize, l: usize, ch: usize) {
-        self.reg_remove::<S>(r, NEED_EJ, l);
-        self.regs[r].ej_owned |= 1u64 << ch;
-    }
-    #[inline(always)]
-    pub(crate) fn ej_released(&mut self, r: usize, ch: usize) {
-        self.regs[r].ej_owned &= !(1u64 << ch);
-    }
-    /// An output VC of router `r`'s network ports is free from the next cycle on.
-    #[inline(always)]
-    pub(crate) fn ovc_released(&mut self, r: usize, t: u64) {
-        if self.regs[r].wake.va_blocked {
-            self.va_may_act(r, t + 1);
-        }
-    }
-    /// Cycle `t` counted from the epoch, to compare with [`Wake`] bounds: a bound `w` is
-    /// reached when `w as u64 <= self.wake_now(t)`.
-    #[inline(always)]
-    fn wake_now(&self, t: u64) -> u64 {
-        // Wrapping: a cycle before the epoch (none is) would find every bound reached.
-        t.wrapping_sub(self.epoch)
-    }
-    /// Cycle `at` as a [`Wake`] bound.
-    #[inline(always)]
-    pub(crate) fn wake_bound(&self, at: u64) -> u16 {
-        wake_bound(at, self.epoch)
-    }
-    /// Route computation in router `r` may act from cycle `at` on.
-    #[inline(always)]
-    fn rc_may_act(&mut self, r: usize, at: u64) {
-        let w = self.wake_bound(at);
-        let g = &mut self.regs[r].wake;
-        g.rc = g.rc.min(w);
-    }
-    /// VC allocation on router `r`'s network ports may grant from cycle `at` on.
-    #[inline(always)]
-    pub(crate) fn va_may_act(&mut self, r: usize, at: u64) {
-        let w = self.wake_bound(at);
-        let g = &mut self.regs[r].wake;
-        g.va = g.va.min(w);
-    }
-    /// After a pass of VC allocation in router `r`: the bound from the requesters waiting
-    /// for their RC delay ([`NEVER`] if none; no other event can make the pass grant before
-    /// it), and whether able requesters wait for an output VC.
-    #[inline(always)]
-    pub(crate) fn va_rests_until(&mut self, r: usize, w: u16, blocked: bool) {
-        let g = &mut self.regs[r].wake;
-        (g.va, g.va_blocked) = (w, blocked);
-    }
-    /// Count the [`Wake`] bounds from cycle `t` on.
-    #[cold]
-    #[inline(never)]
-    fn move_epoch(&mut self, t: u64) {
-        let from = self.epoch;
-        for g in &mut self.regs {
-            g.wake = g.wake.moved(from, t);
-        }
-        self.epoch = t;
-    }
-    /// Rebuild every router's registers (the sets of its input VCs by what they need, the
-    /// ejection channels held, the flits buffered) from its input and output units, every
-    /// stage free to act at once: after [`crate::EventEval`] ran the routers without them.
-    pub fn rebuild_registers(&mut self) {
-        let (v, np, npv, net) = (self.nv, self.np, self.npv, self.nnet);
-        self.buffered = 0;
-        self.mc_waiting = 0;
-        for r in 0..self.n {
-            let mut g = RouterRegs { wake: Wake::NOW, mc_arb: self.regs[r].mc_arb, ..RouterRegs::default() };
-            let mut hi = [0u64; REG_SETS];
-            let mut mc = EMPTY;
-            for l in 0..npv {
-                let c = &self.inputs.ctl[r * npv + l];
-                let mut set = |f: usize| if l < 64 { g.sets[f] |= 1 << l } else { hi[f] |= 1 << (l - 64) };
-                g.occupancy += c.len as u32;
-                if c.len > 0 {
-                    set(NONEMPTY);
-                }
-                if c.stage != VcStage::Routed {
-                    continue;
-                }
-                set(ROUTED);
-                let unicast = c.route.bits().is_power_of_two();
-                if !c.pending.network().difference(c.granted).is_empty() {
-                    set(NEED_VA);
-                }
-                let lacks_local = c.pending.contains(PortSet::LOCAL) && !c.granted.contains(PortSet::LOCAL);
-                if !unicast && c.pkt_len > 1 && self.params.multicast_va == MulticastVa::Atomic && c.granted.is_empty() {
-                    set(NEED_EJ);
-                    crate::vc_set::insert(&mut mc, l);
-                    self.mc_waiting += 1;
-                } else if lacks_local {
-                    set(NEED_EJ);
-                }
-                if !unicast || !c.granted.network().is_empty() {
-                    set(BIDS);
-                }
-            }
-            for ch in 0..self.nk {
-                if self.outputs.owner[(r * np + net + ch) * v] != NONE {
-                    g.ej_owned |= 1 << ch;
-                }
-            }
-            self.buffered += g.occupancy as u64;
-            self.regs[r] = g;
-            if !self.regs_hi.is_empty() {
-                self.regs_hi[r] = hi;
-            }
-            self.need_mc[r] = mc;
-        }
-    }
-
-    /// Make every stage of every router act at its next evaluation, as if nothing were known
-    /// about when it can: the plain path, for tests comparing with it.
-    pub fn wake_all(&mut self) {
-        self.regs.iter_mut().for_each(|g| g.wake = Wake::NOW);
-    }
-    #[inline(always)]
-    pub(crate) fn ej_owned(&self, r: usize) -> u64 {
-        self.regs[r].ej_owned
-    }
-    /// The ejection channels of router `r` no packet holds.
-    #[inline(always)]
-    pub(crate) fn free_ej_channels(&self, r: usize) -> u64 {
-        let k = self.nk;
-        !self.regs[r].ej_owned & if k >= 64 { !0 } else { (1u64 << k) - 1 }
-    }
-    /// The VCs that may bid in switch allocation now: a superset of those whose packet
-    /// holds an output VC on a branch still owed the front flit, not popped this cycle.
-    #[inline(always)]
-    pub(crate) fn switch_candidates<S: VcBits>(&self, r: usize) -> S {
-        self.reg::<S>(r, BIDS) & self.reg::<S>(r, NONEMPTY) & !S::load(self.scratch.popped)
-    }
-
-    /// Register set `f` of router `r` in width `S`.
-    #[inline(always)]
-    fn reg<S: VcBits>(&self, r: usize, f: usize) -> S {
-        if f == NEED_MC {
-            return S::load(self.need_mc[r]);
-        }
-        let hi = if S::WIDTH > 64 && !self.regs_hi.is_empty() { self.regs_hi[r][f] } else { 0 };
-        S::from_words(self.regs[r].sets[f], hi)
-    }
-
-    /// Add local VC `l` to register set `f` of router `r` (which computes in width `S`).
-    #[inline(always)]
-    fn reg_insert<S: VcBits>(&mut self, r: usize, f: usize, l: usize) {
-        if f == NEED_MC {
-            S::insert_into(&mut self.need_mc[r], l);
-        } else if S::WIDTH <= 64 || l < 64 {
-            self.regs[r].sets[f] |= 1 << (l & 63);
+    /// A flit another part sent in cycle `sent` into input VC `l` of this part's router `r`
+    /// (its packet id already this part's), taken in after this part's cycle `now` (`sent`,
+    /// or `sent + 1` when the parts meet every other cycle: the flit cannot be read before
+    /// `sent + 2`, and the statistics are made those of a write in time).
+    pub fn receive_flit(&mut self, r: usize, l: usize, flit: Flit, sent: u64, now: u64) {
+        let iv = r * self.npv + l;
+        if sent == now {
+            self.count_in(iv, sent);
         } else {
-            self.regs_hi[r][f] |= 1 << (l & 63);
+            debug_assert!(sent + 1 == now && self.link_latency >= 2, "a flit of cycle {sent} taken in after cycle {now}");
+            self.inputs.count_up_late(iv, sent + 1, self.popped_at[iv] == now);
+            self.flits += 1;
         }
+        let at = sent + self.link_latency;
+        self.wheel.slot(at).arrivals.push((vcr(r, l), flit));
     }
 
-    /// Add the VCs `set` to register set `f` of router `r`.
-    #[inline(always)]
-    fn reg_add<S: VcBits>(&mut self, r: usize, f: usize, set: S) {
-        debug_assert!(f < REG_SETS, "reg_add on a set outside the registers");
-        let mut w = EMPTY;
-        set.store_into(&mut w);
-        self.regs[r].sets[f] |= w[0];
-        if S::WIDTH > 64 && !self.regs_hi.is_empty() {
-            self.regs_hi[r][f] |= w[1];
-        }
+    /// A credit for output VC `k` (`port * vcs + vc`) of this part's router `r`, for a slot
+    /// another part freed in cycle `freed`.
+    pub fn receive_credit(&mut self, r: usize, k: usize, freed: u64) {
+        let at = freed + 1 + self.credit_delay;
+        self.credit_sent(vcr(r, k), at);
+        self.wheel.slot(at).credits.push(vcr(r, k));
     }
 
-    /// Remove local VC `l` from register set `f` of router `r` (which computes in width `S`).
-    #[inline(always)]
-    fn reg_remove<S: VcBits>(&mut self, r: usize, f: usize, l: usize) {
-        if f == NEED_MC {
-            S::remove_from(&mut self.need_mc[r], l);
-        } else if S::WIDTH <= 64 || l < 64 {
-            self.regs[r].sets[f] &= !(1 << (l & 63));
+    /// Take routers `routers` (all their state, flits and credits on their way included)
+    /// from `theirs`, a copy of this fabric's routers that ran them while these did not (the
+    /// parts of a fabric split between threads, joined after the run).
+    pub fn copy_routers_from(&mut self, theirs: &mut Routers, routers: std::ops::Range<usize>) {
+        let (npv, np) = (self.npv, self.np);
+        let epoch = self.inputs.hist_epoch.max(theirs.inputs.hist_epoch);
+        for x in [&mut self.inputs, &mut theirs.inputs] {
+            if x.hist_epoch != epoch {
+                x.rebase_hist(epoch);
+            }
+        }
+        self.inputs.copy_vcs_from(&theirs.inputs, routers.start * npv..routers.end * npv);
+        self.outputs.copy_ports_from(&theirs.outputs, routers.start * np..routers.end * np, self.nv);
+        self.mc_arb[routers.clone()].copy_from_slice(&theirs.mc_arb[routers.clone()]);
+        for op in routers.start * np..routers.end * np {
+            self.sent[op] = theirs.sent[op];
+        }
+        let own = (routers.start as u32)..(routers.end as u32);
+        self.wheel.join(&theirs.wheel, |x| own.contains(&(x >> 7)));
+        self.flits = self.inputs.vcs.iter().map(|c| c.occ as u64).sum();
+        if self.narrow() {
+            self.w64[routers.clone()].copy_from_slice(&theirs.w64[routers.clone()]);
+            if !theirs.m64.is_empty() {
+                self.start_multicast();
+                self.m64[routers.clone()].copy_from_slice(&theirs.m64[routers.clone()]);
+            }
         } else {
-            self.regs_hi[r][f] &= !(1 << (l & 63));
+            self.w128[routers.clone()].copy_from_slice(&theirs.w128[routers.clone()]);
+            if !theirs.m128.is_empty() {
+                self.start_multicast();
+                self.m128[routers.clone()].copy_from_slice(&theirs.m128[routers.clone()]);
+            }
         }
+        for r in routers {
+            if theirs.has_work(NodeId(r as u32)) {
+                self.set_net_work(r);
+                self.set_ej_work(r);
+            }
+        }
+        self.hops += theirs.hops;
+        self.tails += theirs.tails;
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn router_regs_are_one_cache_line() {
-        assert_eq!(std::mem::size_of::<RouterRegs>(), 64);
-    }
-
-    /// The cycle a stored bound stands for (None for [`NEVER`]).
-    fn cycle(w: u16, epoch: u64) -> Option<u64> {
-        (w != NEVER).then_some(epoch + w as u64)
-    }
-
-    proptest! {
-        /// Counted from a later epoch, a bound stands for the same cycle, or for the epoch
-        /// if that is later (reached either way), or for a nearer cycle if too far to store
-        /// (still a lower bound); no bound stays no bound.
-        #[test]
-        fn moving_the_epoch_keeps_every_bound(from in 0u64..1 << 40, step in 0u64..1 << 18, ws in proptest::array::uniform2(any::<u16>())) {
-            let to = from + step;
-            let w = Wake { rc: ws[0], va: ws[1], ..Wake::NOW };
-            let m = w.moved(from, to);
-            for (a, b) in [(w.rc, m.rc), (w.va, m.va)] {
-                match cycle(a, from) {
-                    None => prop_assert_eq!(b, NEVER),
-                    Some(at) => {
-                        let got = cycle(b, to).expect("a bound stays a bound");
-                        prop_assert!(got == at.max(to) || (got < at && b == NEVER - 1), "{at} became {got}");
-                    }
-                }
-            }
-        }
-    }
-
-    /// The routers move the epoch as cycles pass, keeping the cycles the bounds stand for.
-    #[test]
-    fn delivering_credits_moves_the_epoch_and_keeps_the_bounds() {
-        use crate::params::*;
-        let p = RouterParams {
-            switching: Switching::Wormhole,
-            pipeline: Pipeline::REALISTIC,
-            arbiter: ArbiterPolicy::RoundRobin,
-            vcs: 2,
-            buffer_flits: 4,
-            net_ports: 2,
-            nic_channels: 1,
-            link_width: 1,
-            multicast_va: MulticastVa::Atomic,
-            replication: Replication::Sync,
-        };
-        let mut r = Routers::new(p, 3);
-        for g in &mut r.regs {
-            (g.wake.rc, g.wake.va) = (NEVER, NEVER);
-        }
-        let t = 10 + EPOCH_SPAN;
-        r.deliver_credits(10);
-        r.rc_may_act(0, t + 5);
-        r.va_may_act(1, 12);
-        let w = r.wake_bound(t + 70_000);
-        r.va_rests_until(0, w, false);
-        r.va_rests_until(2, NEVER, false);
-        r.deliver_credits(t);
-        assert_eq!(r.epoch, t);
-        assert_eq!(cycle(r.regs[0].wake.rc, r.epoch), Some(t + 5));
-        assert_eq!(cycle(r.regs[1].wake.va, r.epoch), Some(t), "reached before the move: reached after it");
-        assert!(cycle(r.regs[0].wake.va, r.epoch).is_some_and(|c| c > t && c <= t + 70_000), "a far bound stays a bound");
-        assert_eq!(r.regs[2].wake.va, NEVER);
-        r.rc_may_act(2, t + 7);
-        r.deliver_credits(t + EPOCH_SPAN - 1);
-        assert_eq!(r.epoch, t, "the epoch moves once it is EPOCH_SPAN behind");
-        r.deliver_credits(t + EPOCH_SPAN + 3);
-        assert_eq!(cycle(r.regs[2].wake.rc, r.epoch), Some(t + EPOCH_SPAN + 3));
-    }
-}
+const _: () = assert!(std::mem::size_of::<Work<u64>>() == 64, "a router's work registers in one cache line");

@@ -7,140 +7,29 @@
 //! for another could wait on a worm that waits on it.
 //!
 //! ```text
-//!  cycle t: RC done (t >= sa_ready, or a branch already granted) ──► request free VCs allowed by vc_mask
-//!           each free output VC goes to the arbiter's winner ──► SA from t + va_delay
+//!  cycle t: requester (rc_delay passed) ──► each free output VC its vc_mask allows goes to
+//!           the output port's arbiter's winner ──► may bid in switch allocation from t + va_delay
 //! ```
 
-use crate::ids::{NONE, NodeId};
+use crate::input_unit::{GRANTED, VA_OPEN};
+use crate::output_unit::FREE;
 use crate::port_set::PortSet;
-use crate::router::{NEVER, Routers};
-use crate::vc_set::{VcBits, members};
+use crate::router::{Routers, Width};
+use crate::vc_set::members;
 
 impl Routers {
-    /// Atomic allocation for the replicated packets in `which` (local VCs waiting in
-    /// `NEED_MC`): in the order of the router's multicast arbiter, each packet whose every
-    /// branch finds a free output VC its `vc_mask` allows (and, for LOCAL, a free ejection
-    /// channel) takes them all; the others take nothing and try again next cycle. No
-    /// reservation: outputs a waiting packet cannot use yet stay free for others.
-    pub(crate) fn allocate_multicast<S: VcBits>(&mut self, r: NodeId, t: u64, which: S) {
-        let (v, net) = (self.vcs(), self.net_ports());
-        let ri = r.idx();
-        let base = ri * self.npv;
-        let pbase = ri * self.np;
-        let va_delay = self.params.pipeline.va_delay as u64;
+    /// Give each free output VC of router `r`'s network ports to one requester routed there
+    /// whose `vc_mask` allows it.
+    pub(crate) fn allocate_network_vcs<S: Width>(&mut self, r: usize, t: u64) {
+        let v = self.nv;
+        let base = r * self.npv;
         let policy = self.params.arbiter;
-        let mut want = S::ZERO;
-        for l in members(which) {
-            if self.inputs.ctl[base + l].va_may_start(t) {
-                want |= S::bit(l);
-            }
-        }
-        // The lowest free output VC of port `o` that `mask` allows.
-        let free_vc = |owner: &[u32], o: usize, mask: u16| (0..v).find(|&vc| mask & (1 << vc) != 0 && owner[(pbase + o) * v + vc] == NONE);
-        while !want.is_empty() {
-            let l = if want.is_single() {
-                want.first()
-            } else {
-                let inputs = &self.inputs;
-                let Some(l) = self.mc_arb(ri).arbitrate(policy, want, |l| inputs.rank[base + l]) else {
-                    break;
-                };
-                l
-            };
-            want &= !S::bit(l);
-            let iv = base + l;
-            let c = self.inputs.ctl[iv];
-            debug_assert!(c.granted.is_empty(), "router {r} VC {l}: atomic allocation after a partial grant: {c:?}");
-            let free_ch = self.free_ej_channels(ri);
-            if c.pending.contains(PortSet::LOCAL) && free_ch == 0 {
-                continue;
-            }
-            if !c.pending.network().net_ports().all(|o| free_vc(&self.outputs.owner, o, c.vc_mask).is_some()) {
-                continue;
-            }
-            for o in c.pending.network().net_ports() {
-                let vc = free_vc(&self.outputs.owner, o, c.vc_mask).expect("checked free above");
-                self.outputs.owner[(pbase + o) * v + vc] = iv as u32;
-                self.inputs.ctl[iv].ovc = vc as u8;
-            }
-            if c.pending.contains(PortSet::LOCAL) {
-                let ch = free_ch.trailing_zeros() as usize;
-                self.outputs.owner[(pbase + net + ch) * v] = iv as u32;
-                self.inputs.ctl[iv].eject_ch = ch as u8;
-                self.ej_granted::<S>(ri, l, ch);
-            }
-            let c = &mut self.inputs.ctl[iv];
-            c.granted = c.pending;
-            c.va_open = true;
-            c.sa_ready = c.sa_ready.max(t + va_delay);
-            self.multicast_granted::<S>(ri, l);
-            let npv = self.npv;
-            self.mc_arb_mut(ri).grant_accepted(npv, l);
-        }
-    }
-
-    /// Give each free ejection channel of router `r` to one packet waiting to eject.
-    pub(crate) fn allocate_ejection<S: VcBits>(&mut self, r: NodeId, t: u64) {
-        let (v, net) = (self.vcs(), self.net_ports());
-        let ri = r.idx();
-        let base = ri * self.npv;
-        let va_delay = self.params.pipeline.va_delay as u64;
-        let policy = self.params.arbiter;
-        let mut want = S::ZERO;
-        for l in members(self.need_ej_set::<S>(ri)) {
-            if self.inputs.ctl[base + l].va_may_start(t) {
-                want |= S::bit(l);
-            }
-        }
-        let mut free = self.free_ej_channels(ri);
-        while free != 0 && !want.is_empty() {
-            let ch = free.trailing_zeros() as usize;
-            free &= free - 1;
-            let op = ri * self.np + net + ch;
-            debug_assert!(self.outputs.owner[op * v] == NONE, "ejection channel {ch} of router {r} held but not marked owned");
-            let l = if want.is_single() {
-                // A single requester wins under every policy.
-                want.first()
-            } else {
-                let inputs = &self.inputs;
-                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
-                    break;
-                };
-                l
-            };
-            want &= !S::bit(l);
-            let c = &mut self.inputs.ctl[base + l];
-            self.outputs.owner[op * v] = (base + l) as u32;
-            c.granted |= PortSet::LOCAL;
-            c.va_open = true;
-            c.eject_ch = ch as u8;
-            c.sa_ready = c.sa_ready.max(t + va_delay);
-            self.outputs.va_arb[op].grant_accepted(self.npv, l);
-            self.ej_granted::<S>(ri, l, ch);
-        }
-    }
-
-    /// Give each free output VC of router `r`'s network ports to one packet routed there
-    /// whose `vc_mask` allows it. Returns the unicast packets granted theirs.
-    pub(crate) fn allocate_network_vcs<S: VcBits>(&mut self, r: NodeId, t: u64) -> S {
-        let v = self.vcs();
-        let ri = r.idx();
-        let base = ri * self.npv;
-        let va_delay = self.params.pipeline.va_delay as u64;
-        let policy = self.params.arbiter;
-        let waiting = self.need_va_set::<S>(ri);
+        let waiting = S::w(self)[r].va_req;
         let mut outs = 0u64;
-        let mut later = NEVER;
-        let mut unicast = S::ZERO;
         for l in members(waiting) {
-            let c = &self.inputs.ctl[base + l];
-            if !c.va_may_start(t) {
-                later = later.min(self.wake_bound(c.sa_ready));
-                continue;
-            }
-            // Branches still owed the front flit and holding no VC (a branch that has sent
-            // its tail is no longer pending, so it is never allocated again).
-            let mut b = c.pending.network().difference(c.granted).bits();
+            // Branches still owed the front flit and holding no VC (a branch that has sent its
+            // tail is no longer pending, so it is never allocated again).
+            let mut b = self.lacking(base + l).network().bits();
             while b != 0 {
                 let o = b.trailing_zeros() as usize;
                 b &= b - 1;
@@ -155,10 +44,9 @@ impl Routers {
         while rest != 0 {
             let o = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            let op = ri * self.np + o;
+            let op = r * self.np + o;
             for vc in 0..v {
-                let ov = op * v + vc;
-                if self.outputs.owner[ov] != NONE {
+                if self.outputs.ovs[op * v + vc].owner != FREE {
                     continue;
                 }
                 let req = S::load(self.scratch.req[o]);
@@ -167,7 +55,7 @@ impl Routers {
                 }
                 let mut want = S::ZERO;
                 for l in members(req) {
-                    if self.inputs.ctl[base + l].vc_mask & (1 << vc) != 0 {
+                    if self.inputs.vcs[base + l].vc_mask & (1 << vc) != 0 {
                         want |= S::bit(l);
                     }
                 }
@@ -179,30 +67,141 @@ impl Routers {
                     continue;
                 };
                 (req & !S::bit(l)).store_into(&mut self.scratch.req[o]);
-                let c = &mut self.inputs.ctl[base + l];
-                self.outputs.owner[ov] = (base + l) as u32;
-                c.granted |= PortSet::port(o);
-                c.va_open = true;
-                c.ovc = vc as u8;
-                c.sa_ready = c.sa_ready.max(t + va_delay);
-                if c.route.bits().is_power_of_two() {
-                    unicast |= S::bit(l);
-                }
-                self.outputs.va_arb[op].grant_accepted(self.npv, l);
+                self.grant_output_vc::<S>(r, l, o, vc, t);
             }
         }
-        // Every output VC an able requester may take is now held.
-        let mut blocked = false;
+        // Requesters with every network branch granted leave.
         for l in members(waiting) {
-            let c = &self.inputs.ctl[base + l];
-            let lacking = c.pending.network().difference(c.granted);
-            if lacking.is_empty() {
-                self.clear_need_va::<S>(ri, l);
-            } else if c.va_may_start(t) {
-                blocked = true;
+            if self.lacking(base + l).network().is_empty() {
+                S::w_mut(self)[r].va_req &= !S::bit(l);
             }
         }
-        self.va_rests_until(ri, later, blocked);
-        unicast
+    }
+
+    /// The branches of the packet at VC `iv` still owed the front flit and holding no output
+    /// VC or channel.
+    #[inline(always)]
+    fn lacking(&self, iv: usize) -> PortSet {
+        let c = &self.inputs.vcs[iv];
+        if !c.multicast() {
+            return if c.granted() { PortSet::empty() } else { PortSet::from_bits_retain(1u64 << c.out) };
+        }
+        let b = &self.inputs.branches[iv];
+        b.pending.difference(b.granted)
+    }
+
+    /// Output VC `vc` of network output `o` of router `r` goes to local VC `l` in cycle `t`.
+    #[inline(always)]
+    fn grant_output_vc<S: Width>(&mut self, r: usize, l: usize, o: usize, vc: usize, t: u64) {
+        let op = r * self.np + o;
+        self.outputs.ovs[op * self.nv + vc].owner = l as u8;
+        let iv = r * self.npv + l;
+        let c = &mut self.inputs.vcs[iv];
+        c.flags |= VA_OPEN;
+        c.ovc = vc as u8;
+        c.sa_ready = c.sa_ready.max(t + self.va_delay);
+        self.outputs.va_arb[op].grant_accepted(self.npv, l);
+        if c.multicast() {
+            self.inputs.branches[iv].granted |= PortSet::port(o);
+        } else {
+            c.flags |= GRANTED;
+            self.granted::<S>(r, l, t);
+        }
+    }
+
+    /// Give each free ejection channel of router `r` to one able requester.
+    pub(crate) fn allocate_ejection<S: Width>(&mut self, r: usize, t: u64) {
+        let base = r * self.npv;
+        let policy = self.params.arbiter;
+        let mut free = !S::w(self)[r].ej_owned & self.all_channels;
+        while free != 0 && !S::w(self)[r].ej_req.is_empty() {
+            let ch = free.trailing_zeros() as usize;
+            free &= free - 1;
+            let op = r * self.np + self.nnet + ch;
+            let want = S::w(self)[r].ej_req;
+            let inputs = &self.inputs;
+            let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
+                break;
+            };
+            self.outputs.va_arb[op].grant_accepted(self.npv, l);
+            S::w_mut(self)[r].ej_req &= !S::bit(l);
+            self.grant_ejection::<S>(r, l, ch, t);
+        }
+    }
+
+    /// Ejection channel `ch` of router `r` goes to local VC `l` in cycle `t`.
+    #[inline(always)]
+    fn grant_ejection<S: Width>(&mut self, r: usize, l: usize, ch: usize, t: u64) {
+        let op = r * self.np + self.nnet + ch;
+        self.outputs.ovs[op * self.nv].owner = l as u8;
+        S::w_mut(self)[r].ej_owned |= 1 << ch;
+        let iv = r * self.npv + l;
+        let c = &mut self.inputs.vcs[iv];
+        c.flags |= VA_OPEN;
+        c.eject_ch = ch as u8;
+        c.sa_ready = c.sa_ready.max(t + self.va_delay);
+        if c.multicast() {
+            self.inputs.branches[iv].granted |= PortSet::LOCAL;
+        } else {
+            c.flags |= GRANTED;
+            self.granted::<S>(r, l, t);
+        }
+    }
+
+    /// Atomic allocation for the replicated packets in `which` (able requesters of router
+    /// `r`): in the order of the router's multicast arbiter, each packet whose every branch
+    /// finds a free output VC its `vc_mask` allows (and, for LOCAL, a free ejection channel)
+    /// takes them all; the others take nothing and try again when something is freed. No
+    /// reservation: outputs a waiting packet cannot use yet stay free for others.
+    pub(crate) fn allocate_multicast<S: Width>(&mut self, r: usize, t: u64, which: S) {
+        let v = self.nv;
+        let base = r * self.npv;
+        let pbase = r * self.np;
+        let policy = self.params.arbiter;
+        let mut want = which;
+        // The lowest free output VC of port `o` that `mask` allows.
+        let free_vc = |rs: &Routers, o: usize, mask: u16| {
+            (0..v).find(|&vc| mask & (1 << vc) != 0 && rs.outputs.ovs[(pbase + o) * v + vc].owner == FREE)
+        };
+        while !want.is_empty() {
+            let l = if want.is_single() {
+                want.first()
+            } else {
+                let inputs = &self.inputs;
+                let Some(l) = self.mc_arb[r].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
+                    break;
+                };
+                l
+            };
+            want &= !S::bit(l);
+            let iv = base + l;
+            let (c, b) = (self.inputs.vcs[iv], self.inputs.branches[iv]);
+            debug_assert!(b.granted.is_empty(), "router {r} VC {l}: atomic allocation after a partial grant: {c:?}");
+            let free_ch = !S::w(self)[r].ej_owned & self.all_channels;
+            if b.pending.contains(PortSet::LOCAL) && free_ch == 0 {
+                continue;
+            }
+            if !b.pending.network().net_ports().all(|o| free_vc(self, o, c.vc_mask).is_some()) {
+                continue;
+            }
+            for o in b.pending.network().net_ports() {
+                let vc = free_vc(self, o, c.vc_mask).expect("checked free above");
+                self.outputs.ovs[(pbase + o) * v + vc].owner = l as u8;
+                self.inputs.vcs[iv].ovc = vc as u8;
+            }
+            if b.pending.contains(PortSet::LOCAL) {
+                let ch = free_ch.trailing_zeros() as usize;
+                self.outputs.ovs[(pbase + self.nnet + ch) * v].owner = l as u8;
+                self.inputs.vcs[iv].eject_ch = ch as u8;
+                S::w_mut(self)[r].ej_owned |= 1 << ch;
+            }
+            self.inputs.branches[iv].granted = b.pending;
+            let c = &mut self.inputs.vcs[iv];
+            c.flags |= VA_OPEN;
+            c.sa_ready = c.sa_ready.max(t + self.va_delay);
+            S::m_mut(self)[r].mc_req &= !S::bit(l);
+            let npv = self.npv;
+            self.mc_arb[r].grant_accepted(npv, l);
+        }
     }
 }

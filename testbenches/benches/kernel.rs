@@ -59,11 +59,10 @@ pub const MESH_UNIFORM: &[(&str, &str)] = &[
 ];
 
 /// One scenario on `threads` threads (more than one: split between them, each building its
-/// part inside the timed run), on `kernel`.
-fn bench_on(c: &mut Criterion, name: &str, settings: &[(&str, &str)], threads: u32, kernel: fabric::KernelChoice) {
+/// part inside the timed run).
+fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)], threads: u32) {
     let mut cfg = config(settings);
     cfg.threads = threads;
-    cfg.kernel = kernel;
     // One untimed run for the amounts of work (the runs are deterministic).
     let probe = run::run(&cfg);
     assert_eq!(probe.missing_deliveries, 0);
@@ -87,11 +86,6 @@ fn bench_on(c: &mut Criterion, name: &str, settings: &[(&str, &str)], threads: u
         });
     }
     g.finish();
-}
-
-/// [`bench_on`] on the kernel `auto` picks.
-fn bench(c: &mut Criterion, name: &str, settings: &[(&str, &str)], threads: u32) {
-    bench_on(c, name, settings, threads, fabric::KernelChoice::Auto);
 }
 
 pub const MESH32_UNIFORM: &[(&str, &str)] = &[
@@ -197,12 +191,10 @@ fn thread_split(cfg: &Config, dir: &std::path::Path) {
 
 fn benches(c: &mut Criterion) {
     bench(c, "a_hypercube10_mnb_sbt", HYPERCUBE_MNB, 1);
-    bench_on(c, "a_hypercube10_mnb_sbt_scan", HYPERCUBE_MNB, 1, fabric::KernelChoice::Scan);
     bench(c, "a_hypercube10_mnb_sbt_2threads", HYPERCUBE_MNB, 2);
     bench(c, "a_hypercube10_mnb_sbt_router", HYPERCUBE_MNB_ROUTER, 1);
     bench(c, "a_hypercube10_mnb_sbt_router_2threads", HYPERCUBE_MNB_ROUTER, 2);
     bench(c, "b_mesh8x8_uniform_wh", MESH_UNIFORM, 1);
-    bench_on(c, "b_mesh8x8_uniform_wh_scan", MESH_UNIFORM, 1, fabric::KernelChoice::Scan);
     bench(c, "b_mesh8x8_uniform_wh_2threads", MESH_UNIFORM, 2);
     bench(c, "d_mesh32x32_uniform_wh", MESH32_UNIFORM, 1);
     bench(c, "d_mesh32x32_uniform_wh_2threads", MESH32_UNIFORM, 2);

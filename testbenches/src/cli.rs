@@ -155,12 +155,10 @@ pub struct RunArgs {
     /// owning a range of routers (results do not depend on it).
     #[arg(long, allow_hyphen_values = true)]
     pub threads: Option<String>,
-    /// The kernel that evaluates the routers: auto (the event kernel where it applies, else
-    /// the scan kernel), scan (every active router every cycle) or event (only what happens:
-    /// unicast runs on one thread, without waveforms, links of one flit a cycle). Results do
-    /// not depend on it.
+    /// Which routers the kernel visits each cycle: busy (only those with work; default) or
+    /// all (every router, every allocation run: for checking). Results do not depend on it.
     #[arg(long, allow_hyphen_values = true)]
-    pub kernel: Option<String>,
+    pub schedule: Option<String>,
     /// kbcast variant: prefix, random, same-tree, rank-rotated.
     #[arg(long, allow_hyphen_values = true)]
     pub variant: Option<String>,
@@ -249,7 +247,7 @@ impl RunArgs {
             ("trace-to", &self.trace_to),
             ("stats-csv", &self.stats_csv),
             ("threads", &self.threads),
-            ("kernel", &self.kernel),
+            ("schedule", &self.schedule),
             ("variant", &self.variant),
             ("active", &self.active),
             ("active-count", &self.active_count),

@@ -6,7 +6,7 @@ use fabric::algorithms::kbcast::{ActiveSet, Variant};
 use fabric::algorithms::pmnb::Variant as PmnbVariant;
 use fabric::algorithms::traffic::{Pattern, TrafficSpec};
 use fabric::algorithms::{self, Forwarding};
-use fabric::{FabricSpec, KernelChoice, PortModel, TopologyKind};
+use fabric::{FabricSpec, PortModel, Schedule, TopologyKind};
 use router::{ArbiterPolicy, MulticastVa, NodeId, Pipeline, Replication, Switching};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -76,7 +76,7 @@ pub const FIELDS: &[&str] = &[
     "trace-to",
     "stats-csv",
     "threads",
-    "kernel",
+    "schedule",
     "variant",
     "active",
     "active-count",
@@ -323,8 +323,9 @@ pub struct Config {
     /// Threads the run is split between (programs that allow it: see [`crate::run::check_threads`];
     /// results do not depend on it).
     pub threads: u32,
-    /// The kernel asked for (the report says which one ran).
-    pub kernel: KernelChoice,
+    /// Which routers the kernel visits each cycle: busy (those with work) or all (every
+    /// router, every allocation run; for checking). Results do not depend on it.
+    pub schedule: Schedule,
     pub outputs: Outputs,
     #[serde(skip)]
     pub port_model: PortModel,
@@ -890,15 +891,10 @@ impl Config {
         if let (Some(c), Workload::Algorithm { root, .. }) = (&cost, &workload) {
             crate::cost_model::check(c, &topology, &dims, nu, *root)?;
         }
-        let kernel = match raw.get("kernel") {
-            Some(k) => KernelChoice::parse(k).ok_or_else(|| err("kernel", k, KernelChoice::NAMES))?,
-            None => KernelChoice::Auto,
+        let schedule = match raw.get("schedule") {
+            Some(k) => Schedule::parse(k).ok_or_else(|| err("schedule", k, Schedule::NAMES))?,
+            None => Schedule::Busy,
         };
-        if kernel == KernelChoice::Event
-            && let Some(why) = fabric::kernel::event::event_kernel_unsupported(&spec, replicates, outputs.tracing())
-        {
-            return Err(err("kernel", "event", format!("auto or scan for this run (the event kernel does not apply: {why})")));
-        }
         if threads > 1 {
             if outputs.tracing() {
                 return Err(err("threads", threads, "1 with --vcd or --fst: waveforms are written from one thread"));
@@ -930,7 +926,7 @@ impl Config {
             watchdog_cycles,
             max_cycles,
             threads,
-            kernel,
+            schedule,
             outputs,
             port_model,
             cost,
@@ -955,7 +951,7 @@ impl Config {
         s.copy_cycles_per_flit = self.copy_cycles_per_flit;
         s.watchdog_cycles = self.watchdog_cycles;
         s.max_cycles = self.max_cycles;
-        s.kernel = self.kernel;
+        s.schedule = self.schedule;
         if let Workload::Traffic { cycles, .. } = self.workload {
             s.measure_until = Some(cycles);
         }

@@ -69,8 +69,6 @@ pub struct Report {
     /// Traffic runs: flits delivered per node per cycle during the injection window.
     pub accepted_flits_per_node_cycle: Option<f64>,
     pub offered_flits_per_node_cycle: Option<f64>,
-    /// The kernel that ran the fabric: scan or event (results do not depend on it).
-    pub kernel: &'static str,
     pub wall_seconds: f64,
     pub config: Config,
     /// Seidel broadcasts: cost_us, model_us, vs_model, steps.
@@ -572,7 +570,6 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         latency_max_cycles: f.latencies.max(),
         accepted_flits_per_node_cycle: accepted,
         offered_flits_per_node_cycle: offered,
-        kernel: f.kernel_used,
         wall_seconds,
         config: cfg.clone(),
         seidel: cost_report(cfg, completion),

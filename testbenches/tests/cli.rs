@@ -102,7 +102,6 @@ const REPORT_FIELDS: &[&str] = &[
     "paper_bound_slots",
     "max_buffer_occupancy",
     "deadlock",
-    "kernel",
     "wall_seconds",
     "config",
 ];
@@ -1068,7 +1067,6 @@ fn threads_do_not_change_results() {
     // A run on one thread may take the event kernel (results do not depend on it).
     let strip = |mut v: Value| {
         v.as_object_mut().unwrap().remove("wall_seconds");
-        v.as_object_mut().unwrap().remove("kernel");
         v["config"].as_object_mut().unwrap().remove("threads");
         v
     };

@@ -30,7 +30,7 @@ impl BufferStats {
             .map(|node| {
                 (0..p)
                     .map(|port| {
-                        let m = (0..v).map(|vc| r.inputs.held_max((node * p + port) * v + vc, now)).max().unwrap_or(0);
+                        let m = (0..v).map(|vc| r.held_max((node * p + port) * v + vc, now)).max().unwrap_or(0);
                         s.per_port[port] = s.per_port[port].max(m);
                         m
                     })
@@ -90,8 +90,8 @@ impl Stats {
         let (p, v, net) = (r.ports(), r.vcs(), r.params.net_ports as usize);
         let name = |port: usize| if port < net { format!("in{port}") } else { format!("inj{}", port - net) };
         let mut vcs = Vec::new();
-        for iv in 0..r.inputs.ctl.len() {
-            let max_len = r.inputs.held_max(iv, cycles);
+        for iv in 0..r.input_vcs() {
+            let max_len = r.held_max(iv, cycles);
             if max_len == 0 {
                 continue;
             }
@@ -101,9 +101,9 @@ impl Stats {
                 port: name(port),
                 vc: vc as u8,
                 max_occupancy: max_len,
-                histogram: r.inputs.occupancy_histogram(iv, cycles),
-                stall_credit_cycles: r.inputs.stall_credit[iv],
-                stall_arbitration_cycles: r.inputs.stall_arb[iv],
+                histogram: r.occupancy_histogram(iv, cycles),
+                stall_credit_cycles: r.stall_credit(iv),
+                stall_arbitration_cycles: r.stall_arbitration(iv),
             });
         }
         let width = r.params.link_width as f64;
@@ -143,21 +143,21 @@ impl Stats {
             w,
             "kind,node,port,vc,max_occupancy,occupancy_histogram,stall_credit_cycles,stall_arbitration_cycles,to_node,flits,utilization"
         )?;
-        for iv in 0..r.inputs.ctl.len() {
+        for iv in 0..r.input_vcs() {
             let (node, port, vc) = r.ivc_location(iv);
             if port < net && f.upstream(r.port_index(node, port)).is_none() {
                 continue;
             }
             let name = if port < net { format!("in{port}") } else { format!("inj{}", port - net) };
-            let h: Vec<String> = r.inputs.occupancy_histogram(iv, cycles).iter().map(|x| x.to_string()).collect();
+            let h: Vec<String> = r.occupancy_histogram(iv, cycles).iter().map(|x| x.to_string()).collect();
             writeln!(
                 w,
                 "input_vc,{},{name},{vc},{},{},{},{},,,",
                 node.0,
-                r.inputs.held_max(iv, cycles),
+                r.held_max(iv, cycles),
                 h.join(";"),
-                r.inputs.stall_credit[iv],
-                r.inputs.stall_arb[iv]
+                r.stall_credit(iv),
+                r.stall_arbitration(iv)
             )?;
         }
         let width = r.params.link_width as f64;

@@ -575,7 +575,7 @@ impl Tracer {
                     bits &= bits - 1;
                     let p = sigs[j];
                     let iv = p.iv as usize;
-                    let len = r.inputs.len(iv) as u32;
+                    let len = r.occupancy_of(iv) as u32;
                     let now = len << 2 | r.vc_activity(iv) as u32;
                     let was = std::mem::replace(&mut lasts[j], now);
                     if (now ^ was) >> 2 != 0 {
@@ -606,7 +606,7 @@ impl Tracer {
                     continue;
                 }
                 let op = p.op as usize;
-                let in_flight = r.outputs.credits_in_flight(op) > 0;
+                let in_flight = r.credits_in_flight(op) > 0;
                 // Credits change when a flit leaves (`hot`, set by `departures`) or a credit
                 // comes back from the return line.
                 if !(in_flight || *hot) {
@@ -615,7 +615,7 @@ impl Tracer {
                 *hot = in_flight;
                 for (v, last) in credit_last[k * vcs..(k + 1) * vcs].iter_mut().enumerate() {
                     // After the commit of `t`, the credits the router will see in `t + 1`.
-                    let now = r.outputs.credits[op * vcs + v];
+                    let now = r.credits(op, v);
                     if now != *last {
                         *last = now;
                         change(p.sig as usize + v, now as u64);

@@ -39,6 +39,7 @@ except (OSError, ValueError):
 d.pop("wall_seconds", None)
 d.pop("kernel", None)
 d.get("config", {}).pop("kernel", None)
+d.get("config", {}).pop("schedule", None)
 json.dump(d, open(p, "w"), indent=1, sort_keys=True)
 PY
     [ -f "$dir/$name.vcd" ] && sed -i '/^\$date/,/\$end/d' "$dir/$name.vcd"

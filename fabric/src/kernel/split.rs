@@ -80,44 +80,38 @@ impl Mail {
 impl Fabric {
     /// Does this part's mail of the current round carry flits?
     fn sends_flits(&self) -> bool {
-        self.mail[self.mail_at..self.mail_at + self.parts as usize].iter().any(|m| !m.flits.is_empty())
+        let p = &self.part;
+        p.mail[p.mail_at..p.mail_at + p.parts as usize].iter().any(|m| !m.flits.is_empty())
     }
 
     /// Make this fabric part `k` of `parts`: it evaluates only its routers from now on.
     fn make_part(&mut self, k: usize, parts: usize) {
         let n = self.topo.nodes() as u32;
-        self.parts = parts as u32;
-        self.part = k as u32;
-        self.chunk = n.div_ceil(parts as u32);
+        let p = &mut self.part;
+        p.parts = parts as u32;
+        p.part = k as u32;
+        p.chunk = n.div_ceil(parts as u32);
         // Room for a busy round from the start, so that buffers rarely move and two never
         // share a cache line in their used parts (a receiver reads one while the sender
         // fills another of the other parity).
-        self.mail = (0..2 * parts).map(|_| Mail::with_capacity(256)).collect();
-        self.mail_at = 0;
-        self.xlat = vec![NONE; self.routers.inputs.ctl.len()];
-        self.popped_at = vec![u64::MAX; self.routers.inputs.ctl.len()];
-        (self.lo, self.hi) = ((k as u32 * self.chunk).min(n), ((k as u32 + 1) * self.chunk).min(n));
-        let p = self.routers.ports() as u32;
-        let own_ports = self.lo * p..self.hi * p;
-        self.up_own = self.up.iter().map(|&op| if own_ports.contains(&op) { op } else { NONE }).collect();
-        let own = self.own();
-        self.active.retain(|&r| own.contains(&(r as usize)));
-        for (r, a) in self.in_active.iter_mut().enumerate() {
-            *a = own.contains(&r);
-        }
+        p.mail = (0..2 * parts).map(|_| Mail::with_capacity(256)).collect();
+        p.mail_at = 0;
+        p.xlat = vec![NONE; self.routers.input_vcs()];
+        (p.lo, p.hi) = ((k as u32 * p.chunk).min(n), ((k as u32 + 1) * p.chunk).min(n));
+        self.routers.set_part(p.lo as usize, p.hi as usize);
         self.scoreboard.set_part(k as u32, parts as u32);
     }
 
     /// The routers this part owns.
     pub(super) fn own(&self) -> std::ops::Range<usize> {
-        self.lo as usize..self.hi as usize
+        self.part.lo as usize..self.part.hi as usize
     }
 
     /// A flit leaves for router `r` of another part, on its local VC `l`, in cycle `t`.
     #[cold]
     #[inline(never)]
     pub(super) fn mail_flit(&mut self, r: u32, l: u32, flit: Flit, t: u64) {
-        let mail = &mut self.mail[self.mail_at + (r / self.chunk) as usize];
+        let mail = &mut self.part.mail[self.part.mail_at + (r / self.part.chunk) as usize];
         if flit.is_head() {
             mail.headers.push(*self.packets.get(flit.packet));
         }
@@ -133,38 +127,31 @@ impl Fabric {
     /// a slot freed in cycle `t`.
     pub(super) fn mail_credit(&mut self, op: u32, vc: u8, t: u64) {
         let p = self.routers.ports() as u32;
-        self.mail[self.mail_at + (op / p / self.chunk) as usize].credits.push((op, vc, t));
+        self.part.mail[self.part.mail_at + (op / p / self.part.chunk) as usize].credits.push((op, vc, t));
     }
 
-    /// The commit's credits for the slots freed in cycle `t`, on a split fabric: onto this
-    /// part's return lines, or into the mail of the part that owns the upstream port.
-    #[inline(never)]
-    pub(super) fn credits_split(&mut self, t: u64) {
-        let p = self.routers.ports() as u32;
-        let v = self.routers.vcs();
-        // This part's credits in one batch, as on one thread; those for other parts (only
-        // the boundary's) into the mail.
-        let mut ours = std::mem::take(&mut self.own_credits);
-        for f in self.outbox.freed.drain(..) {
-            let op = self.up_own[f.in_port as usize];
-            if op != NONE {
-                ours.push((op as usize, f.vc));
-            } else {
-                let op = self.up[f.in_port as usize];
-                self.popped_at[f.in_port as usize * v + f.vc as usize] = t;
-                self.mail[self.mail_at + (op / p / self.chunk) as usize].credits.push((op, f.vc, t));
-            }
+    /// This cycle's flits and credits for other parts' routers, into the mail.
+    pub(super) fn post_mail(&mut self, t: u64) {
+        let flits = std::mem::take(&mut self.routers.remote_flits);
+        for &(x, flit) in &flits {
+            self.mail_flit(x >> 7, x & 127, flit, t);
         }
-        self.routers.credits_freed(t, ours.drain(..));
-        self.own_credits = ours;
+        self.routers.remote_flits = flits;
+        self.routers.remote_flits.clear();
+        let (p, v) = (self.routers.ports() as u32, self.routers.vcs() as u32);
+        let credits = std::mem::take(&mut self.routers.remote_credits);
+        for &x in &credits {
+            let (r, local) = (x >> 7, x & 127);
+            self.mail_credit(r * p + local / v, (local % v) as u8, t);
+        }
+        self.routers.remote_credits = credits;
+        self.routers.remote_credits.clear();
     }
 
     /// Take in what another part sent in the round that ended with cycle `t` (before this
     /// part's next cycle). Flits sent in cycle `t - 1` are written late, after this part's
     /// commit of cycle `t` (rounds of two cycles: see [`Fabric::two_cycle_rounds`]).
     fn take_mail(&mut self, m: &Sent<'_>, t: u64) {
-        let lat = self.spec.pipeline.link_latency as u64;
-        let event = self.event.is_some();
         let npv = self.routers.ports() * self.routers.vcs();
         let mut headers = m.headers.iter();
         for &(r, l, mut flit, sent) in m.flits {
@@ -176,30 +163,17 @@ impl Fabric {
                     // below where it enters.
                     let port = l as usize / self.routers.vcs();
                     let own = self.own();
-                    p.remaining = Self::part_reach(&self.topo, own, &mut self.reach_stack, (NodeId(r), port), p.dest(), p.header.span);
+                    p.remaining = Self::part_reach(&self.topo, own, &mut self.part.reach_stack, (NodeId(r), port), p.dest(), p.header.span);
                 }
-                self.xlat[iv] = self.packets.alloc(p).0;
+                self.part.xlat[iv] = self.packets.alloc(p).0;
             }
-            flit.packet = PacketId(self.xlat[iv]);
-            if event {
-                self.event_receive_flit(r, l, flit, sent, t);
-                continue;
-            }
-            if sent == t {
-                self.routers.arrive_at(r as usize, l as usize, flit, sent, sent + lat);
-            } else {
-                assert!(sent + 1 == t && lat >= 2, "a flit of cycle {sent} taken in after cycle {t}");
-                self.routers.arrive_late(r as usize, l as usize, flit, sent, sent + lat, self.popped_at[iv] == t);
-            }
-            self.activate(r as usize);
+            flit.packet = PacketId(self.part.xlat[iv]);
+            self.routers.receive_flit(r as usize, l as usize, flit, sent, t);
         }
         debug_assert!(headers.next().is_none(), "a header in the mail without its head flit");
+        let (p, v) = (self.routers.ports(), self.routers.vcs());
         for &(op, vc, freed) in m.credits {
-            if event {
-                self.event_receive_credit(op, vc, freed);
-            } else {
-                self.routers.credit_freed(op as usize, vc, freed);
-            }
+            self.routers.receive_credit(op as usize / p, op as usize % p * v + vc as usize, freed);
         }
         for &(msg, node, t) in m.accepts {
             self.scoreboard.accept(msg, node, t, &self.topo);
@@ -251,7 +225,7 @@ impl Fabric {
     fn post_accepts(&mut self) {
         let shift = self.scoreboard.part_shift();
         for (msg, node, t) in self.scoreboard.foreign.drain(..) {
-            self.mail[self.mail_at + (msg >> shift) as usize].accepts.push((msg, node, t));
+            self.part.mail[self.part.mail_at + (msg >> shift) as usize].accepts.push((msg, node, t));
         }
     }
 
@@ -268,11 +242,11 @@ impl Fabric {
 
     /// The next cycle this part needs simulated, if any.
     fn next_needed(&self, t: u64) -> u64 {
-        // Active routers (scan), or flits held or NICs with work (event).
-        if !self.active.is_empty() || self.flits_held() > 0 {
+        // Flits in the routers, or NICs with work.
+        if !self.step.nic_active.is_empty() || !self.routers.is_empty() {
             return t + 1;
         }
-        match self.timers.next() {
+        match self.step.timers.next() {
             Some(at) => at.max(t + 1),
             None => u64::MAX,
         }
@@ -620,9 +594,6 @@ pub fn run_split_watched(
                             "a fabric is split only for programs that allow it, without probes"
                         );
                         f.make_part(k, parts);
-                        if f.use_event_kernel() {
-                            f.start_event_kernel();
-                        }
                         let two_cycles = f.two_cycle_rounds();
                         let (w, max_cycles) = (f.spec.watchdog_cycles, f.spec.max_cycles);
                         let mut round = 0u64;
@@ -633,8 +604,8 @@ pub fn run_split_watched(
                             // the same for every part, unlike cycle numbers, which may skip),
                             // which every receiver has read by now (they came to the meeting
                             // of the round in between).
-                            f.mail_at = (round & 1) as usize * parts;
-                            for m in &mut f.mail[f.mail_at..f.mail_at + parts] {
+                            f.part.mail_at = (round & 1) as usize * parts;
+                            for m in &mut f.part.mail[f.part.mail_at..f.part.mail_at + parts] {
                                 m.clear();
                             }
                             let t = f.now;
@@ -661,8 +632,9 @@ pub fn run_split_watched(
                             if k == 0 {
                                 now.store(t, Ordering::Relaxed);
                             }
-                            let report = [next, f.flits_held(), f.last_move, needed];
-                            let (gnext, gbuf, moved, gneeded) = meeting.meet(k, round, report, &f.mail[f.mail_at..f.mail_at + parts]);
+                            let report = [next, f.routers.flits, f.step.last_move, needed];
+                            let (gnext, gbuf, moved, gneeded) =
+                                meeting.meet(k, round, report, &f.part.mail[f.part.mail_at..f.part.mail_at + parts]);
                             for j in (0..parts).filter(|&j| j != k) {
                                 // SAFETY: between this part's meeting of `round` and its next.
                                 let m = unsafe { meeting.sent(j, k, round) };
@@ -685,7 +657,6 @@ pub fn run_split_watched(
                             }
                             f.now = gnext;
                         };
-                        f.finish_event_kernel();
                         finished.fetch_add(1, Ordering::Release);
                         caller.unpark();
                         (part.take().expect("the part's fabric"), ending, last_move)
@@ -713,14 +684,10 @@ pub fn run_split_watched(
         results.into_iter().map(|r| r.unwrap_or_else(|_| unreachable!())).collect()
     });
     let (mut f, ending, last_move) = done.remove(0);
-    let np = f.routers.ports();
-    for (p, _, _) in done {
+    for (mut p, _, _) in done {
         let own = p.own();
-        f.routers.copy_routers_from(&p.routers, own.clone());
+        f.routers.copy_routers_from(&mut p.routers, own.clone());
         f.nics.copy_nodes_from(&p.nics, own.clone());
-        for op in own.start * np..own.end * np {
-            f.links[op].flits = p.links[op].flits;
-        }
         f.counters.join(&p.counters);
         f.latencies.join(&p.latencies);
         f.packets.join_counts(&p.packets);
@@ -728,10 +695,12 @@ pub fn run_split_watched(
         f.scoreboard.join(p.scoreboard);
         f.program.join(p.program);
     }
-    f.last_move = last_move;
-    (f.part, f.parts, f.chunk, f.lo, f.hi) = (0, 1, f.topo.nodes() as u32, 0, f.topo.nodes() as u32);
-    f.mail.clear();
-    f.xlat = Vec::new();
+    f.step.last_move = last_move;
+    let n = f.topo.nodes();
+    f.routers.set_part(0, n);
+    f.counters.flit_hops = f.routers.hops;
+    f.counters.link_transmissions = f.routers.tails;
+    f.part = super::Part::whole(n);
     if ending == Ending::Deadlock {
         f.deadlock = Some(f.find_deadlock(f.now - 1));
     }

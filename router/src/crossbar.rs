@@ -1,0 +1,219 @@
+//! The crossbar and what a flit's crossing does: the input port's reads this cycle, the
+//! flit onto its link (a credit spent; replicated to every branch granted it), the output VC
+//! let go after a tail, and the input buffer's slot freed once every branch has taken the
+//! flit (a credit back upstream).
+//!
+//! ```text
+//!  cycle t: granted ──► read (one entry per VC, link_width per input port) ──► link
+//!           readable downstream at t + link_latency; the slot's credit upstream at t + 1 + credit_delay
+//! ```
+
+use crate::flit::Flit;
+use crate::input_unit::{ASYNC, GRANTED, ROUTED};
+use crate::output_unit::FREE;
+use crate::port_set::PortSet;
+use crate::router::{Departure, Filing, Routers, Width};
+use crate::vc_set::VcBits;
+
+impl Routers {
+    /// The VCs that could be read through the crossbar now: not popped this cycle, and read
+    /// already (replication) or of an input port with reads left.
+    #[inline(always)]
+    pub(crate) fn readable<S: VcBits>(&self) -> S {
+        let s = &self.scratch;
+        !S::load(s.popped) & (S::load(s.read) | !S::load(s.port_full))
+    }
+
+    /// Read local VC `l`'s front flit through the crossbar this cycle (once per cycle; it
+    /// counts against its input port's `link_width` reads). False if that is not possible.
+    #[inline]
+    pub(crate) fn take_read<S: VcBits>(&mut self, l: usize) -> bool {
+        let s = &mut self.scratch;
+        if S::is_in(&s.popped, l) {
+            return false;
+        }
+        if S::is_in(&s.read, l) {
+            return true;
+        }
+        if S::is_in(&s.port_full, l) {
+            return false;
+        }
+        let port = self.port_of[l] as usize;
+        S::insert_into(&mut s.read, l);
+        if self.width == 1 {
+            // One read per input port per cycle: no count to keep.
+            (S::load(s.port_full) | S::load(self.port_mask[port])).store_into(&mut s.port_full);
+            return true;
+        }
+        s.ports_read |= 1u64 << port;
+        s.port_reads[port] += 1;
+        if s.port_reads[port] >= self.width {
+            (S::load(s.port_full) | S::load(self.port_mask[port])).store_into(&mut s.port_full);
+        }
+        true
+    }
+
+    /// Read FIFO position `k` of local VC `l` of router `r` (asynchronous replication)
+    /// through the crossbar this cycle: a VC reads one entry a cycle, which every branch at
+    /// that position may take.
+    #[inline]
+    pub(crate) fn take_read_at<S: VcBits>(&mut self, r: usize, l: usize, k: u16) -> bool {
+        let iv = r * self.npv + l;
+        if S::is_in(&self.scratch.read, l) {
+            return !S::is_in(&self.scratch.popped, l) && self.inputs.read_at[iv] == k;
+        }
+        if !self.take_read::<S>(l) {
+            return false;
+        }
+        self.inputs.read_at[iv] = k;
+        true
+    }
+
+    /// Output `o` of router `r` was granted to local VC `l` in cycle `t`: its flit crosses
+    /// (false if it cannot after all: an asynchronously replicated VC that has read another
+    /// entry this cycle).
+    #[inline(always)]
+    pub(crate) fn cross<S: Width>(&mut self, r: usize, l: usize, o: usize, t: u64, filing: &mut Filing) -> bool {
+        let iv = r * self.npv + l;
+        let c = self.inputs.vcs[iv];
+        let op = r * self.np + o;
+        let (flit, at) = if c.flags & ASYNC != 0 {
+            let k = self.inputs.branch_pos[self.branch_slot(iv, false, o)];
+            if !self.take_read_at::<S>(r, l, k) {
+                return false;
+            }
+            (self.inputs.entry_in_front_packet(iv, k), Some(k))
+        } else {
+            let taken = self.take_read::<S>(l);
+            debug_assert!(taken, "router {r}: output {o} granted to VC {l}, which cannot be read");
+            (c.front, None)
+        };
+        let ovc = if c.multicast() {
+            self.outputs.vc_owned_by(op, self.nv, l).expect("granted branch without an output VC")
+        } else {
+            c.ovc as usize
+        };
+        self.send(op, ovc, flit, filing);
+        self.outputs.sa_arb[op].grant_accepted(self.npv, l);
+        if self.branch_took::<S>(r, l, PortSet::port(o), flit, at) {
+            self.pop_front::<S>(r, l, t, &mut filing.credits);
+        }
+        true
+    }
+
+    /// `flit` leaves on output VC `ovc` of output port `op` (global index): a credit spent,
+    /// onto the link (another part's router takes it in after this cycle).
+    #[inline(always)]
+    fn send(&mut self, op: usize, ovc: usize, flit: Flit, filing: &mut Filing) {
+        self.outputs.ovs[op * self.nv + ovc].credits -= 1;
+        let x = self.down[op];
+        if x != crate::ids::NONE {
+            let x = x + ovc as u32;
+            if self.remote(x) {
+                self.remote_flits.push((x, flit));
+            } else {
+                filing.arrivals.push((x, flit));
+            }
+        }
+        self.sent[op] += 1;
+        self.hops += 1;
+        self.tails += flit.is_tail() as u64;
+        if self.log {
+            self.departures.push(Departure { out_port: op as u32, vc: ovc as u8, flit });
+        }
+    }
+
+    /// Router `r` lets go of output VC `ovc` of network port `port` (or, `local`, of
+    /// ejection channel `port`): free from the next cycle on.
+    #[inline(always)]
+    pub(crate) fn release<S: Width>(&mut self, r: usize, local: bool, port: usize, ovc: usize) {
+        if local {
+            self.outputs.ovs[(r * self.np + self.nnet + port) * self.nv].owner = FREE;
+            S::w_mut(self)[r].ej_owned &= !(1 << port);
+        } else {
+            self.outputs.ovs[(r * self.np + port) * self.nv + ovc].owner = FREE;
+        }
+        self.freed::<S>(r, !local);
+    }
+
+    /// Every branch of local VC `l` of router `r` has taken its front flit in cycle `t`: pop
+    /// it (its slot's credit upstream for a network port) and get the VC ready for the next
+    /// flit (or, after a tail, the next packet, routed in the next cycle).
+    #[inline(always)]
+    pub(crate) fn pop_front<S: Width>(&mut self, r: usize, l: usize, t: u64, credits: &mut Vec<u32>) {
+        let iv = r * self.npv + l;
+        S::insert_into(&mut self.scratch.popped, l);
+        self.inputs.count_out(iv, t);
+        self.flits -= 1;
+        let flit = self.inputs.pop(iv);
+        let c = &mut self.inputs.vcs[iv];
+        let tail = flit.is_tail();
+        let more = c.len > 0;
+        let multicast = c.multicast();
+        let async_rep = c.flags & ASYNC != 0;
+        if tail {
+            debug_assert!(c.flags & GRANTED == 0, "router {r} VC {l}: tail left with its output still held: {c:?}");
+            c.flags &= !(ROUTED | ASYNC);
+        }
+        if multicast {
+            self.step_branches::<S>(r, l, tail, async_rep);
+        }
+        if tail | !more {
+            let w = &mut S::w_mut(self)[r];
+            w.bid &= !S::bit(l);
+            w.ejbid &= !S::bit(l);
+            if tail & more {
+                // The next packet's head is routed in the next cycle.
+                self.rc_next.push(crate::wheel::vcr(r, l));
+            }
+        }
+        // The credit upstream, for a network port (by mail to another part's router).
+        if l < self.net_vcs {
+            let up = self.up[r * self.np + self.port_of[l] as usize];
+            if up != crate::ids::NONE {
+                let x = up + self.vc_of[l] as u32;
+                if self.remote(x) {
+                    self.remote_credits.push(x);
+                    self.popped_remote(iv, t);
+                } else {
+                    self.credit_sent(x, t + 1 + self.credit_delay);
+                    credits.push(x);
+                }
+            }
+        }
+    }
+
+    /// The front of the replicated packet at local VC `l` of router `r` was popped: its
+    /// branches owe the next flit (asynchronous replication: each moves one place nearer the
+    /// front, and those now at it owe it); after the tail the packet is gone.
+    #[cold]
+    #[inline(never)]
+    fn step_branches<S: Width>(&mut self, r: usize, l: usize, tail: bool, async_rep: bool) {
+        let iv = r * self.npv + l;
+        let b = self.inputs.branches[iv];
+        if tail {
+            S::m_mut(self)[r].mcast &= !S::bit(l);
+        }
+        if !async_rep {
+            self.inputs.branches[iv].pending = if tail { PortSet::empty() } else { b.route };
+            return;
+        }
+        let mut pending = PortSet::empty();
+        for o in b.route.net_ports() {
+            let s = self.branch_slot(iv, false, o);
+            self.inputs.branch_pos[s] -= 1;
+            if self.inputs.branch_pos[s] == 0 {
+                pending |= PortSet::port(o);
+            }
+        }
+        if b.route.contains(PortSet::LOCAL) {
+            let s = self.branch_slot(iv, true, 0);
+            self.inputs.branch_pos[s] -= 1;
+            if self.inputs.branch_pos[s] == 0 {
+                pending |= PortSet::LOCAL;
+            }
+        }
+        debug_assert!(!tail || pending == b.route, "input VC {iv}: a branch went past its tail");
+        self.inputs.branches[iv].pending = if tail { PortSet::empty() } else { pending };
+    }
+}
