@@ -144,15 +144,106 @@ pub struct Pipeline {
 
 impl Pipeline {
     /// The papers' slot model: a one-flit packet received in cycle `t` can leave in `t + 1`.
+    /// One cycle per hop; zero-load latency H + (L − 1) cycles (wormhole, cut-through).
     pub const IDEAL: Pipeline = Pipeline { rc_delay: 0, va_delay: 0, link_latency: 1, credit_delay: 0, inject_latency: 0 };
-    /// A four-stage router (RC, VA, SA, ST) with a one-cycle link and credit return,
-    /// like BookSim 2's input-queued router with its default delays.
+    /// A four-stage router whose last stage is switch and link traversal together: route
+    /// computation, VC allocation and switch allocation a cycle each, then a flit granted the
+    /// switch in cycle `t` is readable downstream in `t + 2`. Four cycles per hop, a credit
+    /// usable upstream two cycles after its slot is freed, a cycle from the NIC to the
+    /// injection buffer; zero-load latency 4H + 3 + (L − 1) cycles (wormhole, cut-through).
+    /// One cycle per hop faster than [`Pipeline::BOOKSIM`].
     pub const REALISTIC: Pipeline = Pipeline { rc_delay: 1, va_delay: 1, link_latency: 2, credit_delay: 1, inject_latency: 1 };
+    /// BookSim 2's input-queued router (`router = iq`) with its default delays
+    /// (`routing_delay`, `vc_alloc_delay`, `sw_alloc_delay` and `st_final_delay` 1,
+    /// `st_prepare_delay` 0, `credit_delay` 0, channel latency 1), measured in
+    /// `docs/presets.md`:
+    ///
+    /// - a head received in cycle `t` is routed in `t`, allocated a VC in `t + 1`, the switch
+    ///   in `t + 2`, crosses it in `t + 3` and is received downstream in `t + 5` (a BookSim
+    ///   channel of latency 1 delivers in the second cycle after the one it was written in):
+    ///   `rc_delay` 1, `va_delay` 1, `link_latency` 3;
+    /// - a flit leaving an input buffer in its switch-allocation cycle `t` sends its credit
+    ///   back on a channel of latency 1, usable upstream in `t + 2`: `credit_delay` 1;
+    /// - BookSim ejects through a whole router pass and a channel, 5 cycles after the head
+    ///   reaches the destination router, where this model ejects after route computation and
+    ///   VC allocation (2 cycles); the 3 cycles more are added to the injection, whose
+    ///   channel takes 2: `inject_latency` 5.
+    ///
+    /// Zero-load latency 5H + 7 + (L − 1) = 5(H + 1) + 2 + (L − 1) cycles for H links, from
+    /// creation to the tail's ejection, as BookSim's `plat` counts it. The 3 cycles moved to
+    /// the injection also lengthen the injection buffer's credit loop: with buffers of 3 flits
+    /// or fewer a packet longer than the buffer takes longer than on BookSim (an 8-flit
+    /// packet over one hop: 1, 2 and 6 cycles more with 3-, 2- and 1-flit buffers).
+    pub const BOOKSIM: Pipeline = Pipeline { rc_delay: 1, va_delay: 1, link_latency: 3, credit_delay: 1, inject_latency: 5 };
+
+    /// The presets by name (`--router NAME`, `preset = "NAME"` in a router file), each with
+    /// what it is.
+    pub const PRESETS: [(&'static str, Pipeline, &'static str); 3] = [
+        ("ideal", Pipeline::IDEAL, "the papers' slot model: a 1-flit packet received in cycle t leaves in t+1"),
+        (
+            "realistic",
+            Pipeline::REALISTIC,
+            "RC, VA and SA a cycle each, then switch and link traversal in one cycle; one cycle per hop less than booksim",
+        ),
+        (
+            "booksim",
+            Pipeline::BOOKSIM,
+            "BookSim 2's iq router with its default delays (RC, VA, SA, ST a cycle each, channel latency 1); same zero-load latency",
+        ),
+    ];
+    pub const PRESET_NAMES: &'static str = "ideal, realistic, booksim";
+
+    /// The preset called `name`.
+    pub fn preset(name: &str) -> Option<Pipeline> {
+        Pipeline::PRESETS.iter().find(|(n, _, _)| *n == name).map(|&(_, p, _)| p)
+    }
 
     /// Zero-load cycles a head flit spends per hop (from readable in one buffer to readable
     /// in the next).
     pub fn hop_cycles(&self) -> u32 {
         self.rc_delay + self.va_delay + self.link_latency
+    }
+
+    /// Zero-load latency of a packet of `flits` flits (L) crossing `hops` ≥ 1 links (H) alone
+    /// in the network: cycles from the cycle it is handed to its source NIC (its creation) to
+    /// the cycle its tail is ejected at the destination, as a run's `latency_avg_cycles`
+    /// counts them, with no NIC start-up or copy cost and buffers of at least L flits.
+    ///
+    /// The head is readable in the source router's injection buffer `inject_latency` cycles
+    /// after creation, spends [`Pipeline::hop_cycles`] per hop, and at the destination is
+    /// routed and given an ejection channel (`rc_delay + va_delay`); the other L − 1 flits
+    /// follow a cycle apart. Under store-and-forward a head waits in each of the H − 1
+    /// routers between the source's and the destination's until its tail is readable, L − 1
+    /// cycles after it, overlapping route computation and VC allocation (not at the
+    /// injection port, where the NIC holds the whole packet, nor at ejection).
+    pub fn zero_load_latency(&self, switching: Switching, hops: u64, flits: u64) -> u64 {
+        assert!(hops >= 1 && flits >= 1, "a packet crosses at least one link and has at least one flit");
+        let (rc_va, link) = ((self.rc_delay + self.va_delay) as u64, self.link_latency as u64);
+        let per_hop = match switching {
+            Switching::StoreAndForward => rc_va.max(flits - 1) + link,
+            Switching::VirtualCutThrough | Switching::Wormhole => rc_va + link,
+        };
+        self.inject_latency as u64 + (rc_va + link) + (hops - 1) * per_hop + rc_va + (flits - 1)
+    }
+
+    /// [`Pipeline::zero_load_latency`] as a formula in H (links crossed) and L (flits).
+    pub fn zero_load_formula(&self, switching: Switching) -> String {
+        let (rc_va, link, inj) = (self.rc_delay + self.va_delay, self.link_latency, self.inject_latency);
+        let sum = |terms: &[String]| terms.iter().filter(|t| !t.is_empty() && *t != "0").cloned().collect::<Vec<_>>().join(" + ");
+        match switching {
+            Switching::VirtualCutThrough | Switching::Wormhole => {
+                let h = if self.hop_cycles() == 1 { "H".to_string() } else { format!("{}H", self.hop_cycles()) };
+                sum(&[h, (inj + rc_va).to_string(), "(L-1)".into()])
+            }
+            // Every hop waits for the tail: H(L - 1 + link) in all.
+            Switching::StoreAndForward if rc_va == 0 => {
+                let h = if link == 1 { "HL".to_string() } else { format!("H(L-1 + {link})") };
+                sum(&[inj.to_string(), h])
+            }
+            Switching::StoreAndForward => {
+                sum(&[(inj + 2 * rc_va + link).to_string(), format!("(H-1)(max({rc_va}, L-1) + {link})"), "(L-1)".into()])
+            }
+        }
     }
 }
 
@@ -186,5 +277,48 @@ impl RouterParams {
     #[inline(always)]
     pub fn ports(&self) -> usize {
         self.net_ports as usize + self.nic_channels as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each preset's formula, written out by hand (BookSim's as measured: 5(H + 1) + 2 +
+    /// (L − 1)), against the general one.
+    #[test]
+    fn preset_formulas() {
+        let (wh, vct, sf) = (Switching::Wormhole, Switching::VirtualCutThrough, Switching::StoreAndForward);
+        for h in 1..=20u64 {
+            for l in 1..=12u64 {
+                for s in [wh, vct] {
+                    assert_eq!(Pipeline::IDEAL.zero_load_latency(s, h, l), h + (l - 1));
+                    assert_eq!(Pipeline::REALISTIC.zero_load_latency(s, h, l), 4 * h + 3 + (l - 1));
+                    assert_eq!(Pipeline::BOOKSIM.zero_load_latency(s, h, l), 5 * (h + 1) + 2 + (l - 1));
+                }
+                assert_eq!(Pipeline::IDEAL.zero_load_latency(sf, h, l), h * l);
+                assert_eq!(Pipeline::REALISTIC.zero_load_latency(sf, h, l), 7 + (h - 1) * (l.saturating_sub(1).max(2) + 2) + (l - 1));
+                assert_eq!(Pipeline::BOOKSIM.zero_load_latency(sf, h, l), 12 + (h - 1) * ((l - 1).max(2) + 3) + (l - 1));
+            }
+        }
+        assert_eq!(Pipeline::IDEAL.zero_load_formula(wh), "H + (L-1)");
+        assert_eq!(Pipeline::IDEAL.zero_load_formula(sf), "HL");
+        assert_eq!(Pipeline::REALISTIC.zero_load_formula(vct), "4H + 3 + (L-1)");
+        assert_eq!(Pipeline::REALISTIC.zero_load_formula(sf), "7 + (H-1)(max(2, L-1) + 2) + (L-1)");
+        assert_eq!(Pipeline::BOOKSIM.zero_load_formula(wh), "5H + 7 + (L-1)");
+        assert_eq!(Pipeline::BOOKSIM.zero_load_formula(sf), "12 + (H-1)(max(2, L-1) + 3) + (L-1)");
+        let slow = Pipeline { rc_delay: 0, va_delay: 0, link_latency: 3, credit_delay: 0, inject_latency: 2 };
+        assert_eq!(slow.zero_load_formula(sf), "2 + H(L-1 + 3)");
+        assert_eq!(slow.zero_load_latency(sf, 4, 5), 2 + 4 * (4 + 3));
+    }
+
+    #[test]
+    fn presets_by_name() {
+        assert_eq!(Pipeline::preset("booksim"), Some(Pipeline::BOOKSIM));
+        assert_eq!(Pipeline::preset("realistic"), Some(Pipeline::REALISTIC));
+        assert_eq!(Pipeline::preset("ideal"), Some(Pipeline::IDEAL));
+        assert_eq!(Pipeline::preset("iq"), None);
+        let names: Vec<&str> = Pipeline::PRESETS.iter().map(|p| p.0).collect();
+        assert_eq!(names.join(", "), Pipeline::PRESET_NAMES);
     }
 }

@@ -62,7 +62,7 @@ pub struct RunArgs {
     /// Switching: sf, vct or wh.
     #[arg(long, allow_hyphen_values = true)]
     pub switching: Option<String>,
-    /// Router: ideal, realistic, or a router TOML file.
+    /// Router: ideal, realistic, booksim, or a router TOML file.
     #[arg(long, allow_hyphen_values = true)]
     pub router: Option<String>,
     /// Flits per packet.

@@ -205,7 +205,7 @@ fn key_location(text: &str, name: &str, key: &str) -> String {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RouterFile {
-    /// Base preset: "ideal" or "realistic" (default ideal).
+    /// Base preset: "ideal", "realistic" or "booksim" (default ideal).
     preset: Option<String>,
     rc_delay: Option<u32>,
     va_delay: Option<u32>,
@@ -300,7 +300,7 @@ pub struct Config {
     pub workload: Workload,
     pub ports: String,
     pub switching: Switching,
-    /// "ideal", "realistic" or the router file's path.
+    /// "ideal", "realistic", "booksim" or the router file's path.
     pub router: String,
     pub pipeline: Pipeline,
     pub arbiter: ArbiterPolicy,
@@ -599,9 +599,11 @@ impl Config {
         };
         let (router, mut pipeline) = match raw.get("router") {
             None if is_traffic => ("realistic".to_string(), Pipeline::REALISTIC),
-            None | Some("ideal") => ("ideal".to_string(), Pipeline::IDEAL),
-            Some("realistic") => ("realistic".to_string(), Pipeline::REALISTIC),
-            Some(path) => (path.to_string(), read_router_file(path)?),
+            None => ("ideal".to_string(), Pipeline::IDEAL),
+            Some(name) => match Pipeline::preset(name) {
+                Some(p) => (name.to_string(), p),
+                None => (name.to_string(), read_router_file(name)?),
+            },
         };
         if pipeline.link_latency == 0 {
             return Err(err("router", &router, "link_latency must be at least 1 cycle"));
@@ -1144,13 +1146,13 @@ fn parse_node(field: &str, v: &str, topo: &fabric::Topology) -> Result<u32, Conf
 
 fn read_router_file(path: &str) -> Result<Pipeline, ConfigError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| err("router", path, format!("ideal, realistic, or a router TOML file (cannot read it: {e})")))?;
+        .map_err(|e| err("router", path, format!("{}, or a router TOML file (cannot read it: {e})", Pipeline::PRESET_NAMES)))?;
     let _: toml::Table = text.parse().map_err(|e: toml::de::Error| toml_error("router", "malformed TOML: ", &text, path, &e))?;
     let f: RouterFile = toml::from_str(&text).map_err(|e| toml_error("router", "", &text, path, &e))?;
     let mut p = match f.preset.as_deref() {
-        None | Some("ideal") => Pipeline::IDEAL,
-        Some("realistic") => Pipeline::REALISTIC,
-        Some(other) => return Err(err("router", format!("{path}: preset = {other}"), "ideal or realistic")),
+        None => Pipeline::IDEAL,
+        Some(name) => Pipeline::preset(name)
+            .ok_or_else(|| err("router", format!("{path}: preset = {name}"), format!("one of {}", Pipeline::PRESET_NAMES)))?,
     };
     if let Some(v) = f.rc_delay {
         p.rc_delay = v;

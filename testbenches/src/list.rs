@@ -2,7 +2,7 @@
 
 use fabric::algorithms::ALGORITHMS;
 use fabric::algorithms::traffic::Pattern;
-use router::Pipeline;
+use router::{Pipeline, Switching};
 
 pub fn text() -> String {
     let mut s = String::new();
@@ -19,19 +19,24 @@ pub fn text() -> String {
     }
     s += &format!("\ntraffic patterns (--traffic, with --rate packets/node/cycle --cycles C):\n  {}\n", Pattern::NAMES);
     s += "\nrouter presets (--router, or a TOML file with preset/rc_delay/va_delay/link_latency/credit_delay/inject_latency):\n";
-    for (name, p, what) in [
-        ("ideal", Pipeline::IDEAL, "the papers' slot model: a 1-flit packet received in cycle t leaves in t+1"),
-        ("realistic", Pipeline::REALISTIC, "4-stage pipeline (RC, VA, SA, ST) with link and credit delay"),
-    ] {
+    s += "  zero-load latency: cycles from a packet's creation to its tail's ejection, alone in the network,\n";
+    s += "  for H links crossed and L flits (buffers of at least L flits; docs/presets.md)\n";
+    for (name, p, what) in Pipeline::PRESETS {
         s += &format!(
-            "  {:<10}  {what}\n              rc_delay {} va_delay {} link_latency {} credit_delay {} inject_latency {} ({} cycles per hop at zero load)\n",
+            "  {:<10}  {what}\n              rc_delay {} va_delay {} link_latency {} credit_delay {} inject_latency {} ({} cycle{} per hop at zero load)\n",
             name,
             p.rc_delay,
             p.va_delay,
             p.link_latency,
             p.credit_delay,
             p.inject_latency,
-            p.hop_cycles()
+            p.hop_cycles(),
+            if p.hop_cycles() == 1 { "" } else { "s" }
+        );
+        s += &format!(
+            "              zero-load latency: {} (wh, vct); {} (sf)\n",
+            p.zero_load_formula(Switching::Wormhole),
+            p.zero_load_formula(Switching::StoreAndForward)
         );
     }
     s += "\nreproductions (flitwave reproduce PAPER --out DIR):\n";

@@ -320,6 +320,38 @@ fn list_names_every_algorithm_and_the_paper() {
     }
 }
 
+/// `--router booksim` and `preset = "booksim"`: on a 2-node array every packet crosses one
+/// link, alone at this rate, and takes BookSim's zero-load latency 5(H + 1) + 2 + (L - 1),
+/// 15 cycles for 4 flits; `flitwave list` gives each preset's formula.
+#[test]
+fn booksim_preset() {
+    let run = |router: &str| {
+        let mut args: Vec<&str> =
+            "--topology linear --dims 2 --traffic uniform --rate 0.001 --cycles 20000 --packet-flits 4 --router".split(' ').collect();
+        args.push(router);
+        let v = run_ok(&args);
+        assert!(v["deliveries"].as_u64().unwrap() > 10, "{v}");
+        (v["config"].clone(), v["latency_avg_cycles"].as_f64().unwrap(), v["latency_max_cycles"].as_u64().unwrap())
+    };
+    let (config, avg, max) = run("booksim");
+    assert_eq!(config["router"], "booksim");
+    let delays = serde_json::json!({"rc_delay": 1, "va_delay": 1, "link_latency": 3, "credit_delay": 1, "inject_latency": 5});
+    assert_eq!(config["pipeline"], delays);
+    assert_eq!((avg, max), (15.0, 15));
+    // A router file on the preset: BookSim's own 2-cycle injection channel, 3 cycles less.
+    let f = Temp::file("booksim.toml", "preset = \"booksim\"\ninject_latency = 2\n");
+    let (config, avg, max) = run(f.s());
+    assert_eq!(config["pipeline"]["link_latency"], 3);
+    assert_eq!((avg, max), (12.0, 12));
+    let f = Temp::file("iq.toml", "preset = \"iq\"\n");
+    bad(&["run", "--router", f.s()], &["router", "preset = iq", "ideal, realistic, booksim"]);
+    let o = flitwave(&["list"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    for formula in ["H + (L-1) (wh, vct); HL (sf)", "4H + 3 + (L-1) (wh, vct)", "5H + 7 + (L-1) (wh, vct)"] {
+        assert!(text.contains(formula), "flitwave list does not give {formula}:\n{text}");
+    }
+}
+
 /// Bad input: exit 2, nothing on stdout, one line on stderr, `flitwave: error: ...`, and
 /// the line contains every one of `needles` (the field, the value, what is allowed).
 fn bad(args: &[&str], needles: &[&str]) {
