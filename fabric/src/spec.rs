@@ -112,8 +112,8 @@ pub struct FabricSpec {
     pub max_cycles: u64,
     /// Visit routers in a random order each cycle (for testing order independence).
     pub shuffle_seed: Option<u64>,
-    /// Count accepted throughput over cycles `[0, measure_until)`.
-    pub measure_until: Option<u64>,
+    /// Measure latency and throughput over this window of cycles ([`crate::measure`]).
+    pub measure: Option<crate::measure::Window>,
     /// Which kernel runs the fabric.
     pub kernel: KernelChoice,
     /// Tests: the event kernel rebases its in-line buffer histograms this often (cycles)
@@ -144,7 +144,7 @@ impl FabricSpec {
             watchdog_cycles: 10_000,
             max_cycles: u64::MAX / 4,
             shuffle_seed: None,
-            measure_until: None,
+            measure: None,
             kernel: KernelChoice::Auto,
             event_hist_span: None,
         }

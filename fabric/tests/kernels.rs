@@ -15,7 +15,7 @@ fn state(f: &Fabric, ending: Ending) -> String {
     let r = &f.routers;
     let end = f.end();
     let mut s = format!(
-        "{ending:?} end {end} counters {:?} latencies {:?} {:?} {} {} score {:?} {:?} queue {} deadlock {:?}\n",
+        "{ending:?} end {end} counters {:?} latencies {:?} {:?} {} {} score {:?} {:?} queue {} deadlock {:?} measure {:?}\n",
         f.counters,
         f.latencies.hist,
         f.latencies.far,
@@ -24,7 +24,8 @@ fn state(f: &Fabric, ending: Ending) -> String {
         f.scoreboard.counts(),
         f.scoreboard.problems,
         f.nics.max_queue,
-        f.deadlock
+        f.deadlock,
+        fabric::measure::summary(f)
     );
     for iv in 0..r.inputs.ctl.len() {
         let c = &r.inputs.ctl[iv];
@@ -156,7 +157,7 @@ impl Case {
         s.copy_cycles_per_flit = self.copy;
         s.watchdog_cycles = 150;
         s.max_cycles = self.max_cycles;
-        s.measure_until = Some(self.cycles);
+        s.measure = Some(Window { from: self.cycles / 4, to: self.cycles, batches: 5 });
         s.event_hist_span = self.hist_span;
         s
     }

@@ -258,9 +258,7 @@ impl Fabric {
             k.eval.finish(&mut self.routers, |p| packets.get(p).flits());
             self.deadlock = Some(self.find_deadlock(t));
         }
-        if self.spec.measure_until.is_some_and(|m| t < m) {
-            self.counters.flits_ejected_in_window += self.counters.flits_ejected - ejected_before;
-        }
+        self.measure.ejected(t, self.counters.flits_ejected - ejected_before); // measure:
         self.now = t + 1;
     }
 }
