@@ -79,14 +79,14 @@ impl Window {
     pub const DEFAULT_BATCHES: u32 = 10;
 
     /// Cycles in the window (at least 1).
-    pub fn len(&self) -> u64 {
+    pub fn cycles(&self) -> u64 {
         self.to - self.from
     }
 
     /// The first cycle of batch `i`, `from + ⌈i × len / batches⌉`; `i = batches` gives the
     /// window's end.
     pub fn boundary(&self, i: u32) -> u64 {
-        self.from + (self.len() as u128 * i as u128).div_ceil(self.batches as u128) as u64
+        self.from + (self.cycles() as u128 * i as u128).div_ceil(self.batches as u128) as u64
     }
 
     fn contains(&self, t: u64) -> bool {
@@ -96,7 +96,7 @@ impl Window {
     /// The batch of a packet born in cycle `birth`, inside the window: the last whose
     /// boundary is at or before it (an integer is at least ⌈y⌉ exactly when it is at least y).
     fn batch_of(&self, birth: u64) -> usize {
-        ((birth - self.from) as u128 * self.batches as u128 / self.len() as u128) as usize
+        ((birth - self.from) as u128 * self.batches as u128 / self.cycles() as u128) as usize
     }
 }
 
@@ -210,7 +210,7 @@ impl Measurement {
     /// not reach taking `final_queued`, the packets queued at its end; None without a window.
     pub fn summary(&self, nodes: u64, final_queued: u64) -> Option<Summary> {
         let w = self.window?;
-        let per_node_cycle = |flits: u64| flits as f64 / (nodes as f64 * w.len() as f64);
+        let per_node_cycle = |flits: u64| flits as f64 / (nodes as f64 * w.cycles() as f64);
         let batches: Vec<Batch> = (0..w.batches)
             .map(|i| {
                 let (n, sum) = (self.batch_packets[i as usize], self.batch_sums[i as usize]);
@@ -221,7 +221,7 @@ impl Measurement {
         let mut queues = self.queues.clone();
         queues.resize(w.batches as usize + 1, final_queued);
         let at: Vec<u64> = (0..=w.batches).map(|i| w.boundary(i)).collect();
-        let growth = fitted_growth(&at, &queues) * w.len() as f64;
+        let growth = fitted_growth(&at, &queues) * w.cycles() as f64;
         let (accepted, offered) = (per_node_cycle(self.ejected_flits), per_node_cycle(self.offered_flits));
         let saturated = self.offered_packets > 0
             && growth > SATURATION_SHARE * self.offered_packets as f64
@@ -316,7 +316,7 @@ fn t_central(t: f64, df: u32) -> f64 {
         if df > 1 {
             let (mut term, mut k) = (c, 1);
             sum = term;
-            while 2 * k + 1 <= df - 2 {
+            while 2 * k + 2 < df {
                 term *= c2 * (2 * k) as f64 / (2 * k + 1) as f64;
                 sum += term;
                 k += 1;
