@@ -19,6 +19,7 @@ mod placement;
 pub mod split;
 mod timers;
 
+use crate::measure::Measurement;
 use crate::nic::Nics;
 use crate::packet::{Packet, PacketTable};
 use crate::probe::{CycleView, Probe};
@@ -50,8 +51,6 @@ pub struct Counters {
     pub packets_delivered: u64,
     /// Cycle of the last delivery.
     pub last_delivery: u64,
-    /// Flits ejected in cycles `[0, measure_until)`.
-    pub flits_ejected_in_window: u64,
 }
 
 /// Packet latencies (delivery cycle minus birth), exact, in a histogram: one counter per
@@ -75,7 +74,6 @@ impl Counters {
         self.packets_sent += o.packets_sent;
         self.packets_delivered += o.packets_delivered;
         self.last_delivery = self.last_delivery.max(o.last_delivery);
-        self.flits_ejected_in_window += o.flits_ejected_in_window;
     }
 }
 
@@ -98,7 +96,7 @@ impl Latencies {
     /// Latencies below this many cycles have a counter each.
     pub const DENSE: u64 = 1 << 16;
 
-    fn record(&mut self, l: u64) {
+    pub(crate) fn record(&mut self, l: u64) {
         if l < Self::DENSE {
             let i = l as usize;
             if i >= self.hist.len() {
@@ -300,6 +298,8 @@ pub struct Fabric {
     pub scoreboard: Scoreboard,
     pub counters: Counters,
     pub latencies: Latencies,
+    /// The traffic window's statistics ([`crate::measure`]).
+    pub measure: Measurement, // measure:
     program: Box<dyn Program>,
     probes: Vec<Box<dyn Probe>>,
     wiring: Wiring,
@@ -354,6 +354,7 @@ impl Fabric {
             scoreboard,
             counters: Counters::default(),
             latencies: Latencies::default(),
+            measure: Measurement::new(spec.measure), // measure:
             program,
             probes: Vec::new(),
             wiring: Wiring { down, up, class_mask },
@@ -479,6 +480,9 @@ impl Fabric {
     /// Simulate cycle `self.now`.
     pub fn step(&mut self) {
         let t = self.now;
+        // measure: the source queues at the batch boundaries reached
+        let (lo, hi) = (self.part.lo, self.part.hi);
+        self.measure.sample_queues(t, || (lo..hi).map(|n| self.nics.queued(NodeId(n)) as u64).sum());
         let ejected_before = self.counters.flits_ejected;
         let injected_before = self.counters.flits_injected;
         let hops_before = self.routers.hops;
@@ -603,10 +607,7 @@ impl Fabric {
         if self.part.parts == 1 && !self.routers.is_empty() && t - self.step.last_move >= self.spec.watchdog_cycles {
             self.deadlock = Some(self.find_deadlock(t));
         }
-        // Counted cycle by cycle: the window may end in cycles that are skipped.
-        if self.spec.measure_until.is_some_and(|m| t < m) {
-            self.counters.flits_ejected_in_window += self.counters.flits_ejected - ejected_before;
-        }
+        self.measure.ejected(t, self.counters.flits_ejected - ejected_before); // measure:
         self.now = t + 1;
     }
 
@@ -637,6 +638,7 @@ impl Fabric {
             return;
         }
         self.latencies.record(t - p.birth);
+        self.measure.delivered(t, p.birth, p.flits()); // measure:
         self.counters.packets_delivered += 1;
         self.counters.last_delivery = self.counters.last_delivery.max(t);
         let m = Received { src: p.src(), kind: p.header.kind, msg: p.msg, aux: p.aux, key: p.key(), flits: p.flits(), birth: p.birth };
@@ -694,6 +696,7 @@ impl Fabric {
             let p = Packet { header, msg: s.msg, aux: s.aux, birth: t, remaining, seen: NONE };
             self.nics.enqueue(r, p, first);
             self.counters.packets_sent += 1;
+            self.measure.generated(t, s.flits); // measure:
         }
         self.step.node_out.sends.clear();
         for i in 0..self.step.node_out.wakes.len() {

@@ -6,6 +6,7 @@
 
 pub mod algorithms;
 pub mod kernel;
+pub mod measure;
 pub mod nic;
 pub mod packet;
 pub mod probe;
@@ -15,6 +16,7 @@ pub mod spec;
 pub mod topology;
 
 pub use kernel::{Counters, Deadlock, Ending, Fabric};
+pub use measure::{Measurement, Window};
 pub use program::{Dest, NodeCtx, Program, Received, Send};
 pub use router::Schedule;
 pub use scoreboard::{DestSet, Scoreboard};

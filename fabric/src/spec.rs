@@ -87,8 +87,8 @@ pub struct FabricSpec {
     pub max_cycles: u64,
     /// Visit routers in a random order each cycle (for testing order independence).
     pub shuffle_seed: Option<u64>,
-    /// Count accepted throughput over cycles `[0, measure_until)`.
-    pub measure_until: Option<u64>,
+    /// Measure latency and throughput over this window of cycles ([`crate::measure`]).
+    pub measure: Option<crate::measure::Window>,
     /// Which routers the kernel visits each cycle (results never depend on it).
     pub schedule: Schedule,
     /// Tests: the routers rebase their in-line buffer histograms this often (cycles)
@@ -119,7 +119,7 @@ impl FabricSpec {
             watchdog_cycles: 10_000,
             max_cycles: u64::MAX / 4,
             shuffle_seed: None,
-            measure_until: None,
+            measure: None,
             schedule: Schedule::Busy,
             hist_span: None,
         }

@@ -20,7 +20,7 @@ fn state(f: &Fabric, ending: Ending) -> String {
     let r = &f.routers;
     let end = f.end();
     let mut s = format!(
-        "{ending:?} end {end} counters {:?} latencies {:?} {:?} {} {} score {:?} {:?} queue {} deadlock {:?}\n",
+        "{ending:?} end {end} counters {:?} latencies {:?} {:?} {} {} score {:?} {:?} queue {} deadlock {:?} measure {:?}\n",
         f.counters,
         f.latencies.hist,
         f.latencies.far,
@@ -29,7 +29,8 @@ fn state(f: &Fabric, ending: Ending) -> String {
         f.scoreboard.counts(),
         f.scoreboard.problems,
         f.nics.max_queue,
-        f.deadlock
+        f.deadlock,
+        fabric::measure::summary(f)
     );
     for iv in 0..r.input_vcs() {
         let c = r.vc_view(iv);
@@ -174,7 +175,7 @@ impl Case {
         s.watchdog_cycles = 150;
         s.max_cycles = self.max_cycles;
         match self.load {
-            Load::Traffic { cycles, .. } => s.measure_until = Some(cycles),
+            Load::Traffic { cycles, .. } => s.measure = Some(Window { from: cycles / 4, to: cycles, batches: 4 }),
             Load::Broadcast { replication, va } => (s.replication, s.multicast_va) = (replication, va),
         }
         s.hist_span = self.hist_span;

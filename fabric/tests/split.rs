@@ -14,7 +14,7 @@ use router::{NodeId, Pipeline, Switching};
 fn traffic(spec: &FabricSpec, pattern: Pattern, rate: f64, cycles: u64) -> Fabric {
     let t = TrafficSpec { pattern, rate, cycles, flits: spec.packet_flits, seed: 7, hotspot: NodeId(1), hotspot_fraction: 0.3 };
     let mut s = spec.clone();
-    s.measure_until = Some(cycles);
+    s.measure = Some(Window { from: cycles / 4, to: cycles, batches: 5 });
     Fabric::new(&s, Box::new(Traffic::new(t, s.topology().nodes())))
 }
 
@@ -26,7 +26,7 @@ fn outcome(f: &Fabric, ending: &Ending) -> String {
         (0..vcs).map(|iv| (r.max_occupancy(iv), r.occupancy_histogram(iv, f.now), r.stall_credit(iv), r.stall_arbitration(iv))).collect();
     let links: Vec<_> = (0..f.output_ports()).map(|op| f.port_flits(op)).collect();
     format!(
-        "{ending:?} now {} counters {} latencies {:?} score {:?} problems {:?} buffered {} deadlock {} per-VC {per_vc:?} links {links:?} nic queue {}",
+        "{ending:?} now {} counters {} latencies {:?} score {:?} problems {:?} buffered {} deadlock {} per-VC {per_vc:?} links {links:?} nic queue {} measure {:?}",
         f.now,
         serde_json::to_string(&f.counters).unwrap(),
         (&f.latencies.hist, &f.latencies.far),
@@ -35,6 +35,7 @@ fn outcome(f: &Fabric, ending: &Ending) -> String {
         r.flits,
         serde_json::to_string(&f.deadlock).unwrap(),
         f.nics.max_queue,
+        fabric::measure::summary(f),
     )
 }
 

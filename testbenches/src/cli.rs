@@ -89,6 +89,12 @@ pub struct RunArgs {
     /// Cycles of injection (then the network drains).
     #[arg(long, allow_hyphen_values = true)]
     pub cycles: Option<String>,
+    /// Traffic: cycles of warm-up before the measurement window [warmup, cycles) (default 0).
+    #[arg(long, allow_hyphen_values = true)]
+    pub warmup: Option<String>,
+    /// Traffic: batches of the window for the latency confidence interval (2 to 100, default 10).
+    #[arg(long, allow_hyphen_values = true)]
+    pub batches: Option<String>,
     /// Random seed: traffic, random active sets, kbcast --variant random, dynamic arrivals (the other algorithms are deterministic and do not use it).
     #[arg(long, allow_hyphen_values = true)]
     pub seed: Option<String>,
@@ -211,7 +217,7 @@ impl RunArgs {
     /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
     pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 50] = [
+        let fields: [(&str, &Option<String>); 52] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -226,6 +232,8 @@ impl RunArgs {
             ("traffic", &self.traffic),
             ("rate", &self.rate),
             ("cycles", &self.cycles),
+            ("warmup", &self.warmup),
+            ("batches", &self.batches),
             ("seed", &self.seed),
             ("deadlock-avoidance", &self.deadlock_avoidance),
             ("forwarding", &self.forwarding),

@@ -55,6 +55,8 @@ pub const FIELDS: &[&str] = &[
     "traffic",
     "rate",
     "cycles",
+    "warmup",
+    "batches",
     "seed",
     "deadlock-avoidance",
     "forwarding",
@@ -240,6 +242,10 @@ pub enum Workload {
         /// Flits per node per cycle offered.
         offered_flits: f64,
         cycles: u64,
+        /// Cycles before the measurement window `[warmup, cycles)` ([`fabric::measure`]).
+        warmup: u64,
+        /// Batches of the window for the latency confidence interval.
+        batches: u32,
         hotspot: u32,
         hotspot_fraction: f64,
     },
@@ -587,7 +593,7 @@ impl Config {
             return Err(err("algorithm", a, format!("a run is either an algorithm or synthetic traffic (--traffic {t}), not both")));
         }
         let is_dynamic = raw.get("algorithm") == Some("dynamic");
-        for f in ["rate", "cycles", "hotspot", "hotspot-fraction"] {
+        for f in ["rate", "cycles", "warmup", "batches", "hotspot", "hotspot-fraction"] {
             if raw.get(f).is_some() && !is_traffic && !(f == "cycles" && is_dynamic) {
                 return Err(err(f, raw.get(f).unwrap(), "only applies with --traffic PATTERN (--cycles also with --algorithm dynamic)"));
             }
@@ -742,6 +748,24 @@ impl Config {
                 Some(v) => uint("cycles", v, 1, 1 << 40)?,
                 None => 10_000,
             };
+            let warmup = match raw.get("warmup") {
+                Some(v) => {
+                    let w = uint("warmup", v, 0, 1 << 40)?;
+                    if w >= cycles {
+                        return Err(err(
+                            "warmup",
+                            v,
+                            format!("fewer cycles than --cycles ({cycles}): the statistics count over the cycles [warmup, cycles)"),
+                        ));
+                    }
+                    w
+                }
+                None => 0,
+            };
+            let batches = match raw.get("batches") {
+                Some(v) => uint("batches", v, 2, 100)? as u32,
+                None => fabric::Window::DEFAULT_BATCHES,
+            };
             let hotspot = match raw.get("hotspot") {
                 Some(v) => parse_node("hotspot", v, &topo)?,
                 None => 0,
@@ -753,7 +777,7 @@ impl Config {
             // Offered per node of the fabric: the nodes a permutation maps to themselves send nothing.
             let (senders, nodes) = (pattern.senders(&topo), topo.nodes() as u64);
             let offered_flits = rate * packet_flits as f64 * if senders == nodes { 1.0 } else { senders as f64 / nodes as f64 };
-            Workload::Traffic { pattern, rate, offered_flits, cycles, hotspot, hotspot_fraction }
+            Workload::Traffic { pattern, rate, offered_flits, cycles, warmup, batches, hotspot, hotspot_fraction }
         } else {
             let name = raw.get("algorithm").unwrap_or("snb").to_string();
             let info = algorithms::find(&name).ok_or_else(|| {
@@ -954,8 +978,8 @@ impl Config {
         s.watchdog_cycles = self.watchdog_cycles;
         s.max_cycles = self.max_cycles;
         s.schedule = self.schedule;
-        if let Workload::Traffic { cycles, .. } = self.workload {
-            s.measure_until = Some(cycles);
+        if let Workload::Traffic { cycles, warmup, batches, .. } = self.workload {
+            s.measure = Some(fabric::Window { from: warmup, to: cycles, batches });
         }
         s
     }

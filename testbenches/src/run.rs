@@ -63,17 +63,78 @@ pub struct Report {
     /// Most packets waiting in any node's memory (the papers' node storage).
     pub max_nic_queue: u32,
     pub deadlock: Option<Deadlock>,
+    /// Traffic runs: the measurement window, cycles [`--warmup`, `--cycles`), its batches
+    /// and the source queues ([`fabric::measure`]).
+    pub window: Option<WindowReport>,
+    /// Packet latency; in traffic runs, of the packets born in the window.
     pub latency_avg_cycles: Option<f64>,
     pub latency_p99_cycles: Option<u64>,
     pub latency_max_cycles: Option<u64>,
-    /// Traffic runs: flits delivered per node per cycle during the injection window.
+    /// Traffic runs: the 95 % confidence half-width of `latency_avg_cycles` by batch means
+    /// (None when a batch has no packet).
+    pub latency_ci95_cycles: Option<f64>,
+    /// Traffic runs: flits ejected in the window, per node and cycle.
     pub accepted_flits_per_node_cycle: Option<f64>,
+    /// Traffic runs: flits of the packets generated in the window, per node and cycle.
     pub offered_flits_per_node_cycle: Option<f64>,
+    /// Traffic runs: the source queues grow without bound (more than 5 % of the offered
+    /// load piles up at the sources and is missing at the sinks).
+    pub saturated: Option<bool>,
     pub wall_seconds: f64,
     pub config: Config,
     /// Seidel broadcasts: cost_us, model_us, vs_model, steps.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub seidel: Option<crate::cost_model::CostReport>,
+}
+
+/// A traffic run's measurement window in the report: cycles `[from, to)`, cut into batches
+/// by packet birth.
+#[derive(Clone, Debug, Serialize)]
+pub struct WindowReport {
+    pub from: u64,
+    pub to: u64,
+    pub batches: Vec<BatchReport>,
+    /// Packets waiting at all sources at the window's end.
+    pub source_queue_packets_at_end: u64,
+    /// Their growth over the window, by the least-squares line through the samples at the
+    /// batch boundaries.
+    pub source_queue_growth_packets: f64,
+}
+
+/// One batch: the packets born in cycles `[from, to)`, their mean latency, and the packets
+/// waiting at all sources at `from`.
+#[derive(Clone, Debug, Serialize)]
+pub struct BatchReport {
+    pub from: u64,
+    pub to: u64,
+    pub packets: u64,
+    pub latency_avg_cycles: Option<f64>,
+    pub source_queue_packets: u64,
+}
+
+impl WindowReport {
+    fn new(m: &fabric::measure::Summary) -> WindowReport {
+        let q = &m.source_queue_packets;
+        let batches = m
+            .batches
+            .iter()
+            .zip(q)
+            .map(|(b, &queued)| BatchReport {
+                from: b.from,
+                to: b.to,
+                packets: b.packets,
+                latency_avg_cycles: b.latency_avg_cycles,
+                source_queue_packets: queued,
+            })
+            .collect();
+        WindowReport {
+            from: m.window.from,
+            to: m.window.to,
+            batches,
+            source_queue_packets_at_end: *q.last().expect("a sample at every boundary"),
+            source_queue_growth_packets: m.source_queue_growth_packets,
+        }
+    }
 }
 
 impl Report {
@@ -523,13 +584,12 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         }
     }
     let complete = ending == Ending::Quiescent && c.missing == 0;
-    let (accepted, offered) = match cfg.workload {
-        Workload::Traffic { cycles, offered_flits, .. } => {
-            let window = f.counters.flits_ejected_in_window;
-            (Some(window as f64 / (f.topo.nodes() as f64 * cycles as f64)), Some(offered_flits))
-        }
-        _ => (None, None),
+    let m = match cfg.workload {
+        Workload::Traffic { .. } => fabric::measure::summary(f),
+        _ => None,
     };
+    // A traffic run's latencies are those of the packets born in its window.
+    let latencies = if m.is_some() { &f.measure.latencies } else { &f.latencies };
     Report {
         flitwave: env!("CARGO_PKG_VERSION"),
         title: cfg.title(),
@@ -565,11 +625,14 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         stats: Stats::from_fabric(f),
         max_nic_queue: f.nics.max_queue,
         deadlock: f.deadlock.clone(),
-        latency_avg_cycles: f.latencies.mean(),
-        latency_p99_cycles: f.latencies.quantile(0.99),
-        latency_max_cycles: f.latencies.max(),
-        accepted_flits_per_node_cycle: accepted,
-        offered_flits_per_node_cycle: offered,
+        window: m.as_ref().map(WindowReport::new),
+        latency_avg_cycles: latencies.mean(),
+        latency_p99_cycles: latencies.quantile(0.99),
+        latency_max_cycles: latencies.max(),
+        latency_ci95_cycles: m.as_ref().and_then(|m| m.latency_ci95_cycles),
+        accepted_flits_per_node_cycle: m.as_ref().map(|m| m.accepted_flits_per_node_cycle),
+        offered_flits_per_node_cycle: m.as_ref().map(|m| m.offered_flits_per_node_cycle),
+        saturated: m.as_ref().map(|m| m.saturated),
         wall_seconds,
         config: cfg.clone(),
         seidel: cost_report(cfg, completion),
@@ -644,12 +707,26 @@ pub fn summary(r: &Report) -> String {
             r.vs_slot_model.filter(|&v| v != 1.0).map_or(String::new(), |v| format!("; {v:.2}x the slot model"))
         );
     } else {
+        // Traffic: the window's throughput and saturation, then its latency.
+        if let Some(w) = &r.window {
+            s += &format!(
+                "  window cycles [{}, {}): accepted {:.4} of {:.4} offered flits/node/cycle; saturated: {}\n",
+                w.from,
+                w.to,
+                r.accepted_flits_per_node_cycle.unwrap_or(0.0),
+                r.offered_flits_per_node_cycle.unwrap_or(0.0),
+                if r.saturated == Some(true) { "YES (the source queues grow)" } else { "no" }
+            );
+        }
+        let avg = match (r.latency_avg_cycles, r.latency_ci95_cycles, &r.window) {
+            (None, _, _) => "-".to_string(),
+            (Some(a), Some(h), Some(w)) => format!("{a:.1} ± {h:.1} cycles (95 % CI, {} batches)", w.batches.len()),
+            (Some(a), None, Some(_)) => format!("{a:.1} cycles (no CI: a batch has no packet)"),
+            (Some(a), _, None) => format!("{a:.1} cycles"),
+        };
         s += &format!(
-            "  latency avg {} cycles, p99 {} cycles; accepted {:.4} of {:.4} offered flits/node/cycle; {} after {} cycles\n",
-            r.latency_avg_cycles.map_or("-".to_string(), |a| format!("{a:.1}")),
+            "  latency avg {avg}, p99 {} cycles; {} after {} cycles\n",
             r.latency_p99_cycles.map_or("-".to_string(), |x| x.to_string()),
-            r.accepted_flits_per_node_cycle.unwrap_or(0.0),
-            r.offered_flits_per_node_cycle.unwrap_or(0.0),
             if r.ending == Ending::Quiescent { "drained" } else { "stopped" },
             r.simulated_cycles
         );

@@ -690,6 +690,7 @@ pub fn run_split_watched(
         f.nics.copy_nodes_from(&p.nics, own.clone());
         f.counters.join(&p.counters);
         f.latencies.join(&p.latencies);
+        f.measure.join(&p.measure); // measure:
         f.packets.join_counts(&p.packets);
         f.now = f.now.max(p.now);
         f.scoreboard.join(p.scoreboard);

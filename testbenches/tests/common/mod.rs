@@ -29,10 +29,24 @@ pub fn topology(min_dims: u32, min_nodes: u32) -> impl Strategy<Value = (&'stati
     ]
 }
 
-/// A traffic workload: a pattern, one of `rates`, one of `cycles`.
+/// A traffic workload: a pattern, one of `rates`, one of `cycles`, and a measurement window:
+/// no warm-up, or a warm-up of a third or of all but one of the cycles, in the default
+/// batches or in 3.
 pub fn traffic(rates: &'static [&'static str], cycles: &'static [&'static str]) -> impl Strategy<Value = Vec<(&'static str, String)>> {
-    (pick(&["uniform", "transpose", "bit-complement", "tornado", "hotspot"]), pick(rates), pick(cycles))
-        .prop_map(|(p, r, c)| vec![("traffic", p.to_string()), ("rate", r.to_string()), ("cycles", c.to_string())])
+    let patterns = pick(&["uniform", "transpose", "bit-complement", "tornado", "hotspot"]);
+    (patterns, pick(rates), pick(cycles), 0u32..3, any::<bool>()).prop_map(|(p, r, c, warmup, batches)| {
+        let mut w = vec![("traffic", p.to_string()), ("rate", r.to_string()), ("cycles", c.to_string())];
+        let cycles: u64 = c.parse().expect("cycles are numbers");
+        match warmup {
+            1 => w.push(("warmup", (cycles / 3).to_string())),
+            2 => w.push(("warmup", (cycles - 1).to_string())),
+            _ => {}
+        }
+        if batches {
+            w.push(("batches", "3".to_string()));
+        }
+        w
+    })
 }
 
 /// An algorithm of `algorithms`, forwarded by the nodes or (asked for) by the routers.
