@@ -75,9 +75,15 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn cross<S: Width>(&mut self, r: usize, l: usize, o: usize, t: u64, filing: &mut Filing) -> bool {
         let iv = r * self.npv + l;
-        let c = self.inputs.vcs[iv];
+        let (flags, multicast) = (self.inputs.vcs[iv].flags, self.inputs.vcs[iv].multicast());
+        if !multicast {
+            let taken = self.take_read::<S>(l);
+            debug_assert!(taken, "router {r}: output {o} granted to VC {l}, which cannot be read");
+            self.cross_unicast::<S>(r, l, o, t, filing);
+            return true;
+        }
         let op = r * self.np + o;
-        let (flit, at) = if c.flags & ASYNC != 0 {
+        let (flit, at) = if flags & ASYNC != 0 {
             let k = self.inputs.branch_pos[self.branch_slot(iv, false, o)];
             if !self.take_read_at::<S>(r, l, k) {
                 return false;
@@ -86,19 +92,33 @@ impl Routers {
         } else {
             let taken = self.take_read::<S>(l);
             debug_assert!(taken, "router {r}: output {o} granted to VC {l}, which cannot be read");
-            (c.front, None)
+            (self.inputs.vcs[iv].front, None)
         };
-        let ovc = if c.multicast() {
-            self.outputs.vc_owned_by(op, self.nv, l).expect("granted branch without an output VC")
-        } else {
-            c.ovc as usize
-        };
+        let ovc = self.outputs.vc_owned_by(op, self.nv, l).expect("granted branch without an output VC");
         self.send(op, ovc, flit, filing);
         self.outputs.sa_arb[op].grant_accepted(self.npv, l);
         if self.branch_took::<S>(r, l, PortSet::port(o), flit, at) {
             self.pop_front::<S>(r, l, t, &mut filing.credits);
         }
         true
+    }
+
+    /// The front flit of the unicast packet at local VC `l` of router `r`, granted output
+    /// `o` in cycle `t` (and read through the crossbar), crosses: the output VC let go after
+    /// a tail, the flit popped.
+    #[inline(always)]
+    pub(crate) fn cross_unicast<S: Width>(&mut self, r: usize, l: usize, o: usize, t: u64, filing: &mut Filing) {
+        let iv = r * self.npv + l;
+        let c = &mut self.inputs.vcs[iv];
+        let (flit, ovc) = (c.front, c.ovc as usize);
+        let op = r * self.np + o;
+        if flit.is_tail() {
+            c.flags &= !GRANTED;
+            self.release::<S>(r, false, o, ovc);
+        }
+        self.send(op, ovc, flit, filing);
+        self.outputs.sa_arb[op].grant_accepted(self.npv, l);
+        self.pop_front::<S>(r, l, t, &mut filing.credits);
     }
 
     /// `flit` leaves on output VC `ovc` of output port `op` (global index): a credit spent,

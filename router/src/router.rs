@@ -1020,11 +1020,10 @@ impl Routers {
     /// Stage 1 in router `r`: atomic multicast allocation, ejection-VC allocation (each only
     /// when it can grant), then ejection.
     fn eject_router<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) {
-        self.clear_scratch::<S>();
-        let w = S::w(self)[r];
-        if w.dirty & (EJ_DIRTY | MC_DIRTY) != 0 {
+        let dirty = S::w(self)[r].dirty;
+        if dirty & (EJ_DIRTY | MC_DIRTY) != 0 {
             S::w_mut(self)[r].dirty &= !(EJ_DIRTY | MC_DIRTY);
-            if w.dirty & MC_DIRTY != 0 && self.has_mc::<S>() {
+            if dirty & MC_DIRTY != 0 && self.has_mc::<S>() {
                 let want = S::m(self)[r].mc_req;
                 if !want.is_empty() {
                     self.allocate_multicast::<S>(r, t, want);
@@ -1034,9 +1033,11 @@ impl Routers {
                 self.allocate_ejection::<S>(r, t);
             }
         }
-        if S::w(self)[r].ej_owned != 0 {
-            self.eject::<S>(r, t, ejected, credits);
+        if S::w(self)[r].ej_owned == 0 {
+            return;
         }
+        self.clear_scratch::<S>();
+        self.eject::<S>(r, t, ejected, credits);
         let read = S::load(self.scratch.read);
         if !read.is_empty() {
             let w = &mut S::w_mut(self)[r];
@@ -1113,11 +1114,7 @@ impl Routers {
     fn network_stage_in<S: Width>(&mut self, t: u64) {
         let mut filing = self.open_filing(t);
         let sent_from = filing.arrivals.len();
-        self.visit(true, |rs, r| {
-            rs.network_router::<S>(r, t, &mut filing);
-            let w = &S::w(rs)[r];
-            !(w.bid.is_empty() && w.dirty & VA_DIRTY == 0 && rs.mcast::<S>(r).is_empty())
-        });
+        self.visit(true, |rs, r| rs.network_router::<S>(r, t, &mut filing));
         // The flits sent this cycle are counted in their downstream buffers once every router
         // has popped its own (a slot's occupancy goes down before it goes up within a cycle).
         for i in sent_from..filing.arrivals.len() {
@@ -1127,14 +1124,17 @@ impl Routers {
         self.close_filing(t, filing);
     }
 
-    /// Stage 2 in router `r`.
-    fn network_router<S: Width>(&mut self, r: usize, t: u64, filing: &mut Filing) {
+    /// Stage 2 in router `r`. True while it has work there.
+    #[inline(always)]
+    fn network_router<S: Width>(&mut self, r: usize, t: u64, filing: &mut Filing) -> bool {
+        let mut mcast = S::ZERO;
         if self.has_mc::<S>() {
             let m = S::m(self)[r];
             if m.new_at == t && !m.mc_new.is_empty() {
                 S::m_mut(self)[r].mc_new = S::ZERO;
                 self.allocate_multicast::<S>(r, t, m.mc_new);
             }
+            mcast = m.mcast;
         }
         if S::w(self)[r].dirty & VA_DIRTY != 0 {
             S::w_mut(self)[r].dirty &= !VA_DIRTY;
@@ -1142,9 +1142,11 @@ impl Routers {
                 self.allocate_network_vcs::<S>(r, t);
             }
         }
-        if !(S::w(self)[r].bid | self.mcast::<S>(r)).is_empty() {
-            self.allocate_switch::<S>(r, t, filing);
+        if !(S::w(self)[r].bid | mcast).is_empty() {
+            self.allocate_switch::<S>(r, t, mcast, filing);
         }
+        let w = &S::w(self)[r];
+        !(w.bid.is_empty() && w.dirty & VA_DIRTY == 0 && self.mcast::<S>(r).is_empty())
     }
 
     /// The end of cycle `t`: with probes attached ([`Routers::set_log`]), credits due in

@@ -69,7 +69,7 @@ impl Routers {
         credits: &mut Vec<u32>,
     ) {
         let iv = r * self.npv + l;
-        let c = self.inputs.vcs[iv];
+        let c = &self.inputs.vcs[iv];
         if c.sa_ready > t || !self.inputs.branches[iv].granted.contains(PortSet::LOCAL) {
             return;
         }
@@ -92,26 +92,72 @@ impl Routers {
 
     /// Switch allocation on the network ports of router `r` in cycle `t`, and crossbar
     /// traversal of the winners.
-    pub(crate) fn allocate_switch<S: Width>(&mut self, r: usize, t: u64, filing: &mut Filing) {
+    #[inline(always)]
+    pub(crate) fn allocate_switch<S: Width>(&mut self, r: usize, t: u64, mcast: S, filing: &mut Filing) {
+        if self.width == 1 && mcast.is_empty() {
+            // Unicast packets over links of one flit a cycle: the crossbar reads one flit of
+            // an input port a cycle (`readable`: the VCs of ports not read yet, ejection's
+            // reads in stage 1 included), each grant reads its VC's front flit.
+            let w = &S::w(self)[r];
+            let mut readable = !S::ZERO;
+            if w.s1_at == t {
+                for l in members(w.s1_read) {
+                    readable &= !S::load(self.port_mask[self.port_of[l] as usize]);
+                }
+            }
+            let bids = S::w(self)[r].bid & readable;
+            if bids.is_single() {
+                // One bidder (or none readable): it wins its output if it has the credits.
+                if !bids.is_empty() {
+                    let l = bids.first();
+                    if let Some(o) = self.unicast_request(r, l) {
+                        self.cross_unicast::<S>(r, l, o, t, filing);
+                    }
+                }
+                return;
+            }
+            let (mut outs, mut requested, mut read) = (0u64, S::ZERO, S::ZERO);
+            for l in members(bids) {
+                if let Some(o) = self.unicast_request(r, l) {
+                    self.request::<S>(&mut outs, o, l);
+                    requested |= S::bit(l);
+                }
+            }
+            let start = self.sa_start(t);
+            let mut rest = outs.rotate_right(start);
+            while rest != 0 {
+                let o = (rest.trailing_zeros() + start) as usize & 63;
+                rest &= rest - 1;
+                let want = S::load(self.scratch.req[o]) & readable;
+                let Some(l) = self.sa_winner::<S>(r, o, want) else { continue };
+                readable &= !S::load(self.port_mask[self.port_of[l] as usize]);
+                read |= S::bit(l);
+                self.cross_unicast::<S>(r, l, o, t, filing);
+            }
+            self.lost_arbitration(r, requested & !read);
+            return;
+        }
+        self.allocate_switch_counted(r, t, mcast, filing);
+    }
+
+    /// [`Routers::allocate_switch`] with replicated packets or links of several flits a
+    /// cycle: the crossbar's reads are counted per input port.
+    #[inline(never)]
+    fn allocate_switch_counted<S: Width>(&mut self, r: usize, t: u64, mcast: S, filing: &mut Filing) {
         self.scratch_from_stage1::<S>(r, t);
         let v = self.nv;
         let base = r * self.npv;
         let pbase = r * self.np;
         let width = self.width;
-        let policy = self.params.arbiter;
         let mut outs = 0u64;
         let mut requested = S::ZERO;
-        let candidates = (S::w(self)[r].bid | self.mcast::<S>(r)) & self.readable::<S>();
+        let candidates = (S::w(self)[r].bid | mcast) & self.readable::<S>();
         for l in members(candidates) {
             let iv = base + l;
-            let c = self.inputs.vcs[iv];
+            let c = &self.inputs.vcs[iv];
             if !c.multicast() {
                 // A bidder: holds its output VC, able, a flit buffered that may cross.
-                let o = c.out as usize;
-                let need = if c.front.is_head() && self.switching != Switching::Wormhole { c.pkt_len } else { 1 };
-                if self.outputs.ovs[(pbase + o) * v + c.ovc as usize].credits < need {
-                    self.inputs.stall_credit[iv] += 1;
-                } else {
+                if let Some(o) = self.unicast_request(r, l) {
                     self.request::<S>(&mut outs, o, l);
                     requested |= S::bit(l);
                 }
@@ -135,7 +181,7 @@ impl Routers {
             }
             let b = self.inputs.branches[iv];
             let branches = b.pending.intersection(b.granted).network();
-            if branches.is_empty() || !self.may_cross(l, &c) {
+            if branches.is_empty() || !self.may_cross(l, c) {
                 continue;
             }
             let need = if c.front.is_head() && self.switching != Switching::Wormhole { c.pkt_len } else { 1 };
@@ -157,37 +203,67 @@ impl Routers {
         if outs == 0 {
             return;
         }
-        // Outputs take turns, by cycle, at picking first.
-        if self.sa_cycle != t {
-            self.sa_cycle = t;
-            self.sa_first = (t % self.nnet as u64) as u32;
-        }
-        let start = self.sa_first;
+        let start = self.sa_start(t);
         let mut rest = outs.rotate_right(start);
         while rest != 0 {
             let o = (rest.trailing_zeros() + start) as usize & 63;
             rest &= rest - 1;
-            let op = pbase + o;
             let mut grants = 0;
             while grants < width {
                 let req = S::load(self.scratch.req[o]);
-                let want = req & self.readable::<S>();
-                if want.is_empty() {
-                    break;
-                }
-                let inputs = &self.inputs;
-                let Some(l) = self.outputs.sa_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
-                    break;
-                };
+                let Some(l) = self.sa_winner::<S>(r, o, req & self.readable::<S>()) else { break };
                 (req & !S::bit(l)).store_into(&mut self.scratch.req[o]);
                 if self.cross::<S>(r, l, o, t, filing) {
                     grants += 1;
                 }
             }
         }
-        // Requesters that got no output this cycle lost arbitration (or crossbar bandwidth).
-        for l in members(requested & !S::load(self.scratch.read)) {
-            self.inputs.stall_arb[base + l] += 1;
+        let read = S::load(self.scratch.read);
+        self.lost_arbitration(r, requested & !read);
+    }
+
+    /// The output whose switch allocation local VC `l` of router `r` (a unicast bidder)
+    /// requests, if the downstream buffer has room for its flit: one credit for a worm's
+    /// flit, a whole packet's for a cut-through or store-and-forward head (else a stall for
+    /// lack of credits is counted).
+    #[inline(always)]
+    fn unicast_request(&mut self, r: usize, l: usize) -> Option<usize> {
+        let iv = r * self.npv + l;
+        let c = &self.inputs.vcs[iv];
+        let o = c.out as usize;
+        let need = if c.front.is_head() && self.switching != Switching::Wormhole { c.pkt_len } else { 1 };
+        if self.outputs.ovs[(r * self.np + o) * self.nv + c.ovc as usize].credits < need {
+            self.inputs.stall_credit[iv] += 1;
+            return None;
+        }
+        Some(o)
+    }
+
+    /// The winner of output `o` of router `r` among the requesters `want`, by its arbiter.
+    #[inline(always)]
+    fn sa_winner<S: Width>(&self, r: usize, o: usize, want: S) -> Option<usize> {
+        let base = r * self.npv;
+        let inputs = &self.inputs;
+        self.outputs.sa_arb[r * self.np + o].arbitrate(self.params.arbiter, want, |l| inputs.rank[base + l])
+    }
+
+    /// The network output that picks first in switch allocation in cycle `t`: outputs take
+    /// turns, by cycle.
+    #[inline(always)]
+    fn sa_start(&mut self, t: u64) -> u32 {
+        if self.sa_cycle != t {
+            self.sa_cycle = t;
+            self.sa_first = (t % self.nnet as u64) as u32;
+        }
+        self.sa_first
+    }
+
+    /// Requesters `lost` of router `r` got no output this cycle: they lost arbitration (or
+    /// crossbar bandwidth).
+    #[inline(always)]
+    fn lost_arbitration<S: VcBits>(&mut self, r: usize, lost: S) {
+        for l in members(lost) {
+            self.inputs.stall_arb[r * self.npv + l] += 1;
         }
     }
 
@@ -249,15 +325,24 @@ impl Routers {
     pub(crate) fn branch_took<S: Width>(&mut self, r: usize, l: usize, branch: PortSet, flit: Flit, at: Option<u16>) -> bool {
         let iv = r * self.npv + l;
         let c = &mut self.inputs.vcs[iv];
-        let local = branch == PortSet::LOCAL;
         if !c.multicast() {
             if flit.is_tail() {
                 c.flags &= !crate::input_unit::GRANTED;
+                let local = branch == PortSet::LOCAL;
                 let (port, ovc) = (if local { c.eject_ch as usize } else { c.out as usize }, c.ovc as usize);
                 self.release::<S>(r, local, port, ovc);
             }
             return true;
         }
+        self.replica_took::<S>(r, l, branch, flit, at)
+    }
+
+    /// [`Routers::branch_took`] for a packet the router replicates.
+    #[cold]
+    #[inline(never)]
+    fn replica_took<S: Width>(&mut self, r: usize, l: usize, branch: PortSet, flit: Flit, at: Option<u16>) -> bool {
+        let iv = r * self.npv + l;
+        let local = branch == PortSet::LOCAL;
         if let Some(k) = at {
             let slot = self.branch_slot(iv, local, branch.network().bits().trailing_zeros() as usize);
             self.inputs.branch_pos[slot] += 1;

@@ -25,6 +25,20 @@ impl Routers {
         let base = r * self.npv;
         let policy = self.params.arbiter;
         let waiting = S::w(self)[r].va_req;
+        if waiting.is_single() {
+            // One requester: every arbiter grants it the first free output VC its mask allows.
+            let l = waiting.first();
+            let c = &self.inputs.vcs[base + l];
+            if !c.multicast() {
+                let (o, mask) = (c.out as usize, c.vc_mask);
+                let op = r * self.np + o;
+                if let Some(vc) = (0..v).find(|&vc| mask & (1 << vc) != 0 && self.outputs.ovs[op * v + vc].owner == FREE) {
+                    self.grant_output_vc::<S>(r, l, o, vc, t);
+                    S::w_mut(self)[r].va_req = S::ZERO;
+                }
+                return;
+            }
+        }
         let mut outs = 0u64;
         for l in members(waiting) {
             // Branches still owed the front flit and holding no VC (a branch that has sent its
@@ -153,6 +167,7 @@ impl Routers {
     /// finds a free output VC its `vc_mask` allows (and, for LOCAL, a free ejection channel)
     /// takes them all; the others take nothing and try again when something is freed. No
     /// reservation: outputs a waiting packet cannot use yet stay free for others.
+    #[inline(never)]
     pub(crate) fn allocate_multicast<S: Width>(&mut self, r: usize, t: u64, which: S) {
         let v = self.nv;
         let base = r * self.npv;
