@@ -349,7 +349,14 @@ impl Fabric {
         Fabric {
             spec: spec.clone(),
             routers,
-            nics: Nics::new(n, net, params.nic_channels as usize, spec.startup_cycles, spec.copy_cycles_per_flit),
+            nics: Nics::new(
+                n,
+                net,
+                params.nic_channels as usize,
+                params.ejection_vcs as usize,
+                spec.startup_cycles,
+                spec.copy_cycles_per_flit,
+            ),
             packets: PacketTable::new(n),
             scoreboard,
             counters: Counters::default(),
@@ -520,7 +527,7 @@ impl Fabric {
                 let msg = self.packets.get(ej.flit.packet).msg;
                 self.step.eject_log.push((r, ej, msg));
             }
-            if let Some(pid) = self.nics.receive(r, ej.channel, ej.flit) {
+            if let Some(pid) = self.nics.receive(r, ej.channel, ej.vc, ej.flit) {
                 self.deliver(r, pid, t);
                 if self.nics.busy(r) {
                     self.nic_wakes(r.0);
@@ -762,10 +769,11 @@ impl Fabric {
                 }
             }
             if c.pending.contains(PortSet::LOCAL) && !c.granted.contains(PortSet::LOCAL) {
-                let k = r.params.nic_channels as usize;
-                for ch in 0..k {
-                    if let Some(owner) = r.output_owner(r.port_index(node, r.params.net_ports as usize + ch), 0) {
-                        out.push(owner as u32);
+                for ch in 0..r.nic_channels() {
+                    for evc in 0..r.ejection_vcs() {
+                        if let Some(owner) = r.ejection_owner(node, ch, evc) {
+                            out.push(owner as u32);
+                        }
                     }
                 }
             }

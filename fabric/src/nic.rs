@@ -153,7 +153,10 @@ pub struct Nics {
     voq: Vec<SendQueue>,
     node: Vec<NodeNic>,
     inj: Vec<InjChannel>,
+    /// Per ejection channel and VC, the packet being reassembled.
     ej: Vec<EjChannel>,
+    /// Ejection VCs per channel.
+    ejv: usize,
     /// Software start-up cost per message, cycles.
     pub startup_cycles: u64,
     /// Internal copy cost per flit, cycles.
@@ -168,7 +171,14 @@ const PREFETCH_AHEAD: usize = 4;
 const PREFETCH_FROM: usize = 128;
 
 impl Nics {
-    pub fn new(nodes: usize, net_ports: usize, channels: usize, startup_cycles: u64, copy_cycles_per_flit: u64) -> Nics {
+    pub fn new(
+        nodes: usize,
+        net_ports: usize,
+        channels: usize,
+        ejection_vcs: usize,
+        startup_cycles: u64,
+        copy_cycles_per_flit: u64,
+    ) -> Nics {
         Nics {
             k: channels,
             net: net_ports,
@@ -177,7 +187,8 @@ impl Nics {
             voq: vec![SendQueue::default(); nodes * net_ports],
             node: vec![NodeNic::default(); nodes],
             inj: vec![IDLE; nodes * channels],
-            ej: vec![EjChannel { packet: NONE, next: 0 }; nodes * channels],
+            ej: vec![EjChannel { packet: NONE, next: 0 }; nodes * channels * ejection_vcs],
+            ejv: ejection_vcs,
             startup_cycles,
             copy_cycles_per_flit,
             max_queue: 0,
@@ -200,7 +211,8 @@ impl Nics {
         let k = self.k;
         self.node[nodes.clone()].copy_from_slice(&other.node[nodes.clone()]);
         self.inj[nodes.start * k..nodes.end * k].copy_from_slice(&other.inj[nodes.start * k..nodes.end * k]);
-        self.ej[nodes.start * k..nodes.end * k].copy_from_slice(&other.ej[nodes.start * k..nodes.end * k]);
+        let e = k * self.ejv;
+        self.ej[nodes.start * e..nodes.end * e].copy_from_slice(&other.ej[nodes.start * e..nodes.end * e]);
         self.max_queue = self.max_queue.max(other.max_queue);
     }
 
@@ -377,14 +389,15 @@ impl Nics {
         true
     }
 
-    /// A flit ejected to node `n` on channel `ch`; returns the packet when its tail completes it.
+    /// A flit ejected to node `n` on channel `ch` from the packet holding its ejection VC
+    /// `vc`; returns the packet when its tail completes it.
     #[inline]
-    pub fn receive(&mut self, n: NodeId, ch: u8, flit: Flit) -> Option<PacketId> {
-        let e = &mut self.ej[n.idx() * self.k + ch as usize];
+    pub fn receive(&mut self, n: NodeId, ch: u8, vc: u8, flit: Flit) -> Option<PacketId> {
+        let e = &mut self.ej[(n.idx() * self.k + ch as usize) * self.ejv + vc as usize];
         if flit.is_head() {
             assert!(
                 e.packet == NONE,
-                "NIC {n} ejection channel {ch}: head of packet {} while packet {} is incomplete",
+                "NIC {n} ejection channel {ch} VC {vc}: head of packet {} while packet {} is incomplete",
                 flit.packet,
                 e.packet
             );
@@ -393,7 +406,7 @@ impl Nics {
         }
         assert!(
             e.packet == flit.packet.0 && e.next == flit.seq,
-            "NIC {n} ejection channel {ch}: flit {:?} out of order (expected packet {} flit {})",
+            "NIC {n} ejection channel {ch} VC {vc}: flit {:?} out of order (expected packet {} flit {})",
             flit,
             e.packet,
             e.next
@@ -440,7 +453,7 @@ mod tests {
         fn a_port_queue_serves_smallest_key_then_submission(
             ops in proptest::collection::vec((0u32..6, proptest::bool::ANY), 1..80)
         ) {
-            let mut nics = Nics::new(2, 2, 2, 0, 0);
+            let mut nics = Nics::new(2, 2, 2, 1, 0, 0);
             let mut model: Vec<(u32, u32)> = Vec::new(); // (key, submission) queued, unsorted
             for (msg, &(key, pop)) in ops.iter().enumerate() {
                 nics.enqueue(NodeId(0), packet(key, msg as u32), 1);

@@ -4,7 +4,9 @@
 
 use crate::nic::Nics;
 use crate::topology::{Topology, TopologyKind};
-use router::{ArbiterPolicy, Header, MulticastVa, Pipeline, Replication, RouterParams, Routers, Schedule, Switching};
+use router::{
+    ArbiterPolicy, Header, InjectionVc, MulticastVa, Pipeline, Replication, RouterParams, Routers, Schedule, Switching, VaPolicy,
+};
 use serde::Serialize;
 
 /// Bad input: which field, what value, what is allowed.
@@ -70,6 +72,12 @@ pub struct FabricSpec {
     /// VC allocation and replication of multi-flit packets the routers replicate.
     pub multicast_va: MulticastVa,
     pub replication: Replication,
+    /// Which injection VC a NIC channel starts a new packet in.
+    pub injection: InjectionVc,
+    /// VCs of each ejection port (None: as many as `vcs`).
+    pub ejection_vcs: Option<u8>,
+    /// Which free output VC a head is offered first.
+    pub va_policy: VaPolicy,
     pub vcs: u8,
     pub buffer_flits: u16,
     /// Longest packet the run will send (store-and-forward and cut-through need buffers that hold it).
@@ -108,6 +116,9 @@ impl FabricSpec {
             arbiter: ArbiterPolicy::Key,
             multicast_va: MulticastVa::Atomic,
             replication: Replication::Async,
+            injection: InjectionVc::RoundRobin,
+            ejection_vcs: None,
+            va_policy: VaPolicy::RoundRobin,
             vcs: 1,
             buffer_flits: 2,
             packet_flits: 1,
@@ -153,6 +164,9 @@ impl FabricSpec {
             arbiter: self.arbiter,
             multicast_va: self.multicast_va,
             replication: self.replication,
+            injection: self.injection,
+            ejection_vcs: self.ejection_vcs.unwrap_or(self.vcs),
+            va_policy: self.va_policy,
             vcs: self.vcs,
             buffer_flits: self.buffer_flits,
             net_ports: net as u8,
@@ -166,7 +180,7 @@ impl FabricSpec {
         let n = self.nodes();
         let p = self.router_params();
         Routers::bytes_needed(&p, 1) * n
-            + n * (Nics::bytes_per_node(p.net_ports as usize, p.nic_channels as usize) as u128 + 64)
+            + n * (Nics::bytes_per_node(p.net_ports as usize, p.nic_channels as usize * p.ejection_vcs as usize) as u128 + 64)
             + n * p.ports() as u128 * 8
             + Topology::coord_table_bytes(&self.kind, &self.sizes)
             + Topology::route_table_bytes(&self.kind, n)
@@ -207,6 +221,11 @@ impl FabricSpec {
         }
         if !(1..=16).contains(&self.vcs) {
             return Err(SpecError::new("vcs", self.vcs, "1 to 16 virtual channels per port"));
+        }
+        if let Some(e) = self.ejection_vcs
+            && !(1..=16).contains(&e)
+        {
+            return Err(SpecError::new("ejection-vcs", e, "1 to 16 VCs per ejection port"));
         }
         if self.buffer_flits == 0 || self.buffer_flits > MAX_BUFFER_FLITS {
             return Err(SpecError::new("buffer-flits", self.buffer_flits, format!("1 to {MAX_BUFFER_FLITS} flits per VC")));

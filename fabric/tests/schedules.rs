@@ -13,7 +13,7 @@ use fabric::algorithms::mnb_sbt::MnbSbt;
 use fabric::algorithms::traffic::{Pattern, Traffic, TrafficSpec};
 use fabric::*;
 use proptest::prelude::*;
-use router::{ArbiterPolicy, MulticastVa, NodeId, Pipeline, Replication, Switching};
+use router::{ArbiterPolicy, InjectionVc, MulticastVa, NodeId, Pipeline, Replication, Switching, VaPolicy};
 
 /// Everything a run leaves that the reports read, and the routers' state at the end.
 fn state(f: &Fabric, ending: Ending) -> String {
@@ -83,6 +83,10 @@ struct Case {
     startup: u64,
     copy: u64,
     nu: u8,
+    /// Injection VC choice, ejection VCs, output VC offer order.
+    injection: InjectionVc,
+    ejection_vcs: Option<u8>,
+    va_policy: VaPolicy,
     load: Load,
     max_cycles: u64,
     /// How often the routers rebase their in-line histograms.
@@ -123,6 +127,11 @@ fn case() -> impl Strategy<Value = Case> {
         (1u8..=3, 1u16..=6, 1u16..=4),
         (prop_oneof![Just(PortModel::K(1)), Just(PortModel::All), Just(PortModel::K(2))], any::<bool>()),
         (0u64..=4, 0u64..=2, prop_oneof![4 => Just(0u8), 1 => 1u8..=2]),
+        (
+            proptest::sample::select(vec![InjectionVc::RoundRobin, InjectionVc::Vc0]),
+            proptest::option::of(1u8..=3),
+            proptest::sample::select(vec![VaPolicy::RoundRobin, VaPolicy::Lowest, VaPolicy::MostCredits]),
+        ),
         load,
         (prop_oneof![Just(u64::MAX / 4), 1u64..=300], proptest::option::of(1u64..60)),
     )
@@ -135,6 +144,7 @@ fn case() -> impl Strategy<Value = Case> {
                 (vcs, buffer, flits),
                 (ports, dateline),
                 (startup, copy, nu),
+                (injection, ejection_vcs, va_policy),
                 load,
                 (max_cycles, hist_span),
             )| Case {
@@ -151,6 +161,9 @@ fn case() -> impl Strategy<Value = Case> {
                 startup,
                 copy,
                 nu,
+                injection,
+                ejection_vcs,
+                va_policy,
                 load,
                 max_cycles,
                 hist_span,
@@ -172,6 +185,7 @@ impl Case {
         s.startup_cycles = self.startup;
         s.copy_cycles_per_flit = self.copy;
         s.nu = self.nu;
+        (s.injection, s.ejection_vcs, s.va_policy) = (self.injection, self.ejection_vcs, self.va_policy);
         s.watchdog_cycles = 150;
         s.max_cycles = self.max_cycles;
         match self.load {
@@ -264,6 +278,9 @@ fn a_deadlock_is_found_and_reported_the_same_way() {
         startup: 0,
         copy: 0,
         nu: 0,
+        injection: InjectionVc::RoundRobin,
+        ejection_vcs: None,
+        va_policy: VaPolicy::RoundRobin,
         load: Load::Traffic { pattern: Pattern::Tornado, rate: 0.3, cycles: 2000, seed: 1 },
         max_cycles: u64::MAX / 4,
         hist_span: Some(7),

@@ -144,12 +144,12 @@ impl Routers {
     }
 
     /// Router `r` lets go of output VC `ovc` of network port `port` (or, `local`, of
-    /// ejection channel `port`): free from the next cycle on.
+    /// ejection VC `ovc` of channel `port`): free from the next cycle on.
     #[inline(always)]
     pub(crate) fn release<S: Width>(&mut self, r: usize, local: bool, port: usize, ovc: usize) {
         if local {
-            self.outputs.ovs[(r * self.np + self.nnet + port) * self.nv].owner = FREE;
-            S::w_mut(self)[r].ej_owned &= !(1 << port);
+            self.outputs.ej_owner[(r * self.nk + port) * self.ejv + ovc] = FREE;
+            S::w_mut(self)[r].ej_full &= !(1 << port);
         } else {
             self.outputs.ovs[(r * self.np + port) * self.nv + ovc].owner = FREE;
         }

@@ -74,12 +74,14 @@ pub(crate) struct Vc {
     pub max_len: u16,
     /// Output port of the routed packet: a network port, [`LOCAL_OUT`] or [`MULTI_OUT`].
     pub out: u8,
-    /// The output VC (unicast to a network port) or ejection channel held.
+    /// The output VC held (unicast to a network port), and the ejection channel held.
     pub ovc: u8,
     pub eject_ch: u8,
     /// [`ROUTED`], [`GRANTED`], [`VA_OPEN`], [`ASYNC`].
     pub flags: u8,
-    _pad: u16,
+    /// The ejection VC held (of channel `eject_ch`).
+    pub eject_vc: u8,
+    _pad: u8,
     /// Occupancy levels `0..HIST_INLINE` of the histogram, counted from
     /// [`InputUnits::hist_epoch`] in 32 bits (see [`InputUnits::hist_entry`]).
     pub hist: [u32; HIST_INLINE],

@@ -29,7 +29,7 @@ pub use arbiter::{Arbiter, VcSet};
 pub use flit::{Flit, FlitFlags, Header, RouteKind};
 pub use ids::{Cycle, NONE, NodeId, PacketId, PortId, VcId};
 pub use input_unit::VcStage;
-pub use params::{ArbiterPolicy, MulticastVa, Pipeline, Replication, RouterParams, Switching};
+pub use params::{ArbiterPolicy, InjectionVc, MulticastVa, Pipeline, Replication, RouterParams, Switching, VaPolicy};
 pub use port_set::PortSet;
 pub use route_compute::{PacketMeta, RouteDecision, RouterEnv};
 pub use router::{Departure, Ejection, MAX_PORTS, Routers, Schedule, VcActivity, VcView};

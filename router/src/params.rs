@@ -119,6 +119,56 @@ impl Replication {
     }
 }
 
+/// Which injection VC a NIC channel writes a new packet into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InjectionVc {
+    /// Any VC of the channel's injection port with room, round-robin from the one after the
+    /// last packet's (as BookSim's sources do): a packet need not wait for the one before it
+    /// to leave, so a node streams a flit a cycle once the port has as many VCs as a packet
+    /// spends cycles in its pipeline.
+    RoundRobin,
+    /// Always VC 0: each packet waits for the one before it to leave and be routed out.
+    Vc0,
+}
+
+impl InjectionVc {
+    pub const NAMES: &'static str = "round-robin, vc0";
+    pub fn parse(s: &str) -> Option<InjectionVc> {
+        match s {
+            "round-robin" | "rr" => Some(InjectionVc::RoundRobin),
+            "vc0" => Some(InjectionVc::Vc0),
+            _ => None,
+        }
+    }
+}
+
+/// Which of its free output VCs an output port offers a head first in VC allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VaPolicy {
+    /// The free VCs in turn, from the one after the last granted (as a separable allocator's
+    /// output-VC arbiters do): consecutive packets spread over the VCs.
+    RoundRobin,
+    /// The lowest-numbered free VC.
+    Lowest,
+    /// The free VC with the most credits (the emptiest downstream buffer), the lowest of
+    /// those tied.
+    MostCredits,
+}
+
+impl VaPolicy {
+    pub const NAMES: &'static str = "round-robin, lowest, most-credits";
+    pub fn parse(s: &str) -> Option<VaPolicy> {
+        match s {
+            "round-robin" | "rr" => Some(VaPolicy::RoundRobin),
+            "lowest" => Some(VaPolicy::Lowest),
+            "most-credits" => Some(VaPolicy::MostCredits),
+            _ => None,
+        }
+    }
+}
+
 /// Timing of the router pipeline. All delays are in cycles.
 ///
 /// A head flit that reaches the front of its VC in cycle `t` is routed in `t`, may win VC
@@ -270,6 +320,13 @@ pub struct RouterParams {
     pub multicast_va: MulticastVa,
     /// Replication of multi-flit packets to their branches.
     pub replication: Replication,
+    /// Which injection VC a NIC channel starts a new packet in.
+    pub injection: InjectionVc,
+    /// VCs of each ejection port: packets holding one each share the port a flit a cycle,
+    /// so a sink takes one packet's flits right after another's.
+    pub ejection_vcs: u8,
+    /// Which free output VC a head is offered first in VC allocation.
+    pub va_policy: VaPolicy,
 }
 
 impl RouterParams {

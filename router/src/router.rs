@@ -68,10 +68,12 @@ pub struct Departure {
     pub flit: Flit,
 }
 
-/// A flit handed to the NIC on an ejection channel.
+/// A flit handed to the NIC on an ejection channel, from the packet holding its ejection
+/// VC `vc` (the NIC reassembles each VC's packet apart).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ejection {
     pub channel: u8,
+    pub vc: u8,
     pub flit: Flit,
 }
 
@@ -114,8 +116,8 @@ pub(crate) struct Work<S> {
     pub ej_req: S,
     /// VCs read through the crossbar by ejection in stage 1 of cycle `s1_at`.
     pub s1_read: S,
-    /// Ejection channels held (bit per channel).
-    pub ej_owned: u64,
+    /// Ejection channels whose every VC is held (bit per channel).
+    pub ej_full: u64,
     pub s1_at: u64,
     /// Allocations that must run at their next stage: [`VA_DIRTY`], [`EJ_DIRTY`], [`MC_DIRTY`].
     pub dirty: u8,
@@ -282,6 +284,11 @@ pub struct Routers {
     pub(crate) net_vcs: usize,
     pub(crate) depth: u16,
     pub(crate) all_channels: u64,
+    /// Ejection VCs per channel.
+    pub(crate) ejv: usize,
+    /// Per injection channel (`router * channels + channel`), the VC its NIC writes the
+    /// current packet into.
+    inj_vc: Vec<u8>,
     /// The input port and VC of each local VC index (no division on the hot path), and the
     /// VCs of each port.
     pub(crate) port_of: [u8; MAX_ROUTER_VCS],
@@ -345,7 +352,7 @@ impl Routers {
             params,
             n,
             inputs: InputUnits::new(n * npv, params.buffer_flits),
-            outputs: OutputUnits::new(n * p, v, params.buffer_flits),
+            outputs: OutputUnits::new(n * p, v, params.buffer_flits, n * k, params.ejection_vcs as usize),
             mc_arb: vec![Arbiter::default(); n],
             w64: if narrow { vec![Work::default(); n] } else { Vec::new() },
             w128: if narrow { Vec::new() } else { vec![Work::default(); n] },
@@ -394,6 +401,8 @@ impl Routers {
             net_vcs: params.net_ports as usize * v,
             depth: params.buffer_flits,
             all_channels: if k >= 64 { !0 } else { (1u64 << k) - 1 },
+            ejv: params.ejection_vcs as usize,
+            inj_vc: vec![0; n * k],
             port_of,
             vc_of,
             port_mask,
@@ -466,8 +475,10 @@ impl Routers {
         let p = params.ports() as u128;
         let v = params.vcs as u128;
         let work = if p * v > 64 { 128 } else { 64 };
+        let channels = params.nic_channels as u128;
         let per_router = p * v * InputUnits::bytes_per_vc(params.buffer_flits) as u128
             + p * OutputUnits::bytes_per_port(params.vcs as usize) as u128
+            + channels * (params.ejection_vcs as u128 + 1)
             + 2 * p * 4
             + work
             + 8;
@@ -615,8 +626,22 @@ impl Routers {
         if b.pending.difference(b.granted).is_empty() { VcActivity::Active } else { VcActivity::VcAlloc }
     }
 
-    /// The input VC (global index) holding output VC `vc` of output port `op` (global
-    /// index); for an ejection channel, VC 0 says.
+    /// The injection VC channel `ch` of router `r` writes its current packet into (where its
+    /// last flit went).
+    pub fn injection_vc_in_use(&self, r: NodeId, ch: usize) -> usize {
+        self.inj_vc[r.idx() * self.nk + ch] as usize
+    }
+    /// Ejection VCs per channel.
+    pub fn ejection_vcs(&self) -> usize {
+        self.ejv
+    }
+    /// The input VC (global index) holding ejection VC `vc` of channel `ch` of router `r`.
+    pub fn ejection_owner(&self, r: NodeId, ch: usize, vc: usize) -> Option<usize> {
+        let o = self.outputs.ej_owner[(r.idx() * self.nk + ch) * self.ejv + vc];
+        (o != FREE).then(|| r.idx() * self.npv + o as usize)
+    }
+    /// The input VC (global index) holding output VC `vc` of network output port `op`
+    /// (global index).
     pub fn output_owner(&self, op: usize, vc: usize) -> Option<usize> {
         let o = self.outputs.ovs[op * self.nv + vc].owner;
         (o != FREE).then(|| op / self.np * self.npv + o as usize)
@@ -836,18 +861,16 @@ impl Routers {
                 self.route_front::<S, E>(r, l, t, env);
             }
         }
-        let keep_owned = {
-            let mut owned = 0u64;
-            for ch in 0..self.nk {
-                if self.outputs.ovs[(r * self.np + self.nnet + ch) * self.nv].owner != FREE {
-                    owned |= 1 << ch;
-                }
+        let mut full = 0u64;
+        for ch in 0..self.nk {
+            let e = (r * self.nk + ch) * self.ejv;
+            if self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE) {
+                full |= 1 << ch;
             }
-            owned
-        };
-        let s1 = S::w(self)[r];
-        S::w_mut(self)[r] =
-            Work { ej_owned: keep_owned, s1_read: s1.s1_read, s1_at: s1.s1_at, dirty: VA_DIRTY | EJ_DIRTY | MC_DIRTY, ..Work::default() };
+        }
+        let s1 = &S::w(self)[r];
+        let (s1_read, s1_at) = (s1.s1_read, s1.s1_at);
+        S::w_mut(self)[r] = Work { ej_full: full, s1_read, s1_at, dirty: VA_DIRTY | EJ_DIRTY | MC_DIRTY, ..Work::default() };
         if self.has_mc::<S>() {
             let m = &mut S::m_mut(self)[r];
             (m.mcast, m.mc_req) = (S::ZERO, S::ZERO);
@@ -1012,7 +1035,7 @@ impl Routers {
         self.visit(false, |rs, r| {
             rs.eject_router::<S>(r, t, ejected, &mut filing.credits);
             let w = &S::w(rs)[r];
-            !(w.ejbid.is_empty() && w.dirty & (EJ_DIRTY | MC_DIRTY) == 0 && (rs.mcast::<S>(r).is_empty() || w.ej_owned == 0))
+            !(w.ejbid.is_empty() && w.dirty & (EJ_DIRTY | MC_DIRTY) == 0 && rs.mcast::<S>(r).is_empty())
         });
         self.close_filing(t, filing);
     }
@@ -1029,11 +1052,11 @@ impl Routers {
                     self.allocate_multicast::<S>(r, t, want);
                 }
             }
-            if !S::w(self)[r].ej_req.is_empty() && !S::w(self)[r].ej_owned & self.all_channels != 0 {
+            if !S::w(self)[r].ej_req.is_empty() && !S::w(self)[r].ej_full & self.all_channels != 0 {
                 self.allocate_ejection::<S>(r, t);
             }
         }
-        if S::w(self)[r].ej_owned == 0 {
+        if S::w(self)[r].ejbid.is_empty() && self.mcast::<S>(r).is_empty() {
             return;
         }
         self.clear_scratch::<S>();
@@ -1048,20 +1071,28 @@ impl Routers {
         }
     }
 
-    /// Can the NIC write a flit into injection channel `ch` of router `r`?
+    /// The injection VC of channel `ch` of router `r` the NIC writes `flit` into now, if one
+    /// has room: a head starts its packet in a VC chosen by [`InjectionVc`]
+    /// (crate::InjectionVc), the flits behind it follow into the same VC.
     #[inline]
-    pub fn injection_has_room(&self, r: NodeId, ch: usize) -> bool {
-        self.inputs.vcs[r.idx() * self.npv + (self.nnet + ch) * self.nv].occ < self.depth
+    fn injection_vc(&self, r: usize, ch: usize, flit: Flit) -> Option<usize> {
+        let (base, cur) = (r * self.npv + (self.nnet + ch) * self.nv, self.inj_vc[r * self.nk + ch] as usize);
+        let room = |vc: usize| self.inputs.vcs[base + vc].occ < self.depth;
+        if !flit.is_head() || self.params.injection == crate::params::InjectionVc::Vc0 {
+            return room(cur).then_some(cur);
+        }
+        (1..=self.nv).map(|k| (cur + k) % self.nv).find(|&vc| room(vc))
     }
 
     /// The NIC writes a flit into injection channel `ch` of router `r` in cycle `t`,
-    /// readable from `t + inject_latency`. False when full. Heads written with no latency are
-    /// routed by [`Routers::after_injection`].
+    /// readable from `t + inject_latency`. False when no VC it may go into has room. Heads
+    /// written with no latency are routed by [`Routers::after_injection`].
     pub fn inject(&mut self, r: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
-        if !self.injection_has_room(r, ch) {
+        let Some(vc) = self.injection_vc(r.idx(), ch, flit) else {
             return false;
-        }
-        let l = (self.nnet + ch) * self.nv;
+        };
+        self.inj_vc[r.idx() * self.nk + ch] = vc as u8;
+        let l = (self.nnet + ch) * self.nv + vc;
         let iv = r.idx() * self.npv + l;
         self.count_in(iv, t);
         if self.inject_latency == 0 {
@@ -1321,7 +1352,14 @@ impl Routers {
             }
         }
         self.inputs.copy_vcs_from(&theirs.inputs, routers.start * npv..routers.end * npv);
-        self.outputs.copy_ports_from(&theirs.outputs, routers.start * np..routers.end * np, self.nv);
+        self.outputs.copy_ports_from(
+            &theirs.outputs,
+            routers.start * np..routers.end * np,
+            self.nv,
+            routers.start * self.nk..routers.end * self.nk,
+        );
+        let inj = routers.start * self.nk..routers.end * self.nk;
+        self.inj_vc[inj.clone()].copy_from_slice(&theirs.inj_vc[inj]);
         self.mc_arb[routers.clone()].copy_from_slice(&theirs.mc_arb[routers.clone()]);
         for op in routers.start * np..routers.end * np {
             self.sent[op] = theirs.sent[op];

@@ -13,53 +13,81 @@
 
 use crate::flit::Flit;
 use crate::ids::NodeId;
-use crate::input_unit::{ASYNC, LOCAL_OUT};
+use crate::input_unit::ASYNC;
 use crate::params::Switching;
 use crate::port_set::PortSet;
 use crate::router::{Ejection, Filing, Routers, Width};
 use crate::vc_set::{VcBits, members};
 
 impl Routers {
-    /// Each ejection channel of router `r` takes the front flit of the packet holding it
-    /// (one flit a cycle; the read counts against its input port's crossbar reads).
+    /// Switch allocation on the ejection channels of router `r` in cycle `t`, and ejection:
+    /// each channel takes one flit a cycle, of a packet holding one of its VCs, chosen by
+    /// its arbiter among those whose flit can go (the read counts against its input port's
+    /// crossbar reads), so a channel ejects one packet's flits right after another's.
     pub(crate) fn eject<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) {
-        let (v, net) = (self.nv, self.nnet);
         let base = r * self.npv;
-        let mut owned = S::w(self)[r].ej_owned;
-        while owned != 0 {
-            let ch = owned.trailing_zeros() as usize;
-            owned &= owned - 1;
-            let l = self.outputs.ovs[(r * self.np + net + ch) * v].owner as usize;
-            let iv = base + l;
-            let c = &self.inputs.vcs[iv];
-            if c.out == LOCAL_OUT {
-                // Unicast: an ejector (holding the channel, able, a flit buffered).
-                if !S::w(self)[r].ejbid.contains(l) || !self.take_read::<S>(l) {
-                    continue;
-                }
-            } else if c.flags & ASYNC != 0 {
-                self.eject_async::<S>(r, l, ch, t, ejected, credits);
-                continue;
-            } else {
-                let b = &self.inputs.branches[iv];
-                if !b.pending.contains(PortSet::LOCAL) || c.sa_ready > t || c.len == 0 || !self.take_read::<S>(l) {
-                    continue;
-                }
+        let mut chans = 0u64;
+        // Unicast ejectors (holding an ejection VC, able, a flit buffered), and replicated
+        // packets whose LOCAL branch holds one and may take its flit.
+        let mut want = S::w(self)[r].ejbid;
+        for l in members(self.mcast::<S>(r)) {
+            if self.replica_may_eject(r, l, t) {
+                want |= S::bit(l);
             }
-            let flit = self.inputs.vcs[iv].front;
-            ejected.push((NodeId(r as u32), Ejection { channel: ch as u8, flit }));
-            let done = self.branch_took::<S>(r, l, PortSet::LOCAL, flit, None);
-            if done {
-                self.pop_front::<S>(r, l, t, credits);
+        }
+        for l in members(want) {
+            let ch = self.inputs.vcs[base + l].eject_ch as usize;
+            self.request::<S>(&mut chans, ch, l);
+        }
+        while chans != 0 {
+            let ch = chans.trailing_zeros() as usize;
+            chans &= chans - 1;
+            let op = r * self.np + self.nnet + ch;
+            let mut req = S::load(self.scratch.req[ch]);
+            while let Some(l) = self.arbitrate_at(r, op, req & self.readable::<S>()) {
+                req &= !S::bit(l);
+                if self.eject_flit::<S>(r, l, ch, t, ejected, credits) {
+                    self.outputs.sa_arb[op].grant_accepted(self.npv, l);
+                    break;
+                }
             }
         }
     }
 
-    /// Ejection channel `ch` takes the next flit of the asynchronously replicated packet at
-    /// local VC `l` of router `r` that holds it, from the LOCAL branch's own position.
+    /// May the LOCAL branch of the replicated packet at local VC `l` of router `r` take a
+    /// flit in cycle `t`: it holds its ejection VC, past its VA delay, and (synchronous
+    /// replication) the front flit, buffered, is still owed to it, or (asynchronous) the
+    /// flit at its own position is buffered and no network branch further behind could move.
     #[cold]
     #[inline(never)]
-    fn eject_async<S: Width>(
+    fn replica_may_eject(&self, r: usize, l: usize, t: u64) -> bool {
+        let iv = r * self.npv + l;
+        let (c, b) = (&self.inputs.vcs[iv], &self.inputs.branches[iv]);
+        if !b.granted.contains(PortSet::LOCAL) || c.sa_ready > t || c.len == 0 {
+            return false;
+        }
+        if c.flags & ASYNC == 0 {
+            return b.pending.contains(PortSet::LOCAL);
+        }
+        let k = self.inputs.branch_pos[self.branch_slot(iv, true, 0)];
+        // The VC reads one entry a cycle: ejection defers to network branches further behind
+        // that can move this cycle (they serve the oldest flit).
+        k < c.len && self.async_able(r, l, t).1 >= k
+    }
+
+    /// The ejection arbiter of output port `op` of router `r` picks among `want`.
+    #[inline(always)]
+    fn arbitrate_at<S: Width>(&self, r: usize, op: usize, want: S) -> Option<usize> {
+        let base = r * self.npv;
+        let inputs = &self.inputs;
+        self.outputs.sa_arb[op].arbitrate(self.params.arbiter, want, |l| inputs.rank[base + l])
+    }
+
+    /// Ejection channel `ch` of router `r` takes the next flit of the packet at local VC `l`
+    /// (the front flit, or for an asynchronously replicated packet the flit at its LOCAL
+    /// branch's position), if the crossbar can read it. False if it cannot.
+    #[inline(always)]
+    fn eject_flit<S: Width>(
         &mut self,
         r: usize,
         l: usize,
@@ -67,27 +95,26 @@ impl Routers {
         t: u64,
         ejected: &mut Vec<(NodeId, Ejection)>,
         credits: &mut Vec<u32>,
-    ) {
+    ) -> bool {
         let iv = r * self.npv + l;
-        let c = &self.inputs.vcs[iv];
-        if c.sa_ready > t || !self.inputs.branches[iv].granted.contains(PortSet::LOCAL) {
-            return;
-        }
-        let k = self.inputs.branch_pos[self.branch_slot(iv, true, 0)];
-        if k >= c.len {
-            return;
-        }
-        // The VC reads one entry a cycle: ejection defers to network branches further behind
-        // that can move this cycle (they serve the oldest flit).
-        let (_, behind, _) = self.async_able(r, l, t);
-        if behind < k || !self.take_read_at::<S>(r, l, k) {
-            return;
-        }
-        let flit = self.inputs.entry_in_front_packet(iv, k);
-        ejected.push((NodeId(r as u32), Ejection { channel: ch as u8, flit }));
-        if self.branch_took::<S>(r, l, PortSet::LOCAL, flit, Some(k)) {
+        let (vc, flags) = (self.inputs.vcs[iv].eject_vc, self.inputs.vcs[iv].flags);
+        let (flit, at) = if flags & ASYNC != 0 {
+            let k = self.inputs.branch_pos[self.branch_slot(iv, true, 0)];
+            if !self.take_read_at::<S>(r, l, k) {
+                return false;
+            }
+            (self.inputs.entry_in_front_packet(iv, k), Some(k))
+        } else {
+            if !self.take_read::<S>(l) {
+                return false;
+            }
+            (self.inputs.vcs[iv].front, None)
+        };
+        ejected.push((NodeId(r as u32), Ejection { channel: ch as u8, vc, flit }));
+        if self.branch_took::<S>(r, l, PortSet::LOCAL, flit, at) {
             self.pop_front::<S>(r, l, t, credits);
         }
+        true
     }
 
     /// Switch allocation on the network ports of router `r` in cycle `t`, and crossbar
@@ -329,7 +356,7 @@ impl Routers {
             if flit.is_tail() {
                 c.flags &= !crate::input_unit::GRANTED;
                 let local = branch == PortSet::LOCAL;
-                let (port, ovc) = (if local { c.eject_ch as usize } else { c.out as usize }, c.ovc as usize);
+                let (port, ovc) = if local { (c.eject_ch as usize, c.eject_vc as usize) } else { (c.out as usize, c.ovc as usize) };
                 self.release::<S>(r, local, port, ovc);
             }
             return true;
@@ -368,8 +395,8 @@ impl Routers {
         let iv = r * self.npv + l;
         self.inputs.branches[iv].granted.remove(branch);
         if branch == PortSet::LOCAL {
-            let ch = self.inputs.vcs[iv].eject_ch as usize;
-            self.release::<S>(r, true, ch, 0);
+            let (ch, evc) = (self.inputs.vcs[iv].eject_ch as usize, self.inputs.vcs[iv].eject_vc as usize);
+            self.release::<S>(r, true, ch, evc);
         } else {
             let o = branch.bits().trailing_zeros() as usize;
             let ovc = self.outputs.vc_owned_by(r * self.np + o, self.nv, l).expect("granted branch without an output VC");

@@ -31,8 +31,7 @@ impl Routers {
             let c = &self.inputs.vcs[base + l];
             if !c.multicast() {
                 let (o, mask) = (c.out as usize, c.vc_mask);
-                let op = r * self.np + o;
-                if let Some(vc) = (0..v).find(|&vc| mask & (1 << vc) != 0 && self.outputs.ovs[op * v + vc].owner == FREE) {
+                if let Some(vc) = self.first_free_vc(r * self.np + o, mask) {
                     self.grant_output_vc::<S>(r, l, o, vc, t);
                     S::w_mut(self)[r].va_req = S::ZERO;
                 }
@@ -59,7 +58,10 @@ impl Routers {
             let o = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             let op = r * self.np + o;
-            for vc in 0..v {
+            let mut order = [0u8; 16];
+            self.outputs.offer_order(self.params.va_policy, op, v, true, &mut order);
+            for &vc in &order[..v] {
+                let vc = vc as usize;
                 if self.outputs.ovs[op * v + vc].owner != FREE {
                     continue;
                 }
@@ -104,11 +106,35 @@ impl Routers {
         b.pending.difference(b.granted)
     }
 
+    /// The free VC of network output port `op` (global index) that `mask` allows and the
+    /// port offers first ([`VaPolicy`](crate::VaPolicy)).
+    #[inline]
+    fn first_free_vc(&self, op: usize, mask: u16) -> Option<usize> {
+        let v = self.nv;
+        let free = |vc: usize| mask & (1 << vc) != 0 && self.outputs.ovs[op * v + vc].owner == FREE;
+        if self.params.va_policy == crate::params::VaPolicy::Lowest {
+            return (0..v).find(|&vc| free(vc));
+        }
+        let mut order = [0u8; 16];
+        self.outputs.offer_order(self.params.va_policy, op, v, true, &mut order);
+        order[..v].iter().map(|&vc| vc as usize).find(|&vc| free(vc))
+    }
+
+    /// The free VC of ejection channel `ch` of router `r` it offers first.
+    #[inline]
+    fn first_free_ejection_vc(&self, r: usize, ch: usize) -> Option<usize> {
+        let e = (r * self.nk + ch) * self.ejv;
+        let mut order = [0u8; 16];
+        self.outputs.offer_order(self.params.va_policy, r * self.np + self.nnet + ch, self.ejv, false, &mut order);
+        order[..self.ejv].iter().map(|&vc| vc as usize).find(|&vc| self.outputs.ej_owner[e + vc] == FREE)
+    }
+
     /// Output VC `vc` of network output `o` of router `r` goes to local VC `l` in cycle `t`.
     #[inline(always)]
     fn grant_output_vc<S: Width>(&mut self, r: usize, l: usize, o: usize, vc: usize, t: u64) {
         let op = r * self.np + o;
         self.outputs.ovs[op * self.nv + vc].owner = l as u8;
+        self.outputs.vc_granted(op, vc, self.nv);
         let iv = r * self.npv + l;
         let c = &mut self.inputs.vcs[iv];
         c.flags |= VA_OPEN;
@@ -123,36 +149,43 @@ impl Routers {
         }
     }
 
-    /// Give each free ejection channel of router `r` to one able requester.
+    /// Give each free ejection VC of router `r` to one able requester: channel by channel,
+    /// each channel's VCs in the order it offers them, each to its arbiter's winner.
     pub(crate) fn allocate_ejection<S: Width>(&mut self, r: usize, t: u64) {
         let base = r * self.npv;
         let policy = self.params.arbiter;
-        let mut free = !S::w(self)[r].ej_owned & self.all_channels;
+        let mut free = !S::w(self)[r].ej_full & self.all_channels;
         while free != 0 && !S::w(self)[r].ej_req.is_empty() {
             let ch = free.trailing_zeros() as usize;
             free &= free - 1;
             let op = r * self.np + self.nnet + ch;
-            let want = S::w(self)[r].ej_req;
-            let inputs = &self.inputs;
-            let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
-                break;
-            };
-            self.outputs.va_arb[op].grant_accepted(self.npv, l);
-            S::w_mut(self)[r].ej_req &= !S::bit(l);
-            self.grant_ejection::<S>(r, l, ch, t);
+            while let Some(evc) = self.first_free_ejection_vc(r, ch) {
+                let want = S::w(self)[r].ej_req;
+                let inputs = &self.inputs;
+                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
+                    break;
+                };
+                self.outputs.va_arb[op].grant_accepted(self.npv, l);
+                S::w_mut(self)[r].ej_req &= !S::bit(l);
+                self.grant_ejection::<S>(r, l, ch, evc, t);
+            }
         }
     }
 
-    /// Ejection channel `ch` of router `r` goes to local VC `l` in cycle `t`.
+    /// Ejection VC `evc` of channel `ch` of router `r` goes to local VC `l` in cycle `t`.
     #[inline(always)]
-    fn grant_ejection<S: Width>(&mut self, r: usize, l: usize, ch: usize, t: u64) {
-        let op = r * self.np + self.nnet + ch;
-        self.outputs.ovs[op * self.nv].owner = l as u8;
-        S::w_mut(self)[r].ej_owned |= 1 << ch;
+    fn grant_ejection<S: Width>(&mut self, r: usize, l: usize, ch: usize, evc: usize, t: u64) {
+        let e = (r * self.nk + ch) * self.ejv;
+        self.outputs.ej_owner[e + evc] = l as u8;
+        if self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE) {
+            S::w_mut(self)[r].ej_full |= 1 << ch;
+        }
+        self.outputs.vc_granted(r * self.np + self.nnet + ch, evc, self.ejv);
         let iv = r * self.npv + l;
         let c = &mut self.inputs.vcs[iv];
         c.flags |= VA_OPEN;
         c.eject_ch = ch as u8;
+        c.eject_vc = evc as u8;
         c.sa_ready = c.sa_ready.max(t + self.va_delay);
         if c.multicast() {
             self.inputs.branches[iv].granted |= PortSet::LOCAL;
@@ -174,10 +207,8 @@ impl Routers {
         let pbase = r * self.np;
         let policy = self.params.arbiter;
         let mut want = which;
-        // The lowest free output VC of port `o` that `mask` allows.
-        let free_vc = |rs: &Routers, o: usize, mask: u16| {
-            (0..v).find(|&vc| mask & (1 << vc) != 0 && rs.outputs.ovs[(pbase + o) * v + vc].owner == FREE)
-        };
+        // The free output VC of port `o` that `mask` allows and the port offers first.
+        let free_vc = |rs: &Routers, o: usize, mask: u16| rs.first_free_vc(pbase + o, mask);
         while !want.is_empty() {
             let l = if want.is_single() {
                 want.first()
@@ -192,7 +223,7 @@ impl Routers {
             let iv = base + l;
             let (c, b) = (self.inputs.vcs[iv], self.inputs.branches[iv]);
             debug_assert!(b.granted.is_empty(), "router {r} VC {l}: atomic allocation after a partial grant: {c:?}");
-            let free_ch = !S::w(self)[r].ej_owned & self.all_channels;
+            let free_ch = !S::w(self)[r].ej_full & self.all_channels;
             if b.pending.contains(PortSet::LOCAL) && free_ch == 0 {
                 continue;
             }
@@ -202,13 +233,20 @@ impl Routers {
             for o in b.pending.network().net_ports() {
                 let vc = free_vc(self, o, c.vc_mask).expect("checked free above");
                 self.outputs.ovs[(pbase + o) * v + vc].owner = l as u8;
+                self.outputs.vc_granted(pbase + o, vc, v);
                 self.inputs.vcs[iv].ovc = vc as u8;
             }
             if b.pending.contains(PortSet::LOCAL) {
                 let ch = free_ch.trailing_zeros() as usize;
-                self.outputs.ovs[(pbase + self.nnet + ch) * v].owner = l as u8;
-                self.inputs.vcs[iv].eject_ch = ch as u8;
-                S::w_mut(self)[r].ej_owned |= 1 << ch;
+                let evc = self.first_free_ejection_vc(r, ch).expect("a channel not full has a free VC");
+                let e = (r * self.nk + ch) * self.ejv;
+                self.outputs.ej_owner[e + evc] = l as u8;
+                if self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE) {
+                    S::w_mut(self)[r].ej_full |= 1 << ch;
+                }
+                self.outputs.vc_granted(pbase + self.nnet + ch, evc, self.ejv);
+                let c = &mut self.inputs.vcs[iv];
+                (c.eject_ch, c.eject_vc) = (ch as u8, evc as u8);
             }
             self.inputs.branches[iv].granted = b.pending;
             let c = &mut self.inputs.vcs[iv];

@@ -24,6 +24,9 @@ fn params(switching: Switching, pipeline: Pipeline, vcs: u8, buffer: u16) -> Rou
         arbiter: ArbiterPolicy::Key,
         multicast_va: MulticastVa::Atomic,
         replication: Replication::Sync,
+        injection: InjectionVc::RoundRobin,
+        ejection_vcs: vcs,
+        va_policy: VaPolicy::RoundRobin,
         vcs,
         buffer_flits: buffer,
         net_ports: 4,
@@ -454,7 +457,10 @@ fn offered_run_from(mut p: RouterParams, schedule: Schedule, offers: &[Offer], n
             }
             let iv = b.r.ivc_index(NodeId(0), port, vc);
             if port >= 4 {
-                if b.r.injection_has_room(NodeId(0), port - 4) && !b.injections.iter().any(|i| i.0 == port - 4) {
+                // A head may start in any VC of the port with room, the flits behind it follow.
+                let room = |vc: usize| b.r.occupancy_of(b.r.ivc_index(NodeId(0), port, vc)) < depth;
+                let has_room = if f.is_head() { (0..vcs as usize).any(room) } else { room(b.r.injection_vc_in_use(NodeId(0), port - 4)) };
+                if has_room && !b.injections.iter().any(|i| i.0 == port - 4) {
                     b.injections.push((port - 4, f));
                     q.pop_front();
                 }

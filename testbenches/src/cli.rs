@@ -107,6 +107,18 @@ pub struct RunArgs {
     /// Arbiter policy: round-robin, fixed, oldest, key.
     #[arg(long, allow_hyphen_values = true)]
     pub arbiter: Option<String>,
+    /// Which injection VC a NIC channel starts a new packet in: round-robin (any VC with
+    /// room, from the one after the last packet's; default) or vc0.
+    #[arg(long, allow_hyphen_values = true)]
+    pub injection_vc: Option<String>,
+    /// VCs of each ejection port (default: as many as --vcs): packets holding one each share
+    /// the port a flit a cycle.
+    #[arg(long, allow_hyphen_values = true)]
+    pub ejection_vcs: Option<String>,
+    /// Which free output VC a head is offered first: round-robin (default), lowest,
+    /// most-credits.
+    #[arg(long, allow_hyphen_values = true)]
+    pub va_policy: Option<String>,
     /// VC allocation of multi-flit packets the routers replicate (--forwarding router): atomic
     /// (every branch in one cycle or none) or per-branch.
     #[arg(long, allow_hyphen_values = true)]
@@ -217,7 +229,7 @@ impl RunArgs {
     /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
     pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 52] = [
+        let fields: [(&str, &Option<String>); 55] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -238,6 +250,9 @@ impl RunArgs {
             ("deadlock-avoidance", &self.deadlock_avoidance),
             ("forwarding", &self.forwarding),
             ("arbiter", &self.arbiter),
+            ("injection-vc", &self.injection_vc),
+            ("ejection-vcs", &self.ejection_vcs),
+            ("va-policy", &self.va_policy),
             ("multicast-va", &self.multicast_va),
             ("replication", &self.replication),
             ("startup-cycles", &self.startup_cycles),

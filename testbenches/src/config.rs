@@ -7,7 +7,7 @@ use fabric::algorithms::pmnb::Variant as PmnbVariant;
 use fabric::algorithms::traffic::{Pattern, TrafficSpec};
 use fabric::algorithms::{self, Forwarding};
 use fabric::{FabricSpec, PortModel, Schedule, TopologyKind};
-use router::{ArbiterPolicy, MulticastVa, NodeId, Pipeline, Replication, Switching};
+use router::{ArbiterPolicy, InjectionVc, MulticastVa, NodeId, Pipeline, Replication, Switching, VaPolicy};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -61,6 +61,9 @@ pub const FIELDS: &[&str] = &[
     "deadlock-avoidance",
     "forwarding",
     "arbiter",
+    "injection-vc",
+    "ejection-vcs",
+    "va-policy",
     "multicast-va",
     "replication",
     "startup-cycles",
@@ -310,6 +313,12 @@ pub struct Config {
     pub router: String,
     pub pipeline: Pipeline,
     pub arbiter: ArbiterPolicy,
+    /// Which injection VC a NIC channel starts a new packet in.
+    pub injection_vc: InjectionVc,
+    /// VCs of each ejection port.
+    pub ejection_vcs: u8,
+    /// Which free output VC a head is offered first.
+    pub va_policy: VaPolicy,
     /// VC allocation of replicated multi-flit packets (runs with `--forwarding router` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multicast_va: Option<MulticastVa>,
@@ -618,6 +627,14 @@ impl Config {
             Some(s) => ArbiterPolicy::parse(s).ok_or_else(|| err("arbiter", s, format!("one of {}", ArbiterPolicy::NAMES)))?,
             None => ArbiterPolicy::Key,
         };
+        let injection_vc = match raw.get("injection-vc") {
+            Some(s) => InjectionVc::parse(s).ok_or_else(|| err("injection-vc", s, format!("one of {}", InjectionVc::NAMES)))?,
+            None => InjectionVc::RoundRobin,
+        };
+        let va_policy = match raw.get("va-policy") {
+            Some(s) => VaPolicy::parse(s).ok_or_else(|| err("va-policy", s, format!("one of {}", VaPolicy::NAMES)))?,
+            None => VaPolicy::RoundRobin,
+        };
         // pmnb-2 splits a packet into d mini-packets of a flit each by default.
         let splits = raw.get("algorithm") == Some("pmnb-2") || is_dynamic && raw.get("pmnb").is_none_or(|p| p == "pmnb-2");
         let packet_flits = match raw.get("packet-flits") {
@@ -707,7 +724,14 @@ impl Config {
         pipeline.link_latency = pipeline.link_latency.max(1);
         spec.pipeline = pipeline;
         spec.arbiter = arbiter;
+        spec.injection = injection_vc;
+        spec.va_policy = va_policy;
         spec.vcs = vcs;
+        let ejection_vcs = match raw.get("ejection-vcs") {
+            Some(v) => uint("ejection-vcs", v, 1, 16)? as u8,
+            None => vcs,
+        };
+        spec.ejection_vcs = Some(ejection_vcs);
         spec.buffer_flits = buffer_flits;
         spec.packet_flits = packet_flits;
         spec.ports = port_model;
@@ -939,6 +963,9 @@ impl Config {
             router,
             pipeline,
             arbiter,
+            injection_vc,
+            ejection_vcs,
+            va_policy,
             multicast_va,
             replication,
             packet_flits,
@@ -965,6 +992,9 @@ impl Config {
         s.switching = self.switching;
         s.pipeline = self.pipeline;
         s.arbiter = self.arbiter;
+        s.injection = self.injection_vc;
+        s.ejection_vcs = Some(self.ejection_vcs);
+        s.va_policy = self.va_policy;
         s.multicast_va = self.multicast_va.unwrap_or(MulticastVa::Atomic);
         s.replication = self.replication.unwrap_or(Replication::Async);
         s.vcs = self.vcs;

@@ -55,13 +55,18 @@ fn flags() -> impl Strategy<Value = Vec<(&'static str, String)>> {
         option("seed", &["1", "7"]),
         option("forwarding", &["node", "router"]),
     );
-    (topology, workload, options, any::<bool>()).prop_map(|((t, dims), w, o, deadlock)| {
+    let hardware = (
+        option("va-policy", &["round-robin", "lowest", "most-credits"]),
+        option("injection-vc", &["round-robin", "vc0"]),
+        option("ejection-vcs", &["1", "2", "3"]),
+    );
+    (topology, workload, options, hardware, any::<bool>()).prop_map(|((t, dims), w, o, h, deadlock)| {
         let mut f = vec![("topology", t.to_string()), ("dims", dims), ("max-cycles", "20000".to_string()), ("watchdog", "300".to_string())];
         if deadlock && t == "torus" {
             f.push(("deadlock-avoidance", "off".to_string()));
         }
         f.extend(w);
-        f.extend([o.0, o.1, o.2, o.3, o.4, o.5, o.6, o.7, o.8, o.9, o.10, o.11].into_iter().flatten());
+        f.extend([o.0, o.1, o.2, o.3, o.4, o.5, o.6, o.7, o.8, o.9, o.10, o.11, h.0, h.1, h.2].into_iter().flatten());
         f
     })
 }

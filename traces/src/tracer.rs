@@ -756,7 +756,9 @@ impl Tracer {
         self.masks.clear();
         let net = v.fabric.routers.params.net_ports as usize;
         for &(node, ch, flit) in v.injections {
-            self.wake(v.fabric.routers.ivc_index(node, net + ch as usize, 0));
+            // The router picked the VC (one flit a channel a cycle: the current packet's).
+            let vc = v.fabric.routers.injection_vc_in_use(node, ch as usize);
+            self.wake(v.fabric.routers.ivc_index(node, net + ch as usize, vc));
             let i = self.slot[node.idx()];
             if i == NONE {
                 continue;
