@@ -35,6 +35,18 @@ impl Routers {
                 want |= S::bit(l);
             }
         }
+        if want.is_empty() {
+            return;
+        }
+        if want.is_single() {
+            // One requester: its channel's arbiter grants it, if the crossbar can read it.
+            let l = want.first();
+            let ch = self.inputs.vcs[base + l].eject_ch as usize;
+            if self.eject_flit::<S>(r, l, ch, t, ejected, credits) {
+                self.outputs.sa_arb[r * self.np + self.nnet + ch].grant_accepted(self.npv, l);
+            }
+            return;
+        }
         for l in members(want) {
             let ch = self.inputs.vcs[base + l].eject_ch as usize;
             self.request::<S>(&mut chans, ch, l);

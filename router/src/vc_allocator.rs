@@ -112,21 +112,31 @@ impl Routers {
     fn first_free_vc(&self, op: usize, mask: u16) -> Option<usize> {
         let v = self.nv;
         let free = |vc: usize| mask & (1 << vc) != 0 && self.outputs.ovs[op * v + vc].owner == FREE;
-        if self.params.va_policy == crate::params::VaPolicy::Lowest {
-            return (0..v).find(|&vc| free(vc));
+        match self.params.va_policy {
+            crate::params::VaPolicy::Lowest => (0..v).find(|&vc| free(vc)),
+            crate::params::VaPolicy::RoundRobin => {
+                let first = self.outputs.vc_next[op] as usize;
+                (0..v).map(|k| if first + k >= v { first + k - v } else { first + k }).find(|&vc| free(vc))
+            }
+            crate::params::VaPolicy::MostCredits => {
+                let mut order = [0u8; 16];
+                self.outputs.offer_order(self.params.va_policy, op, v, true, &mut order);
+                order[..v].iter().map(|&vc| vc as usize).find(|&vc| free(vc))
+            }
         }
-        let mut order = [0u8; 16];
-        self.outputs.offer_order(self.params.va_policy, op, v, true, &mut order);
-        order[..v].iter().map(|&vc| vc as usize).find(|&vc| free(vc))
     }
 
     /// The free VC of ejection channel `ch` of router `r` it offers first.
     #[inline]
     fn first_free_ejection_vc(&self, r: usize, ch: usize) -> Option<usize> {
-        let e = (r * self.nk + ch) * self.ejv;
-        let mut order = [0u8; 16];
-        self.outputs.offer_order(self.params.va_policy, r * self.np + self.nnet + ch, self.ejv, false, &mut order);
-        order[..self.ejv].iter().map(|&vc| vc as usize).find(|&vc| self.outputs.ej_owner[e + vc] == FREE)
+        let (e, n) = ((r * self.nk + ch) * self.ejv, self.ejv);
+        // No credits to compare: `most-credits` offers the lowest, like `lowest`.
+        let first = if self.params.va_policy == crate::params::VaPolicy::RoundRobin {
+            self.outputs.vc_next[r * self.np + self.nnet + ch] as usize
+        } else {
+            0
+        };
+        (0..n).map(|k| if first + k >= n { first + k - n } else { first + k }).find(|&vc| self.outputs.ej_owner[e + vc] == FREE)
     }
 
     /// Output VC `vc` of network output `o` of router `r` goes to local VC `l` in cycle `t`.
