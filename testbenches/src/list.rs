@@ -47,7 +47,8 @@ pub fn text() -> String {
     s += "port models (--ports): all (a NIC channel per link), one, K\n";
     s += "forwarding (--forwarding): node (receive, then send again), router (in-router replication)\n";
     s += "arbiters (--arbiter): key (header priority key, then oldest, then round-robin; default), oldest, round-robin, fixed\n";
-    s += "injection VCs (--injection-vc): round-robin (a NIC channel starts each packet in the next injection VC with room; default), vc0\n";
+    s +=
+        "injection VCs (--injection-vc): round-robin (a NIC channel starts each packet in the next injection VC with room; default), vc0\n";
     s += "ejection VCs (--ejection-vcs N, default --vcs): packets holding them share their ejection channel a flit a cycle\n";
     s += "VC choice (--va-policy): round-robin (an output offers its free VCs in turn; default), lowest, most-credits\n";
     s += "schedules (--schedule): busy (visit only routers with work; default), all (every router, every allocation); same results\n";
