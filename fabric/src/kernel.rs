@@ -170,7 +170,7 @@ struct Env<'a> {
 }
 
 impl RouterEnv for Env<'_> {
-    #[inline]
+    #[inline(always)]
     fn route(&self, at: NodeId, in_port: PortId, packet: PacketId) -> (RouteDecision, PacketMeta) {
         let p = self.packets.get(packet);
         let hop = match p.header.kind {

@@ -60,8 +60,6 @@ struct Queued {
     remaining: u32,
     len: u16,
     kind: RouteKind,
-    /// The next packet of the same queue (or of the free list), `NONE` at the end.
-    next: u32,
 }
 
 impl Queued {
@@ -82,49 +80,73 @@ impl Queued {
     }
 }
 
+type Heap = BinaryHeap<Reverse<(u64, u32)>>;
+
 /// Every queued packet of every node, in one slab: a queue is a list threaded through it,
 /// and a packet started gives its entry back to a free list whose most recent entry is
 /// taken next (still in cache, where a ring per queue would write a line not touched since
-/// it last wrapped, and grow by copying).
+/// it last wrapped, and grow by copying). The links are apart from the entries, so that
+/// queueing a packet does not touch the entry of the one before it (long out of cache when
+/// queues are long or the fabric large). Queues holding packets out of key order keep
+/// those in heaps of (order, entry), here too.
 #[derive(Clone, Debug)]
 struct Pool {
     q: Vec<Queued>,
+    next: Vec<u32>,
     free: u32,
+    heaps: Vec<Heap>,
+    free_heaps: Vec<u32>,
 }
 
 impl Pool {
+    fn new() -> Pool {
+        Pool { q: Vec::new(), next: Vec::new(), free: NONE, heaps: Vec::new(), free_heaps: Vec::new() }
+    }
     #[inline(always)]
     fn put(&mut self, e: Queued) -> u32 {
         if self.free != NONE {
             let i = self.free;
-            self.free = self.q[i as usize].next;
+            self.free = self.next[i as usize];
             self.q[i as usize] = e;
+            self.next[i as usize] = NONE;
             i
         } else {
             self.q.push(e);
+            self.next.push(NONE);
             self.q.len() as u32 - 1
         }
     }
     #[inline(always)]
     fn release(&mut self, i: u32) {
-        self.q[i as usize].next = self.free;
+        self.next[i as usize] = self.free;
         self.free = i;
+    }
+    #[cold]
+    fn new_heap(&mut self) -> u32 {
+        match self.free_heaps.pop() {
+            Some(h) => h,
+            None => {
+                self.heaps.push(Heap::new());
+                self.heaps.len() as u32 - 1
+            }
+        }
     }
 }
 
 /// Packets waiting for one output port, served smallest (key, submission) first. Packets
 /// whose keys arrive in non-decreasing order (the common case) go to a plain FIFO, a list
-/// in the [`Pool`]; the rest to a heap of (order, entry). The key of the FIFO's last packet
-/// is kept here, so queueing a packet does not read the FIFO's back.
-#[derive(Clone, Debug)]
+/// in the [`Pool`]; the rest to a heap of the pool's (`heap`, `NONE` while there are none).
+/// The key of the FIFO's last packet is kept here, so queueing a packet does not read the
+/// FIFO's back.
+#[derive(Clone, Copy, Debug)]
 struct SendQueue {
     head: u32,
     tail: u32,
-    heap: BinaryHeap<Reverse<(u64, u32)>>,
     last_key: u32,
+    heap: u32,
 }
 
-const EMPTY_QUEUE: SendQueue = SendQueue { head: NONE, tail: NONE, heap: BinaryHeap::new(), last_key: 0 };
+const EMPTY_QUEUE: SendQueue = SendQueue { head: NONE, tail: NONE, last_key: 0, heap: NONE };
 
 impl SendQueue {
     #[inline(always)]
@@ -135,47 +157,65 @@ impl SendQueue {
             if self.head == NONE {
                 self.head = i;
             } else {
-                pool.q[self.tail as usize].next = i;
+                pool.next[self.tail as usize] = i;
             }
             self.tail = i;
         } else {
-            let order = q.order;
-            let i = pool.put(q);
-            self.heap.push(Reverse((order, i)));
+            self.push_heap(pool, q);
         }
+    }
+    #[cold]
+    fn push_heap(&mut self, pool: &mut Pool, q: Queued) {
+        if self.heap == NONE {
+            self.heap = pool.new_heap();
+        }
+        let order = q.order;
+        let i = pool.put(q);
+        pool.heaps[self.heap as usize].push(Reverse((order, i)));
     }
     /// The first packet's order and entry.
     #[inline(always)]
     fn peek(&self, pool: &Pool) -> Option<(u64, u32)> {
-        if self.heap.is_empty() {
-            return (self.head != NONE).then(|| (pool.q[self.head as usize].order, self.head));
-        }
         let a = (self.head != NONE).then(|| (pool.q[self.head as usize].order, self.head));
-        match (a, self.heap.peek()) {
-            (Some(a), Some(&Reverse(b))) => Some(if a.0 <= b.0 { a } else { b }),
-            (Some(a), None) => Some(a),
-            (None, Some(&Reverse(b))) => Some(b),
-            (None, None) => None,
+        if self.heap == NONE {
+            return a;
         }
+        let Reverse(b) = *pool.heaps[self.heap as usize].peek().expect("a queue's heap is never empty");
+        Some(match a {
+            Some(a) if a.0 <= b.0 => a,
+            _ => b,
+        })
     }
     /// Take the first packet off the queue (its entry is still the caller's to release).
     #[inline(always)]
-    fn pop(&mut self, pool: &Pool) -> Option<u32> {
-        if self.heap.is_empty() && self.head != NONE {
+    fn pop(&mut self, pool: &mut Pool) -> Option<u32> {
+        if self.heap == NONE {
+            if self.head == NONE {
+                return None;
+            }
             let i = self.head;
-            self.head = pool.q[i as usize].next;
+            self.head = pool.next[i as usize];
             return Some(i);
         }
+        self.pop_heap(pool)
+    }
+    #[cold]
+    fn pop_heap(&mut self, pool: &mut Pool) -> Option<u32> {
         let (_, i) = self.peek(pool)?;
         if i == self.head {
-            self.head = pool.q[i as usize].next;
+            self.head = pool.next[i as usize];
         } else {
-            self.heap.pop();
+            let heap = &mut pool.heaps[self.heap as usize];
+            heap.pop();
+            if heap.is_empty() {
+                pool.free_heaps.push(self.heap);
+                self.heap = NONE;
+            }
         }
         Some(i)
     }
     fn is_empty(&self) -> bool {
-        self.head == NONE && self.heap.is_empty()
+        self.head == NONE && self.heap == NONE
     }
 }
 
@@ -256,7 +296,7 @@ impl Nics {
             all_channels: if channels >= 64 { !0 } else { (1u64 << channels) - 1 },
             prefetch: nodes > PREFETCH_FROM,
             voq: vec![EMPTY_QUEUE; nodes * net_ports],
-            pool: Pool { q: Vec::new(), free: NONE },
+            pool: Pool::new(),
             node: vec![NodeNic::default(); nodes],
             inj: vec![IDLE; nodes * channels],
             ej: vec![EjChannel { packet: NONE, next: 0 }; nodes * channels],
@@ -274,12 +314,14 @@ impl Nics {
     /// part of a fabric split between threads). Their queued packets come along; packets
     /// already started refer to `other`'s packet table.
     pub(crate) fn copy_nodes_from(&mut self, other: &Nics, nodes: std::ops::Range<usize>) {
+        // Popped from a copy of their pool (popping frees their queues' heaps).
+        let mut theirs = other.pool.clone();
         for n in nodes.clone() {
             for q in n * self.net..(n + 1) * self.net {
                 // Re-thread the queue through this pool, in the same order.
-                let (mut from, mut to) = (other.voq[q].clone(), EMPTY_QUEUE);
-                while let Some(i) = from.pop(&other.pool) {
-                    to.push(&mut self.pool, other.pool.q[i as usize]);
+                let (mut from, mut to) = (other.voq[q], EMPTY_QUEUE);
+                while let Some(i) = from.pop(&mut theirs) {
+                    to.push(&mut self.pool, theirs.q[i as usize]);
                 }
                 self.voq[q] = to;
             }
@@ -311,8 +353,7 @@ impl Nics {
         st.queued += 1;
         self.max_queue = self.max_queue.max(st.queued);
         let order = ((p.key as u64) << 40) | (s & ((1 << 40) - 1));
-        let q =
-            Queued { order, aux: p.aux, birth, msg: p.msg, dest: p.dest, span: p.span, remaining, len: p.len, kind: p.kind, next: NONE };
+        let q = Queued { order, aux: p.aux, birth, msg: p.msg, dest: p.dest, span: p.span, remaining, len: p.len, kind: p.kind };
         self.voq[n.idx() * self.net + first_hop].push(&mut self.pool, q);
     }
 
@@ -469,7 +510,7 @@ impl Nics {
             port
         };
         let voq = &mut self.voq[i * self.net + port];
-        let Some(e) = voq.pop(&self.pool) else { unreachable!("port {port} of node {i} chosen with an empty queue") };
+        let Some(e) = voq.pop(&mut self.pool) else { unreachable!("port {port} of node {i} chosen with an empty queue") };
         if voq.is_empty() {
             st.nonempty &= !(1 << port);
         }
@@ -557,13 +598,13 @@ mod tests {
                 if pop {
                     let want = *model.iter().min().unwrap();
                     model.retain(|&e| e != want);
-                    let i = nics.voq[1].pop(&nics.pool).expect("a queued packet");
+                    let i = nics.voq[1].pop(&mut nics.pool).expect("a queued packet");
                     let q = nics.pool.q[i as usize];
                     nics.pool.release(i);
                     proptest::prop_assert_eq!((q.key(), q.msg), want);
                 }
             }
-            while let Some(i) = nics.voq[1].pop(&nics.pool) {
+            while let Some(i) = nics.voq[1].pop(&mut nics.pool) {
                 let q = nics.pool.q[i as usize];
                 nics.pool.release(i);
                 let want = *model.iter().min().unwrap();
