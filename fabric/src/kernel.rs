@@ -20,14 +20,13 @@ pub mod split;
 mod timers;
 
 use crate::measure::Measurement;
-use crate::nic::Nics;
-use crate::packet::{Packet, PacketTable};
+use crate::nic::{NewPacket, Nics, PREFETCH_AHEAD};
+use crate::packet::PacketTable;
 use crate::probe::{CycleView, Probe};
 use crate::program::{Dest, NodeCtx, NodeOut, Program, Received};
 use crate::scoreboard::Scoreboard;
 use crate::spec::FabricSpec;
 use crate::topology::Topology;
-use arbitrary_int::prelude::*;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use router::{
@@ -171,7 +170,7 @@ struct Env<'a> {
 }
 
 impl RouterEnv for Env<'_> {
-    #[inline]
+    #[inline(always)]
     fn route(&self, at: NodeId, in_port: PortId, packet: PacketId) -> (RouteDecision, PacketMeta) {
         let p = self.packets.get(packet);
         let hop = match p.header.kind {
@@ -563,6 +562,7 @@ impl Fabric {
             let mut kept = 0;
             for i in 0..nic_active.len() {
                 let n = nic_active[i];
+                nics.prefetch(nic_active.get(i + PREFETCH_AHEAD).copied(), nic_active.get(i + 2 * PREFETCH_AHEAD).copied());
                 let injected = nics.inject(NodeId(n), t, routers, packets, log.as_deref_mut());
                 counters.flits_injected += injected.flits as u64;
                 let next = injected.next;
@@ -698,10 +698,8 @@ impl Fabric {
                 }
             };
             assert!(s.flits >= 1, "node {r}'s program sent a packet of no flits");
-            let header =
-                Header { kind, src: u24::new(r.0), dest: u24::new(dest.0), key: u24::new(s.key.min(Header::MAX_KEY)), len: s.flits, span };
-            let p = Packet { header, msg: s.msg, aux: s.aux, birth: t, remaining, seen: NONE };
-            self.nics.enqueue(r, p, first);
+            let p = NewPacket { kind, dest: dest.0, span, key: s.key.min(Header::MAX_KEY), len: s.flits, msg: s.msg, aux: s.aux };
+            self.nics.enqueue_new(r, p, t, remaining, first);
             self.counters.packets_sent += 1;
             self.measure.generated(t, s.flits); // measure:
         }

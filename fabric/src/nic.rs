@@ -9,9 +9,10 @@
 //! the software start-up cost and the internal copy cost.
 
 use crate::packet::{Packet, PacketTable};
-use router::{Flit, NONE, NodeId, PacketId, Routers};
+use arbitrary_int::prelude::*;
+use router::{Flit, Header, NONE, NodeId, PacketId, RouteKind, Routers};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 /// The injection buffers a NIC writes into: the routers' injection channels, as the kernel
 /// evaluating them sees them.
@@ -28,75 +29,193 @@ impl InjectionPorts for Routers {
     }
 }
 
+/// What a program's send says of a packet, as the NIC queues it (its source is the node).
+#[derive(Clone, Copy, Debug)]
+pub struct NewPacket {
+    pub kind: RouteKind,
+    /// The destination (unicast) or the root (broadcast), below 2^24.
+    pub dest: u32,
+    pub span: u32,
+    /// The priority key, at most [`Header::MAX_KEY`].
+    pub key: u32,
+    pub len: u16,
+    pub msg: u32,
+    pub aux: u64,
+}
+
 /// A packet waiting in the node's memory: its place in the order (priority key in the
-/// high 24 bits, submission number below) and its header, kept in the queue itself so that
-/// the queue's front is one cache line. Its packet-table slot is taken only when a channel
-/// starts sending it, so the header is fresh in cache for route computation.
+/// high 24 bits, submission number below), what its packet-table entry will say beside
+/// (the source is the node, the key is in the order, nothing delivered yet), and the next
+/// packet of its queue. Its packet-table slot is taken only when a channel starts sending
+/// it, so the header is fresh in cache for route computation.
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
 struct Queued {
     order: u64,
-    packet: Packet,
+    aux: u64,
+    birth: u64,
+    msg: u32,
+    dest: u32,
+    span: u32,
+    remaining: u32,
+    len: u16,
+    kind: RouteKind,
 }
 
 impl Queued {
     fn key(&self) -> u32 {
         (self.order >> 40) as u32
     }
+    /// The packet queued at node `src`.
+    fn packet(&self, src: u32) -> Packet {
+        let header = Header {
+            kind: self.kind,
+            src: u24::new(src),
+            dest: u24::new(self.dest),
+            key: u24::new(self.key()),
+            len: self.len,
+            span: self.span,
+        };
+        Packet { header, msg: self.msg, aux: self.aux, birth: self.birth, remaining: self.remaining, seen: NONE }
+    }
 }
 
-impl PartialEq for Queued {
-    fn eq(&self, o: &Queued) -> bool {
-        self.order == o.order
-    }
+type Heap = BinaryHeap<Reverse<(u64, u32)>>;
+
+/// Every queued packet of every node, in one slab: a queue is a list threaded through it,
+/// and a packet started gives its entry back to a free list whose most recent entry is
+/// taken next (still in cache, where a ring per queue would write a line not touched since
+/// it last wrapped, and grow by copying). The links are apart from the entries, so that
+/// queueing a packet does not touch the entry of the one before it (long out of cache when
+/// queues are long or the fabric large). Queues holding packets out of key order keep
+/// those in heaps of (order, entry), here too.
+#[derive(Clone, Debug)]
+struct Pool {
+    q: Vec<Queued>,
+    next: Vec<u32>,
+    free: u32,
+    heaps: Vec<Heap>,
+    free_heaps: Vec<u32>,
 }
-impl Eq for Queued {}
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, o: &Queued) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
+
+impl Pool {
+    fn new() -> Pool {
+        Pool { q: Vec::new(), next: Vec::new(), free: NONE, heaps: Vec::new(), free_heaps: Vec::new() }
     }
-}
-/// Ordered by place alone (a node's submission numbers are unique).
-impl Ord for Queued {
-    fn cmp(&self, o: &Queued) -> std::cmp::Ordering {
-        self.order.cmp(&o.order)
+    #[inline(always)]
+    fn put(&mut self, e: Queued) -> u32 {
+        if self.free != NONE {
+            let i = self.free;
+            self.free = self.next[i as usize];
+            self.q[i as usize] = e;
+            self.next[i as usize] = NONE;
+            i
+        } else {
+            self.q.push(e);
+            self.next.push(NONE);
+            self.q.len() as u32 - 1
+        }
+    }
+    #[inline(always)]
+    fn release(&mut self, i: u32) {
+        self.next[i as usize] = self.free;
+        self.free = i;
+    }
+    #[cold]
+    fn new_heap(&mut self) -> u32 {
+        match self.free_heaps.pop() {
+            Some(h) => h,
+            None => {
+                self.heaps.push(Heap::new());
+                self.heaps.len() as u32 - 1
+            }
+        }
     }
 }
 
 /// Packets waiting for one output port, served smallest (key, submission) first. Packets
-/// whose keys arrive in non-decreasing order (the common case) go to a plain FIFO; the rest
-/// to a heap. The key of the FIFO's last packet is kept here, so queueing a packet does not
-/// read the FIFO's back (usually out of cache when queues are long).
-#[derive(Clone, Debug, Default)]
+/// whose keys arrive in non-decreasing order (the common case) go to a plain FIFO, a list
+/// in the [`Pool`]; the rest to a heap of the pool's (`heap`, `NONE` while there are none).
+/// The key of the FIFO's last packet is kept here, so queueing a packet does not read the
+/// FIFO's back.
+#[derive(Clone, Copy, Debug)]
 struct SendQueue {
-    fifo: VecDeque<Queued>,
-    heap: BinaryHeap<Reverse<Queued>>,
+    head: u32,
+    tail: u32,
     last_key: u32,
+    heap: u32,
 }
 
+const EMPTY_QUEUE: SendQueue = SendQueue { head: NONE, tail: NONE, last_key: 0, heap: NONE };
+
 impl SendQueue {
-    fn push(&mut self, q: Queued) {
-        if self.fifo.is_empty() || self.last_key <= q.key() {
+    #[inline(always)]
+    fn push(&mut self, pool: &mut Pool, q: Queued) {
+        if self.head == NONE || self.last_key <= q.key() {
             self.last_key = q.key();
-            self.fifo.push_back(q);
+            let i = pool.put(q);
+            if self.head == NONE {
+                self.head = i;
+            } else {
+                pool.next[self.tail as usize] = i;
+            }
+            self.tail = i;
         } else {
-            self.heap.push(Reverse(q));
+            self.push_heap(pool, q);
         }
     }
-    fn peek(&self) -> Option<&Queued> {
-        match (self.fifo.front(), self.heap.peek()) {
-            (Some(a), Some(Reverse(b))) => Some(if a.order <= b.order { a } else { b }),
-            (Some(a), None) => Some(a),
-            (None, Some(Reverse(b))) => Some(b),
-            (None, None) => None,
+    #[cold]
+    fn push_heap(&mut self, pool: &mut Pool, q: Queued) {
+        if self.heap == NONE {
+            self.heap = pool.new_heap();
         }
+        let order = q.order;
+        let i = pool.put(q);
+        pool.heaps[self.heap as usize].push(Reverse((order, i)));
     }
-    fn pop(&mut self) -> Option<Queued> {
-        match (self.fifo.front(), self.heap.peek()) {
-            (Some(a), Some(Reverse(b))) if b.order < a.order => self.heap.pop().map(|r| r.0),
-            (Some(_), _) => self.fifo.pop_front(),
-            (None, _) => self.heap.pop().map(|r| r.0),
+    /// The first packet's order and entry.
+    #[inline(always)]
+    fn peek(&self, pool: &Pool) -> Option<(u64, u32)> {
+        let a = (self.head != NONE).then(|| (pool.q[self.head as usize].order, self.head));
+        if self.heap == NONE {
+            return a;
         }
+        let Reverse(b) = *pool.heaps[self.heap as usize].peek().expect("a queue's heap is never empty");
+        Some(match a {
+            Some(a) if a.0 <= b.0 => a,
+            _ => b,
+        })
+    }
+    /// Take the first packet off the queue (its entry is still the caller's to release).
+    #[inline(always)]
+    fn pop(&mut self, pool: &mut Pool) -> Option<u32> {
+        if self.heap == NONE {
+            if self.head == NONE {
+                return None;
+            }
+            let i = self.head;
+            self.head = pool.next[i as usize];
+            return Some(i);
+        }
+        self.pop_heap(pool)
+    }
+    #[cold]
+    fn pop_heap(&mut self, pool: &mut Pool) -> Option<u32> {
+        let (_, i) = self.peek(pool)?;
+        if i == self.head {
+            self.head = pool.next[i as usize];
+        } else {
+            let heap = &mut pool.heaps[self.heap as usize];
+            heap.pop();
+            if heap.is_empty() {
+                pool.free_heaps.push(self.heap);
+                self.heap = NONE;
+            }
+        }
+        Some(i)
+    }
+    fn is_empty(&self) -> bool {
+        self.head == NONE && self.heap == NONE
     }
 }
 
@@ -148,9 +267,10 @@ pub struct Nics {
     net: usize,
     /// The set of all channel bits.
     all_channels: u64,
-    /// Prefetch the queues of the nodes ahead ([`Nics::prefetch_ahead`])?
+    /// Prefetch the queues of the nodes ahead ([`Nics::prefetch`])?
     prefetch: bool,
     voq: Vec<SendQueue>,
+    pool: Pool,
     node: Vec<NodeNic>,
     inj: Vec<InjChannel>,
     /// Per ejection channel and VC, the packet being reassembled.
@@ -165,8 +285,9 @@ pub struct Nics {
     pub max_queue: u32,
 }
 
-/// How many node ids ahead of an injecting node its NIC prefetches queue fronts.
-const PREFETCH_AHEAD: usize = 4;
+/// How many active NICs ahead of an injecting one the kernel prefetches queue fronts
+/// ([`Nics::prefetch`]).
+pub(crate) const PREFETCH_AHEAD: usize = 4;
 /// Fabrics of more nodes than this prefetch (smaller ones stay in the caches).
 const PREFETCH_FROM: usize = 128;
 
@@ -184,7 +305,8 @@ impl Nics {
             net: net_ports,
             all_channels: if channels >= 64 { !0 } else { (1u64 << channels) - 1 },
             prefetch: nodes > PREFETCH_FROM,
-            voq: vec![SendQueue::default(); nodes * net_ports],
+            voq: vec![EMPTY_QUEUE; nodes * net_ports],
+            pool: Pool::new(),
             node: vec![NodeNic::default(); nodes],
             inj: vec![IDLE; nodes * channels],
             ej: vec![EjChannel { packet: NONE, next: 0 }; nodes * channels * ejection_vcs],
@@ -203,9 +325,16 @@ impl Nics {
     /// part of a fabric split between threads). Their queued packets come along; packets
     /// already started refer to `other`'s packet table.
     pub(crate) fn copy_nodes_from(&mut self, other: &Nics, nodes: std::ops::Range<usize>) {
+        // Popped from a copy of their pool (popping frees their queues' heaps).
+        let mut theirs = other.pool.clone();
         for n in nodes.clone() {
             for q in n * self.net..(n + 1) * self.net {
-                self.voq[q] = other.voq[q].clone();
+                // Re-thread the queue through this pool, in the same order.
+                let (mut from, mut to) = (other.voq[q], EMPTY_QUEUE);
+                while let Some(i) = from.pop(&mut theirs) {
+                    to.push(&mut self.pool, theirs.q[i as usize]);
+                }
+                self.voq[q] = to;
             }
         }
         let k = self.k;
@@ -216,8 +345,18 @@ impl Nics {
         self.max_queue = self.max_queue.max(other.max_queue);
     }
 
-    /// Queue packet `p` at node `n`, to leave on network port `first_hop`.
+    /// Queue packet `p` at node `n` (its source), to leave on network port `first_hop`.
+    #[inline]
     pub fn enqueue(&mut self, n: NodeId, p: Packet, first_hop: usize) {
+        let h = &p.header;
+        let new = NewPacket { kind: h.kind, dest: h.dest.value(), span: h.span, key: h.key.value(), len: h.len, msg: p.msg, aux: p.aux };
+        self.enqueue_new(n, new, p.birth, p.remaining, first_hop);
+    }
+
+    /// Queue a packet a program sent from node `n` in cycle `birth`, expected at
+    /// `remaining` nodes, to leave on network port `first_hop`.
+    #[inline]
+    pub fn enqueue_new(&mut self, n: NodeId, p: NewPacket, birth: u64, remaining: u32, first_hop: usize) {
         let st = &mut self.node[n.idx()];
         let s = st.seq;
         st.seq += 1;
@@ -225,19 +364,22 @@ impl Nics {
         st.nonempty |= 1 << first_hop;
         st.queued += 1;
         self.max_queue = self.max_queue.max(st.queued);
-        let order = ((p.key() as u64) << 40) | (s & ((1 << 40) - 1));
-        self.voq[n.idx() * self.net + first_hop].push(Queued { order, packet: p });
+        let order = ((p.key as u64) << 40) | (s & ((1 << 40) - 1));
+        let q = Queued { order, aux: p.aux, birth, msg: p.msg, dest: p.dest, span: p.span, remaining, len: p.len, kind: p.kind };
+        self.voq[n.idx() * self.net + first_hop].push(&mut self.pool, q);
     }
 
-    /// Bring into cache what node `i + PREFETCH_AHEAD` will read first when it starts a
-    /// packet (its queues' fronts) and, further ahead, where node `i + 2 * PREFETCH_AHEAD`
-    /// keeps its queues. With long queues (every node broadcasting) these are far out of
-    /// cache by the time a channel reads them; the kernel evaluates large fabrics in node
-    /// order, so the nodes ahead come next.
+    /// Bring into cache what node `near` will read first when it starts a packet (its
+    /// queues' fronts) and, for node `far`, where it keeps its queues. With long queues
+    /// (every node broadcasting) these are far out of cache by the time a channel reads
+    /// them; the kernel names the nodes it will visit next in its list of active NICs.
     #[inline(always)]
-    fn prefetch_ahead(&self, i: usize) {
-        let far = i + 2 * PREFETCH_AHEAD;
-        if far < self.node.len() {
+    pub fn prefetch(&self, near: Option<u32>, far: Option<u32>) {
+        if !self.prefetch {
+            return;
+        }
+        if let Some(far) = far {
+            let far = far as usize;
             let mut ports = self.node[far].nonempty & !self.node[far].claimed;
             while ports != 0 {
                 let port = ports.trailing_zeros() as usize;
@@ -245,14 +387,17 @@ impl Nics {
                 prefetch(&self.voq[far * self.net + port]);
             }
         }
-        let near = i + PREFETCH_AHEAD;
-        if near < self.node.len() && self.node[near].queued > 0 {
-            let mut ports = self.node[near].nonempty & !self.node[near].claimed;
-            while ports != 0 {
-                let port = ports.trailing_zeros() as usize;
-                ports &= ports - 1;
-                if let Some(q) = self.voq[near * self.net + port].fifo.front() {
-                    prefetch(q);
+        if let Some(near) = near {
+            let near = near as usize;
+            if self.node[near].queued > 0 {
+                let mut ports = self.node[near].nonempty & !self.node[near].claimed;
+                while ports != 0 {
+                    let port = ports.trailing_zeros() as usize;
+                    ports &= ports - 1;
+                    let head = self.voq[near * self.net + port].head;
+                    if head != NONE {
+                        prefetch(&self.pool.q[head as usize]);
+                    }
                 }
             }
         }
@@ -312,9 +457,6 @@ impl Nics {
         if st.streaming == 0 && st.queued == 0 {
             return Injected { flits: 0, next: None };
         }
-        if self.prefetch {
-            self.prefetch_ahead(i);
-        }
         let base = i * self.k;
         let mut written = 0;
         // The earliest start of the channels streaming after this cycle's flit.
@@ -357,32 +499,40 @@ impl Nics {
     /// Start the best packet node `i` may send on idle channel `ch`, if it has one.
     fn start_next(&mut self, i: usize, ch: usize, t: u64, packets: &mut PacketTable) -> bool {
         let st = &mut self.node[i];
-        let mut free = st.nonempty & !st.claimed;
-        if self.k == self.net {
-            free &= 1 << ch;
-        }
-        let mut best: Option<(u64, usize)> = None;
-        while free != 0 {
-            let port = free.trailing_zeros() as usize;
-            free &= free - 1;
-            if let Some(q) = self.voq[i * self.net + port].peek()
-                && best.is_none_or(|(b, _)| q.order < b)
-            {
-                best = Some((q.order, port));
+        let free = st.nonempty & !st.claimed;
+        let port = if self.k == self.net {
+            // All-port: channel `ch` feeds port `ch` alone.
+            if free & (1 << ch) == 0 {
+                return false;
             }
-        }
-        let Some((_, port)) = best else { return false };
+            ch
+        } else {
+            let mut free = free;
+            let mut best: Option<(u64, usize)> = None;
+            while free != 0 {
+                let port = free.trailing_zeros() as usize;
+                free &= free - 1;
+                if let Some((order, _)) = self.voq[i * self.net + port].peek(&self.pool)
+                    && best.is_none_or(|(b, _)| order < b)
+                {
+                    best = Some((order, port));
+                }
+            }
+            let Some((_, port)) = best else { return false };
+            port
+        };
         let voq = &mut self.voq[i * self.net + port];
-        let Some(&Queued { packet, .. }) = voq.peek() else { unreachable!("port {port} of node {i} chosen with an empty queue") };
-        voq.pop();
-        if voq.peek().is_none() {
+        let Some(e) = voq.pop(&mut self.pool) else { unreachable!("port {port} of node {i} chosen with an empty queue") };
+        if voq.is_empty() {
             st.nonempty &= !(1 << port);
         }
         st.queued -= 1;
         st.claimed |= 1 << port;
         st.streaming |= 1 << ch;
-        let len = packet.flits();
-        let pid = packets.alloc(packet);
+        let q = &self.pool.q[e as usize];
+        let len = q.len;
+        let pid = packets.alloc(q.packet(i as u32));
+        self.pool.release(e);
         // The software start-up, then the copy of every flit into the send buffer.
         let start_at = t + self.startup_cycles + self.copy_cycles_per_flit * len as u64;
         self.inj[i * self.k + ch] = InjChannel { packet: pid.0, seq: 0, len, start_at, port: port as u8 };
@@ -461,14 +611,18 @@ mod tests {
                 if pop {
                     let want = *model.iter().min().unwrap();
                     model.retain(|&e| e != want);
-                    let i = nics.voq[1].pop().expect("a queued packet");
-                    proptest::prop_assert_eq!((i.packet.key(), i.packet.msg), want);
+                    let i = nics.voq[1].pop(&mut nics.pool).expect("a queued packet");
+                    let q = nics.pool.q[i as usize];
+                    nics.pool.release(i);
+                    proptest::prop_assert_eq!((q.key(), q.msg), want);
                 }
             }
-            while let Some(q) = nics.voq[1].pop() {
+            while let Some(i) = nics.voq[1].pop(&mut nics.pool) {
+                let q = nics.pool.q[i as usize];
+                nics.pool.release(i);
                 let want = *model.iter().min().unwrap();
                 model.retain(|&e| e != want);
-                proptest::prop_assert_eq!((q.packet.key(), q.packet.msg), want);
+                proptest::prop_assert_eq!((q.key(), q.msg), want);
             }
             proptest::prop_assert!(model.is_empty());
         }

@@ -191,7 +191,35 @@ impl Scoreboard {
     }
 
     /// Node `node` received message `msg` at cycle `t`.
+    #[inline]
     pub fn accept(&mut self, msg: u32, node: NodeId, t: u64, topo: &Topology) {
+        // The common case first: a broadcast declared at setup or outstanding in an unsplit
+        // run, delivered to a node of its tree for the first time. Anything else takes the general path, which
+        // finds the same record and tells what went wrong.
+        let rec = if (msg as usize) < self.shared() {
+            Some(&self.shared_msgs[msg as usize])
+        } else if self.part.is_none() && msg < PAIR_BASE {
+            self.find(msg).ok().map(|j| &self.msgs[j])
+        } else {
+            None
+        };
+        if let Some(&MsgRec { dest: DestSet::Broadcast { root, span }, slot }) = rec
+            && topo.in_broadcast(node, root, span)
+        {
+            let at = slot as usize + node.idx() / 64;
+            let m = 1u64 << (node.idx() % 64);
+            if let Some(w) = self.bits.get_mut(at)
+                && *w & m == 0
+            {
+                *w |= m;
+                self.delivered += 1;
+                return;
+            }
+        }
+        self.accept_general(msg, node, t, topo);
+    }
+
+    fn accept_general(&mut self, msg: u32, node: NodeId, t: u64, topo: &Topology) {
         let msg = match self.part {
             Some(k) if msg < PAIR_BASE && msg as usize >= self.shared() => {
                 if msg >> self.part_shift != k {

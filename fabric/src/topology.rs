@@ -244,6 +244,11 @@ impl Topology {
     /// (for the torus dateline).
     #[inline]
     pub fn route_unicast(&self, at: NodeId, src: NodeId, dest: NodeId) -> Hop {
+        if self.kind == TopologyKind::Hypercube {
+            // The lowest differing dimension; LOCAL (bit 63) at the destination.
+            let x = (at.0 ^ dest.0) as u64 | 1 << 63;
+            return Hop { ports: PortSet::from_bits_retain(1 << x.trailing_zeros()), class: 0 };
+        }
         if !self.routes.is_empty() {
             // No branch on the way: LOCAL is bit 63 like any other.
             let bit = self.routes[at.idx() * self.nodes + dest.idx()];

@@ -33,7 +33,7 @@ use super::prefix;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
 use crate::topology::Topology;
-use router::NodeId;
+use router::{NONE, NodeId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -371,12 +371,15 @@ pub struct Engine {
     pub m: Vec<u64>,
     /// Next event of each node.
     ev: Vec<u32>,
-    /// Per (class, node) during packing: origin + 1 of the packet held, target rank.
+    /// Per (node, class) during packing: origin + 1 of the packet held, target rank.
     pack: Vec<(u32, u32)>,
-    /// Per (class, node): the origins of the pieces held for the broadcast phase.
+    /// Per node: the origins of the pieces held for the broadcast phase, the k-th piece of
+    /// class c at `k * classes + c` (`NONE` past a class's count), so that a node's next
+    /// piece of every class is in one place; and per (node, class) how many it holds.
     held: Vec<Vec<u32>>,
+    held_len: Vec<u32>,
     /// Broadcast subphase under way at each node: the subphase, how many of each class's
-    /// pieces it sends (those held when it began), the next to send, and the cycle of the
+    /// pieces it sends (those held when it began; per (node, class)), the next to send, and the cycle of the
     /// next send. The node feeds its NIC one piece per class and (mini-)slot, as the
     /// schedule needs, rather than queueing the whole subphase at once.
     sub: Vec<u32>,
@@ -414,7 +417,8 @@ impl Engine {
             m: vec![0; n],
             ev: vec![0; n],
             pack: vec![(0, 0); classes as usize * n],
-            held: vec![Vec::new(); classes as usize * n],
+            held: vec![Vec::new(); n],
+            held_len: vec![0; classes as usize * n],
             sub: vec![0; n],
             sub_len: vec![0; classes as usize * n],
             cursor: vec![0; n],
@@ -464,9 +468,7 @@ impl Engine {
         self.start[u] = p;
         self.ev[u] = 0;
         self.got[u] = 0;
-        for c in 0..self.scan.classes as usize {
-            self.held[c * self.n + u].clear();
-        }
+        self.clear_held(u);
         self.next_send[u] = u64::MAX;
         if self.t.tp > 0 {
             let act = self.active[u];
@@ -565,7 +567,7 @@ impl Engine {
         for c in 0..self.scan.classes {
             if self.scan.a[self.scan.at(c, u)] == 1 {
                 let r = self.scan.rank(c, u);
-                let i = c as usize * self.n + u as usize;
+                let i = self.at(u, c);
                 self.pack[i] = (u + 1, r);
             }
         }
@@ -577,7 +579,7 @@ impl Engine {
         let d = self.t.d;
         let u = cx.node.0;
         for c in 0..self.scan.classes {
-            let idx = c as usize * self.n + u as usize;
+            let idx = self.at(u, c);
             let (o1, r) = self.pack[idx];
             if o1 == 0 {
                 continue;
@@ -598,7 +600,39 @@ impl Engine {
     }
 
     fn packed(&mut self, u: u32, c: u32, origin: u32) {
-        self.held[c as usize * self.n + u as usize].push(origin);
+        self.hold(u as usize, c, origin);
+    }
+
+    /// Index of (node u, class c) in the per-(node, class) vectors.
+    #[inline]
+    fn at(&self, u: u32, c: u32) -> usize {
+        u as usize * self.scan.classes as usize + c as usize
+    }
+
+    /// Node u holds one more piece of class c.
+    #[inline]
+    fn hold(&mut self, u: usize, c: u32, origin: u32) {
+        let classes = self.scan.classes as usize;
+        let i = u * classes + c as usize;
+        let at = self.held_len[i] as usize * classes + c as usize;
+        self.held_len[i] += 1;
+        let row = &mut self.held[u];
+        if at >= row.len() {
+            row.resize(at - c as usize + classes, NONE);
+        }
+        row[at] = origin;
+    }
+
+    /// Node u's k-th piece of class c.
+    #[inline]
+    fn held_at(&self, u: usize, c: u32, k: u32) -> u32 {
+        self.held[u][k as usize * self.scan.classes as usize + c as usize]
+    }
+
+    fn clear_held(&mut self, u: usize) {
+        self.held[u].clear();
+        let classes = self.scan.classes as usize;
+        self.held_len[u * classes..(u + 1) * classes].fill(0);
     }
 
     fn piece_msg(&self, c: u32, origin: u32) -> u32 {
@@ -611,9 +645,8 @@ impl Engine {
         let u = cx.node.0 as usize;
         self.sub[u] = l;
         self.cursor[u] = 0;
-        for c in 0..self.scan.classes as usize {
-            self.sub_len[c * self.n + u] = self.held[c * self.n + u].len() as u32;
-        }
+        let classes = self.scan.classes as usize;
+        self.sub_len[u * classes..(u + 1) * classes].copy_from_slice(&self.held_len[u * classes..(u + 1) * classes]);
         self.next_send[u] = cx.now;
         self.paced_send(cx);
     }
@@ -626,9 +659,9 @@ impl Engine {
         let flits = self.piece_flits();
         let mut more = false;
         for c in 0..self.scan.classes {
-            let i = c as usize * self.n + u;
+            let i = self.at(u as u32, c);
             if k < self.sub_len[i] {
-                let origin = self.held[i][k as usize];
+                let origin = self.held_at(u, c, k);
                 let to = cx.node.0 ^ (1 << ((d - l + c) % d));
                 let a = aux(SPREAD, c, l, origin);
                 cx.send(Send { dest: Dest::Node(NodeId(to)), msg: self.piece_msg(c, origin), aux: a, key: 0, flits });
@@ -638,9 +671,8 @@ impl Engine {
         self.cursor[u] += 1;
         self.next_send[u] = if more { cx.now + self.t.gap } else { u64::MAX };
         if !more && l == d {
-            for c in 0..self.scan.classes as usize {
-                self.held[c * self.n + u] = Vec::new();
-            }
+            self.clear_held(u);
+            self.held[u] = Vec::new();
         }
     }
 
@@ -648,8 +680,8 @@ impl Engine {
     fn snb_step(&mut self, cx: &mut NodeCtx<'_>, i: u32) {
         let u = cx.node.0 as usize;
         let mm = ceil_log2(self.m[u]);
-        for k in 0..self.held[u].len() {
-            let origin = self.held[u][k];
+        for k in 0..self.held_len[u] {
+            let origin = self.held_at(u, 0, k);
             let to = cx.node.0 ^ (1 << (mm + i));
             let a = aux(SUBCUBE_SNB, 0, 0, origin);
             cx.send(Send { dest: Dest::Node(NodeId(to)), msg: self.msg_base[origin as usize], aux: a, key: 0, flits: self.flits });
@@ -660,10 +692,11 @@ impl Engine {
     /// multinode broadcast (Bertsekas et al. §2), keyed by the slot of each link.
     fn mnb_start(&mut self, cx: &mut NodeCtx<'_>) {
         let u = cx.node.0 as usize;
-        if let Some(&origin) = self.held[u].first() {
+        if self.held_len[u] > 0 {
+            let origin = self.held_at(u, 0, 0);
             self.mnb_forward(cx, origin, cx.node.0 & ((1 << ceil_log2(self.m[u])) - 1));
         }
-        self.held[u].clear();
+        self.clear_held(u);
     }
 
     fn mnb_forward(&self, cx: &mut NodeCtx<'_>, origin: u32, root_low: u32) {
@@ -702,7 +735,7 @@ impl Engine {
             PACK => {
                 let c = aux_class(a);
                 let origin = aux_high(a);
-                let idx = c as usize * self.n + z as usize;
+                let idx = self.at(z, c);
                 if self.pack[idx].0 != 0 || cx.now - m.birth != self.t.ms + self.t.extra {
                     self.collisions += 1;
                 }
@@ -720,13 +753,13 @@ impl Engine {
                 let (c, origin) = (aux_class(a), aux_high(a));
                 self.accept(cx, origin, m.msg);
                 if aux_value(a) < self.t.d {
-                    self.held[c as usize * self.n + z as usize].push(origin);
+                    self.hold(z as usize, c, origin);
                 }
             }
             SUBCUBE_SNB => {
                 let origin = aux_high(a);
                 self.accept(cx, origin, m.msg);
-                self.held[z as usize].push(origin);
+                self.hold(z as usize, 0, origin);
             }
             SUBCUBE_MNB => {
                 let origin = aux_high(a);
