@@ -182,6 +182,11 @@ impl Routers {
             let w = &mut S::w_mut(self)[r];
             w.bid &= !S::bit(l);
             w.ejbid &= !S::bit(l);
+            if multicast {
+                let m = &mut S::m_mut(self)[r];
+                m.mc_bid &= !S::bit(l);
+                m.mc_ej &= !S::bit(l);
+            }
             if tail & more {
                 // The next packet's head is routed in the next cycle.
                 self.rc_next.push(crate::wheel::vcr(r, l));
@@ -211,9 +216,6 @@ impl Routers {
     fn step_branches<S: Width>(&mut self, r: usize, l: usize, tail: bool, async_rep: bool) {
         let iv = r * self.npv + l;
         let b = self.inputs.branches[iv];
-        if tail {
-            S::m_mut(self)[r].mcast &= !S::bit(l);
-        }
         if !async_rep {
             self.inputs.branches[iv].pending = if tail { PortSet::empty() } else { b.route };
             return;

@@ -65,7 +65,7 @@ impl Routers {
             if meta.len > 1 && self.params.replication == Replication::Async {
                 c.flags |= ASYNC;
             }
-            self.route_multicast::<S>(r, l, rd.ports, meta.len);
+            self.route_multicast(r, l, rd.ports);
         }
         self.inputs.rank[iv] = (meta.key, meta.birth);
         if self.rc_delay == 0 {
@@ -78,7 +78,7 @@ impl Routers {
     /// A packet the router replicates to `ports` was routed at local VC `l` of router `r`.
     #[cold]
     #[inline(never)]
-    fn route_multicast<S: Width>(&mut self, r: usize, l: usize, ports: PortSet, len: u16) {
+    fn route_multicast(&mut self, r: usize, l: usize, ports: PortSet) {
         self.start_multicast();
         let iv = r * self.npv + l;
         if self.inputs.vcs[iv].flags & ASYNC != 0 {
@@ -90,10 +90,6 @@ impl Routers {
             let b = self.branch_slot(iv, true, 0);
             self.inputs.branch_pos[b] = 0;
         }
-        let _ = len;
         self.inputs.branches[iv] = Branches { route: ports, granted: PortSet::empty(), pending: ports };
-        S::m_mut(self)[r].mcast |= S::bit(l);
-        self.set_net_work(r);
-        self.set_ej_work(r);
     }
 }

@@ -130,8 +130,13 @@ pub(crate) const MC_DIRTY: u8 = 4;
 /// A router's registers for the packets it replicates (allocated at the first such packet).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct McWork<S> {
-    /// Routed replicated packets (from RC until their tail leaves).
-    pub mcast: S,
+    /// Replicated packets that may bid in switch allocation: routed, past their VA delay, a
+    /// flit buffered, some network branch holding its output VC (the allocation looks at
+    /// each branch).
+    pub mc_bid: S,
+    /// Replicated packets whose LOCAL branch holds an ejection VC, past their VA delay, a
+    /// flit buffered (ejection looks at where the branch is).
+    pub mc_ej: S,
     /// Able requesters of atomic allocation (every branch in one cycle or none).
     pub mc_req: S,
     /// VCs popped in stage 1 of cycle `s1_at` (of [`Work`]).
@@ -706,9 +711,15 @@ impl Routers {
     pub(crate) fn has_mc<S: Width>(&self) -> bool {
         !S::m(self).is_empty()
     }
+    /// Router `r`'s replicated packets that may bid in switch allocation.
     #[inline(always)]
-    pub(crate) fn mcast<S: Width>(&self, r: usize) -> S {
-        if self.has_mc::<S>() { S::m(self)[r].mcast } else { S::ZERO }
+    pub(crate) fn mc_bid<S: Width>(&self, r: usize) -> S {
+        if self.has_mc::<S>() { S::m(self)[r].mc_bid } else { S::ZERO }
+    }
+    /// Router `r`'s replicated packets whose LOCAL branch may eject.
+    #[inline(always)]
+    pub(crate) fn mc_ej<S: Width>(&self, r: usize) -> S {
+        if self.has_mc::<S>() { S::m(self)[r].mc_ej } else { S::ZERO }
     }
     /// Allocate the state of replicated packets (at the first one).
     #[cold]
@@ -814,8 +825,9 @@ impl Routers {
     pub(crate) fn check_bid<S: Width>(&mut self, r: usize, l: usize, t: u64) {
         let c = &self.inputs.vcs[r * self.npv + l];
         if c.multicast() {
-            self.set_net_work(r);
-            self.set_ej_work(r);
+            if c.sa_ready <= t && c.len > 0 {
+                self.replica_bids::<S>(r, l);
+            }
             return;
         }
         if !c.granted() || c.sa_ready > t || c.len == 0 {
@@ -831,6 +843,22 @@ impl Routers {
         }
         S::w_mut(self)[r].bid |= S::bit(l);
         self.set_net_work(r);
+    }
+
+    /// The replicated packet at local VC `l` of router `r` (routed, able, a flit buffered)
+    /// bids for the network outputs and the ejection VC its branches hold.
+    #[cold]
+    #[inline(never)]
+    fn replica_bids<S: Width>(&mut self, r: usize, l: usize) {
+        let g = self.inputs.branches[r * self.npv + l].granted;
+        if !g.network().is_empty() {
+            S::m_mut(self)[r].mc_bid |= S::bit(l);
+            self.set_net_work(r);
+        }
+        if g.contains(PortSet::LOCAL) {
+            S::m_mut(self)[r].mc_ej |= S::bit(l);
+            self.set_ej_work(r);
+        }
     }
 
     /// May the front flit of local VC `l` (state `c`) cross now, as far as its own buffer
@@ -873,16 +901,13 @@ impl Routers {
         S::w_mut(self)[r] = Work { ej_full: full, s1_read, s1_at, dirty: VA_DIRTY | EJ_DIRTY | MC_DIRTY, ..Work::default() };
         if self.has_mc::<S>() {
             let m = &mut S::m_mut(self)[r];
-            (m.mcast, m.mc_req) = (S::ZERO, S::ZERO);
+            (m.mc_bid, m.mc_ej, m.mc_req) = (S::ZERO, S::ZERO, S::ZERO);
         }
         for l in 0..self.npv {
             let iv = r * self.npv + l;
             let c = self.inputs.vcs[iv];
             if !c.routed() {
                 continue;
-            }
-            if c.multicast() {
-                S::m_mut(self)[r].mcast |= S::bit(l);
             }
             let b = self.branches_of(iv);
             if !b.pending.difference(b.granted).is_empty() && c.va_may_start(t) {
@@ -1035,7 +1060,7 @@ impl Routers {
         self.visit(false, |rs, r| {
             rs.eject_router::<S>(r, t, ejected, &mut filing.credits);
             let w = &S::w(rs)[r];
-            !(w.ejbid.is_empty() && w.dirty & (EJ_DIRTY | MC_DIRTY) == 0 && rs.mcast::<S>(r).is_empty())
+            !(w.ejbid.is_empty() && w.dirty & (EJ_DIRTY | MC_DIRTY) == 0 && rs.mc_ej::<S>(r).is_empty())
         });
         self.close_filing(t, filing);
     }
@@ -1056,7 +1081,7 @@ impl Routers {
                 self.allocate_ejection::<S>(r, t);
             }
         }
-        if S::w(self)[r].ejbid.is_empty() && self.mcast::<S>(r).is_empty() {
+        if S::w(self)[r].ejbid.is_empty() && self.mc_ej::<S>(r).is_empty() {
             return;
         }
         self.clear_scratch::<S>();
@@ -1158,14 +1183,12 @@ impl Routers {
     /// Stage 2 in router `r`. True while it has work there.
     #[inline(always)]
     fn network_router<S: Width>(&mut self, r: usize, t: u64, filing: &mut Filing) -> bool {
-        let mut mcast = S::ZERO;
         if self.has_mc::<S>() {
             let m = S::m(self)[r];
             if m.new_at == t && !m.mc_new.is_empty() {
                 S::m_mut(self)[r].mc_new = S::ZERO;
                 self.allocate_multicast::<S>(r, t, m.mc_new);
             }
-            mcast = m.mcast;
         }
         if S::w(self)[r].dirty & VA_DIRTY != 0 {
             S::w_mut(self)[r].dirty &= !VA_DIRTY;
@@ -1173,11 +1196,12 @@ impl Routers {
                 self.allocate_network_vcs::<S>(r, t);
             }
         }
+        let mcast = self.mc_bid::<S>(r);
         if !(S::w(self)[r].bid | mcast).is_empty() {
             self.allocate_switch::<S>(r, t, mcast, filing);
         }
         let w = &S::w(self)[r];
-        !(w.bid.is_empty() && w.dirty & VA_DIRTY == 0 && self.mcast::<S>(r).is_empty())
+        !(w.bid.is_empty() && w.dirty & VA_DIRTY == 0 && self.mc_bid::<S>(r).is_empty())
     }
 
     /// The end of cycle `t`: with probes attached ([`Routers::set_log`]), credits due in

@@ -30,7 +30,7 @@ impl Routers {
         // Unicast ejectors (holding an ejection VC, able, a flit buffered), and replicated
         // packets whose LOCAL branch holds one and may take its flit.
         let mut want = S::w(self)[r].ejbid;
-        for l in members(self.mcast::<S>(r)) {
+        for l in members(self.mc_ej::<S>(r)) {
             if self.replica_may_eject(r, l, t) {
                 want |= S::bit(l);
             }
@@ -44,6 +44,21 @@ impl Routers {
             let ch = self.inputs.vcs[base + l].eject_ch as usize;
             if self.eject_flit::<S>(r, l, ch, t, ejected, credits) {
                 self.outputs.sa_arb[r * self.np + self.nnet + ch].grant_accepted(self.npv, l);
+            }
+            return;
+        }
+        if self.ejv == 1 {
+            // One VC a channel: each requester is its channel's only one.
+            for l in members(want) {
+                chans |= 1 << self.inputs.vcs[base + l].eject_ch;
+            }
+            while chans != 0 {
+                let ch = chans.trailing_zeros() as usize;
+                chans &= chans - 1;
+                let l = self.outputs.ej_owner[r * self.nk + ch] as usize;
+                if self.readable::<S>().contains(l) && self.eject_flit::<S>(r, l, ch, t, ejected, credits) {
+                    self.outputs.sa_arb[r * self.np + self.nnet + ch].grant_accepted(self.npv, l);
+                }
             }
             return;
         }

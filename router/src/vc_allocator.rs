@@ -155,8 +155,8 @@ impl Routers {
             self.inputs.branches[iv].granted |= PortSet::port(o);
         } else {
             c.flags |= GRANTED;
-            self.granted::<S>(r, l, t);
         }
+        self.granted::<S>(r, l, t);
     }
 
     /// Give each free ejection VC of router `r` to one able requester: channel by channel,
@@ -201,8 +201,8 @@ impl Routers {
             self.inputs.branches[iv].granted |= PortSet::LOCAL;
         } else {
             c.flags |= GRANTED;
-            self.granted::<S>(r, l, t);
         }
+        self.granted::<S>(r, l, t);
     }
 
     /// Atomic allocation for the replicated packets in `which` (able requesters of router
@@ -265,6 +265,7 @@ impl Routers {
             S::m_mut(self)[r].mc_req &= !S::bit(l);
             let npv = self.npv;
             self.mc_arb[r].grant_accepted(npv, l);
+            self.granted::<S>(r, l, t);
         }
     }
 }
