@@ -1001,6 +1001,14 @@ impl Routers {
         }
     }
 
+    /// Does a stage visit just the routers with work, in id order (with no probe to tell)?
+    /// Then it walks its set of them itself (a loop over the set's words, the router's
+    /// evaluation inlined in it); otherwise [`Routers::visit`].
+    #[inline(always)]
+    fn busy_in_order(&self) -> bool {
+        self.schedule == Schedule::Busy && self.order.is_none() && !self.log
+    }
+
     /// Visit the routers a stage works on: those whose bit is set in `work` (all of them
     /// under [`Schedule::All`]), in id order or the order set, calling `each`; a router
     /// whose work is done leaves the set (`each` returns false).
@@ -1014,21 +1022,6 @@ impl Routers {
             if self.schedule == Schedule::All {
                 self.visited.fill(!0);
             }
-        }
-        if self.schedule == Schedule::Busy && self.order.is_none() {
-            let words = if network { self.net_work.len() } else { self.ej_work.len() };
-            for wi in 0..words {
-                let mut m = if network { self.net_work[wi] } else { self.ej_work[wi] };
-                while m != 0 {
-                    let r = wi * 64 + m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    if !each(self, r) {
-                        let set = if network { &mut self.net_work } else { &mut self.ej_work };
-                        set[wi] &= !(1 << (r & 63));
-                    }
-                }
-            }
-            return;
         }
         let mut list = std::mem::take(&mut self.visit);
         list.clear();
@@ -1057,17 +1050,35 @@ impl Routers {
 
     fn eject_stage_in<S: Width>(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
         let mut filing = self.open_filing(t);
-        self.visit(false, |rs, r| {
-            rs.eject_router::<S>(r, t, ejected, &mut filing.credits);
-            let w = &S::w(rs)[r];
-            !(w.ejbid.is_empty() && w.dirty & (EJ_DIRTY | MC_DIRTY) == 0 && rs.mc_ej::<S>(r).is_empty())
-        });
+        if self.busy_in_order() {
+            for wi in 0..self.ej_work.len() {
+                let mut m = self.ej_work[wi];
+                while m != 0 {
+                    let r = wi * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if !self.eject_router::<S>(r, t, ejected, &mut filing.credits) {
+                        self.ej_work[wi] &= !(1 << (r & 63));
+                    }
+                }
+            }
+        } else {
+            self.visit(false, |rs, r| rs.eject_router::<S>(r, t, ejected, &mut filing.credits));
+        }
         self.close_filing(t, filing);
     }
 
     /// Stage 1 in router `r`: atomic multicast allocation, ejection-VC allocation (each only
-    /// when it can grant), then ejection.
-    fn eject_router<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) {
+    /// when it can grant), then ejection. True while it has work there.
+    #[inline(always)]
+    fn eject_router<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) -> bool {
+        self.eject_router_once::<S>(r, t, ejected, credits);
+        let w = &S::w(self)[r];
+        !(w.ejbid.is_empty() && w.dirty & (EJ_DIRTY | MC_DIRTY) == 0 && self.mc_ej::<S>(r).is_empty())
+    }
+
+    /// [`Routers::eject_router`]'s work.
+    #[inline(always)]
+    fn eject_router_once<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) {
         let dirty = S::w(self)[r].dirty;
         if dirty & (EJ_DIRTY | MC_DIRTY) != 0 {
             S::w_mut(self)[r].dirty &= !(EJ_DIRTY | MC_DIRTY);
@@ -1170,7 +1181,20 @@ impl Routers {
     fn network_stage_in<S: Width>(&mut self, t: u64) {
         let mut filing = self.open_filing(t);
         let sent_from = filing.arrivals.len();
-        self.visit(true, |rs, r| rs.network_router::<S>(r, t, &mut filing));
+        if self.busy_in_order() {
+            for wi in 0..self.net_work.len() {
+                let mut m = self.net_work[wi];
+                while m != 0 {
+                    let r = wi * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if !self.network_router::<S>(r, t, &mut filing) {
+                        self.net_work[wi] &= !(1 << (r & 63));
+                    }
+                }
+            }
+        } else {
+            self.visit(true, |rs, r| rs.network_router::<S>(r, t, &mut filing));
+        }
         // The flits sent this cycle are counted in their downstream buffers once every router
         // has popped its own (a slot's occupancy goes down before it goes up within a cycle).
         for i in sent_from..filing.arrivals.len() {
