@@ -1,3 +1,11 @@
+"""Are two VCD files of one flitwave scenario the same waveforms? The same header, and at
+every timestamp the same value changes, whatever their order within it, ignoring the
+values of `packet` and `msg` signals (packet-table slots and message numbers: labels that
+depend on the order nodes are visited in). Exit 0 if so; else print the first timestamps
+that differ and exit 1.
+
+usage: python3 vcd_same.py A.vcd B.vcd
+"""
 import sys,re
 def load(p):
     d={}; t=None; hdr=[]; pk=set()
