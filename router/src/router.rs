@@ -665,10 +665,17 @@ impl Routers {
         let x = vcr(op / self.np, op % self.np * self.nv + vc);
         self.credits(op, vc) + self.wheel.credits_due(x, t) as u16
     }
-    /// Credits on their way back to output port `op` (probes attached: [`Routers::set_log`]).
+    /// Credits on their way back to output port `op` (counted as they go with probes
+    /// attached, [`Routers::set_log`]; otherwise looked up in the wheel).
     pub fn credits_in_flight(&self, op: usize) -> usize {
-        debug_assert!(self.log, "credits in flight are counted for probes only");
-        self.in_flight[op * self.nv..(op + 1) * self.nv].iter().map(|&c| c as usize).sum()
+        match self.in_flight.get(op * self.nv..(op + 1) * self.nv) {
+            Some(c) => c.iter().map(|&c| c as usize).sum(),
+            None => {
+                let lo = vcr(op / self.np, op % self.np * self.nv);
+                let hi = lo + self.nv as u32;
+                self.wheel.entries().map(|(_, s)| s.credits.iter().filter(|&&x| x >= lo && x < hi).count()).sum()
+            }
+        }
     }
     /// The latest cycle at which a credit put on a return wire since probes were attached
     /// becomes visible.
@@ -678,8 +685,7 @@ impl Routers {
     /// Could router `r`'s state differ from the last cycle: does it hold flits, or have
     /// credits coming back?
     pub fn may_change(&self, r: NodeId) -> bool {
-        let ovs = r.idx() * self.npv..(r.idx() + 1) * self.npv;
-        self.occupancy(r.idx()) > 0 || self.in_flight[ovs].iter().any(|&c| c > 0)
+        self.occupancy(r.idx()) > 0 || (0..self.np).any(|o| self.credits_in_flight(r.idx() * self.np + o) > 0)
     }
     /// Does router `r` have work registered for its next stages?
     pub fn has_work(&self, r: NodeId) -> bool {
@@ -820,7 +826,8 @@ impl Routers {
     /// Make input VC `l` of router `r` a bidder (or ejector) in cycle `t` if it is one:
     /// routed, holding its output VC or channel, able, a flit buffered, and a
     /// store-and-forward head at a network input with its whole packet in. A replicated
-    /// packet's VC is looked at in every cycle while it is routed (its router stays busy).
+    /// packet's VC bids for what its branches hold ([`Routers::replica_bids`]); switch
+    /// allocation and ejection look at each branch.
     #[inline]
     pub(crate) fn check_bid<S: Width>(&mut self, r: usize, l: usize, t: u64) {
         let c = &self.inputs.vcs[r * self.npv + l];
@@ -1220,9 +1227,9 @@ impl Routers {
                 self.allocate_network_vcs::<S>(r, t);
             }
         }
-        let mcast = self.mc_bid::<S>(r);
-        if !(S::w(self)[r].bid | mcast).is_empty() {
-            self.allocate_switch::<S>(r, t, mcast, filing);
+        let mc_bid = self.mc_bid::<S>(r);
+        if !(S::w(self)[r].bid | mc_bid).is_empty() {
+            self.allocate_switch::<S>(r, t, mc_bid, filing);
         }
         let w = &S::w(self)[r];
         !(w.bid.is_empty() && w.dirty & VA_DIRTY == 0 && self.mc_bid::<S>(r).is_empty())

@@ -147,8 +147,8 @@ impl Routers {
     /// Switch allocation on the network ports of router `r` in cycle `t`, and crossbar
     /// traversal of the winners.
     #[inline(always)]
-    pub(crate) fn allocate_switch<S: Width>(&mut self, r: usize, t: u64, mcast: S, filing: &mut Filing) {
-        if self.width == 1 && mcast.is_empty() {
+    pub(crate) fn allocate_switch<S: Width>(&mut self, r: usize, t: u64, mc_bid: S, filing: &mut Filing) {
+        if self.width == 1 && mc_bid.is_empty() {
             // Unicast packets over links of one flit a cycle: the crossbar reads one flit of
             // an input port a cycle (`readable`: the VCs of ports not read yet, ejection's
             // reads in stage 1 included), each grant reads its VC's front flit.
@@ -191,13 +191,13 @@ impl Routers {
             self.lost_arbitration(r, requested & !read);
             return;
         }
-        self.allocate_switch_counted(r, t, mcast, filing);
+        self.allocate_switch_counted(r, t, mc_bid, filing);
     }
 
     /// [`Routers::allocate_switch`] with replicated packets or links of several flits a
     /// cycle: the crossbar's reads are counted per input port.
     #[inline(never)]
-    fn allocate_switch_counted<S: Width>(&mut self, r: usize, t: u64, mcast: S, filing: &mut Filing) {
+    fn allocate_switch_counted<S: Width>(&mut self, r: usize, t: u64, mc_bid: S, filing: &mut Filing) {
         self.scratch_from_stage1::<S>(r, t);
         let v = self.nv;
         let base = r * self.npv;
@@ -205,7 +205,7 @@ impl Routers {
         let width = self.width;
         let mut outs = 0u64;
         let mut requested = S::ZERO;
-        let candidates = (S::w(self)[r].bid | mcast) & self.readable::<S>();
+        let candidates = (S::w(self)[r].bid | mc_bid) & self.readable::<S>();
         for l in members(candidates) {
             let iv = base + l;
             let c = &self.inputs.vcs[iv];
