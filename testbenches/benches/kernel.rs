@@ -16,8 +16,8 @@
 //! (d) a 32x32 mesh with (b)'s router at 0.01 packets/node/cycle, 2,000 cycles, on one
 //!     and on two threads: how a large fabric scales.
 //!
-//! Every scenario runs on the kernel `--kernel auto` picks (the event kernel for all but
-//! the router-forwarded broadcasts); `..._scan` runs it on the scan kernel for comparison.
+//! Every scenario runs on the one kernel, evaluating only the routers with work
+//! (`--schedule busy`, the default).
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
