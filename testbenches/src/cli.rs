@@ -35,6 +35,9 @@ pub enum Cmd {
         #[arg(long, allow_hyphen_values = true)]
         max_d: Option<u32>,
     },
+    /// The smallest buffer depth per port class within a tolerance of deep buffers, for one
+    /// or more loads (run flags as for `run`).
+    SizeBuffers(Box<crate::size_buffers::SizeArgs>),
     /// Run the built-in demo (what `flitwave` with no arguments does).
     Demo {
         /// Where to write the outputs.

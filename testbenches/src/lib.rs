@@ -10,4 +10,5 @@ pub mod plot;
 pub mod reproduce;
 pub mod reproduce_seidel;
 pub mod run;
+pub mod size_buffers;
 pub mod varvarigos;

@@ -91,6 +91,7 @@ fn main() {
             Ok(0)
         }
         Some(Cmd::Run(args)) => cmd_run(&args),
+        Some(Cmd::SizeBuffers(args)) => testbenches::size_buffers::cmd_size_buffers(&args),
         Some(Cmd::Reproduce { paper, out, max_d }) => testbenches::reproduce::reproduce(&paper, &out, max_d),
     };
     match result {

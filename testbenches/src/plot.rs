@@ -17,6 +17,11 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     ticks
 }
 
+/// Every power of two within `lo..=hi` (buffer depths).
+pub fn pow2_ticks_all(lo: f64, hi: f64) -> Vec<f64> {
+    (0..64).map(|k| 2f64.powi(k)).filter(|t| (lo..=hi).contains(t)).collect()
+}
+
 /// Every other power of two within `lo..=hi` (message lengths in bytes).
 pub fn pow2_ticks(lo: f64, hi: f64) -> Vec<f64> {
     (0..64).step_by(2).map(|k| 2f64.powi(k)).filter(|t| (lo..=hi).contains(t)).collect()
