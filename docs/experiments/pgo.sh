@@ -7,7 +7,7 @@
 # Needs an llvm-profdata of the same LLVM major version as rustc (`rustc -vV`: LLVM 22 for
 # Rust 1.95; Debian's package llvm-22 has /usr/bin/llvm-profdata-22). The binary is
 # OUT_DIR/use/release/flitwave (default OUT_DIR: /tmp/flitwave-pgo). Results are the same
-# as the default build's; only the speed differs (BENCHMARKS.md).
+# as the default build's; only the speed differs (docs/performance.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-/tmp/flitwave-pgo}
@@ -16,11 +16,9 @@ command -v "$PROFDATA" >/dev/null || { echo "$PROFDATA not found (LLVM_PROFDATA=
 rm -rf "$OUT/data"
 RUSTFLAGS="-Cprofile-generate=$OUT/data" cargo build --release --target-dir "$OUT/gen"
 GEN=$OUT/gen/release/flitwave
-# Training: benchmark (b) on both kernels, (a) node- and router-forwarded.
+# Training: benchmark (b), and (a) node- and router-forwarded.
 "$GEN" run --topology mesh --dims 8x8 --traffic uniform --rate 0.025 --packet-flits 4 --switching wh \
     --vcs 2 --buffer-flits 8 --router realistic --cycles 20000 --quiet --json /dev/null
-"$GEN" run --topology mesh --dims 8x8 --traffic uniform --rate 0.025 --packet-flits 4 --switching wh \
-    --vcs 2 --buffer-flits 8 --router realistic --cycles 5000 --kernel scan --quiet --json /dev/null
 "$GEN" run --topology hypercube --dims 8 --algorithm mnb-sbt --quiet --json /dev/null
 "$GEN" run --topology hypercube --dims 8 --algorithm mnb-sbt --forwarding router --quiet --json /dev/null
 "$PROFDATA" merge -o "$OUT/flitwave.profdata" "$OUT/data"

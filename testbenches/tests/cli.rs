@@ -520,7 +520,7 @@ fn bad_json_path_is_reported_before_running() {
     bad(&["run", "--json", path.to_str().unwrap()], &["json", path.to_str().unwrap()]);
 }
 
-/// Inputs found by probing (twelfth session) that panicked, were silently ignored, or were
+/// Inputs found by probing that panicked, were silently ignored, or were
 /// refused with a wrong or self-contradicting message.
 #[test]
 fn probed_inputs_get_one_clear_line() {

@@ -3,9 +3,10 @@
 # 8x8 mesh, DOR, wormhole, 2 VCs x 8 flits, 4-flit packets,
 # uniform traffic at 0.025 packets/node/cycle (0.1 flits), 100,000 cycles.
 #
-# usage: FW_BIN=/path/to/flitwave [MAX_WAIT=20] ./run_bench.sh ROUNDS
+# usage: FW_BIN=/path/to/flitwave [FW_EXTRA="--threads 2"] [MAX_WAIT=20] ./run_bench.sh ROUNDS
 #
-#   FW_BIN    flitwave binary, or a wrapper script (e.g. one that adds --threads 2)
+#   FW_BIN    flitwave binary (or a wrapper script)
+#   FW_EXTRA  extra flags for flitwave, e.g. "--threads 2" (split between two threads)
 #   MAX_WAIT  longest wait, in seconds, for the 1-minute load average to drop
 #             below IDLE_LOAD (0.5) before each run (default 20)
 #   BOOKSIM   BookSim binary (default: src/booksim next to this script; BookSim 2 is
@@ -33,7 +34,6 @@ CFG=$HERE/mesh88_b.cfg
 MAX_WAIT=${MAX_WAIT:-20}
 IDLE_LOAD=${IDLE_LOAD:-0.5}
 PAUSE=${PAUSE:-1}           # fixed pause (s) before each run, before the idle check
-FW_JSON=/tmp/fw_bench.json
 [ -x "$BOOKSIM" ] || { echo "BookSim binary not found: $BOOKSIM" >&2; exit 2; }
 [ -f "$CFG" ] || { echo "config not found: $CFG" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 2; }
@@ -41,6 +41,7 @@ command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 2; }
 OUT_DIR=${OUT_DIR:-$(mktemp -d /tmp/run_bench.XXXXXX)}
 mkdir -p "$OUT_DIR"
 RESULTS=$OUT_DIR/results.tsv
+FW_JSON=$OUT_DIR/fw_bench.json
 
 # Runs "$@" with stdout+stderr to $OUT, stdin from /dev/null; prints
 # "<elapsed seconds> <exit code>" measured with time.monotonic().
@@ -73,6 +74,8 @@ wait_idle() {
 FW_ARGS=(run --topology mesh --dims 8x8 --traffic uniform --rate 0.025 --packet-flits 4
          --switching wh --vcs 2 --buffer-flits 8 --router realistic --cycles 100000
          --quiet --json "$FW_JSON")
+# shellcheck disable=SC2206 # FW_EXTRA is split into flags on purpose
+FW_ARGS+=(${FW_EXTRA:-})
 
 echo "BookSim : $BOOKSIM $CFG"
 echo "flitwave: $FW_BIN ${FW_ARGS[*]}"
