@@ -213,7 +213,7 @@ impl Tracer {
         let (net, ports, vcs) = (r.params.net_ports as usize, r.ports(), r.vcs());
         let k = r.params.nic_channels as usize;
         let lanes = r.params.link_width as usize;
-        let depth = r.params.buffer_flits as u64;
+        let depth = r.params.deepest_buffer() as u64;
         let traced: Vec<NodeId> = match &opts.nodes {
             None => (0..n as u32).map(NodeId).collect(),
             Some(v) => v.iter().map(|&x| NodeId(x)).collect(),
