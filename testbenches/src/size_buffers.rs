@@ -12,6 +12,12 @@
 //! store-and-forward buffer shorter than a packet) or that deadlocks never passes.
 //! Finally the recommended depths of all classes together are run once, and the report says
 //! whether that combination passes too.
+//!
+//! The classes are the network input VCs (`--buffer-flits`, fed by links) and the injection
+//! VCs (`--inject-buffer-flits`, fed by the NICs). Each trial and recommendation carries its
+//! class's network-wide occupancy percentiles (the report's `occupancy`, over the
+//! measurement window of a traffic run). The runs report summary statistics only (no
+//! per-VC detail) unless `--stats` says otherwise.
 
 use crate::cli::RunArgs;
 use crate::config::{Config, ConfigError, Raw, Workload};
@@ -230,6 +236,8 @@ fn plan(args: &SizeArgs) -> Result<Plan, ConfigError> {
         None => Raw::default(),
     };
     base.overlay(flags);
+    // Only the network-wide figures are read: no per-VC and per-link detail to build.
+    base.values.entry("stats".to_string()).or_insert_with(|| "summary".to_string());
     for key in ["vcd", "fst", "gtkw", "stats-csv"] {
         if let Some(v) = base.get(key) {
             return Err(bad(
