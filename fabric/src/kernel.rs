@@ -489,6 +489,8 @@ impl Fabric {
         // measure: the source queues at the batch boundaries reached
         let (lo, hi) = (self.part.lo, self.part.hi);
         self.measure.sample_queues(t, || (lo..hi).map(|n| self.nics.queued(NodeId(n)) as u64).sum());
+        let routers = &self.routers;
+        self.measure.sample_occupancy(t, |at| routers.class_occupancy(lo as usize..hi as usize, at)); // measure:
         let ejected_before = self.counters.flits_ejected;
         let injected_before = self.counters.flits_injected;
         let hops_before = self.routers.hops;

@@ -116,6 +116,11 @@ pub struct Measurement {
     queues: Vec<u64>,
     /// The next boundary to sample (`u64::MAX`: none).
     next_sample: u64,
+    /// The buffer occupancy histograms summed per port class, read at the window's start
+    /// and end (when the run reached them), and the next of the two to read.
+    occupancy_from: Option<router::PortClasses>,
+    occupancy_to: Option<router::PortClasses>,
+    next_occupancy: u64,
 }
 
 impl Measurement {
@@ -130,6 +135,7 @@ impl Measurement {
             batch_packets: vec![0; b],
             batch_sums: vec![0; b],
             next_sample: window.map_or(u64::MAX, |w| w.from),
+            next_occupancy: window.map_or(u64::MAX, |w| w.from),
             ..Measurement::default()
         }
     }
@@ -185,6 +191,40 @@ impl Measurement {
         self.next_sample = if self.queues.len() > w.batches as usize { u64::MAX } else { w.boundary(self.queues.len() as u32) };
     }
 
+    /// The kernel is about to step cycle `t`; `read(at)` sums the buffer occupancy
+    /// histograms of the routers up to cycle `at` (called only when the window's start or end
+    /// is due: nothing changes in the cycles the kernel skips, so a reading at a boundary
+    /// passed over is exact).
+    #[inline]
+    pub fn sample_occupancy(&mut self, t: u64, read: impl FnMut(u64) -> router::PortClasses) {
+        if t >= self.next_occupancy {
+            self.take_occupancy(t, read);
+        }
+    }
+
+    #[cold]
+    fn take_occupancy(&mut self, t: u64, mut read: impl FnMut(u64) -> router::PortClasses) {
+        let w = self.window.expect("readings are due only in a window");
+        if self.occupancy_from.is_none() && w.from <= t {
+            self.occupancy_from = Some(read(w.from));
+        }
+        if self.occupancy_to.is_none() && w.to <= t {
+            self.occupancy_to = Some(read(w.to));
+        }
+        self.next_occupancy = if self.occupancy_from.is_none() {
+            w.from
+        } else if self.occupancy_to.is_none() {
+            w.to
+        } else {
+            u64::MAX
+        };
+    }
+
+    /// The occupancy readings at the window's start and end, where the run reached them.
+    pub fn occupancy_readings(&self) -> (Option<&router::PortClasses>, Option<&router::PortClasses>) {
+        (self.occupancy_from.as_ref(), self.occupancy_to.as_ref())
+    }
+
     /// Fold in another part's measurement (of a fabric split between threads); the parts
     /// step the same cycles, so they sampled the same boundaries.
     pub fn join(&mut self, o: &Measurement) {
@@ -203,6 +243,11 @@ impl Measurement {
         }
         for (a, b) in self.queues.iter_mut().zip(&o.queues) {
             *a += b;
+        }
+        for (mine, theirs) in [(&mut self.occupancy_from, &o.occupancy_from), (&mut self.occupancy_to, &o.occupancy_to)] {
+            if let Some(t) = theirs {
+                mine.get_or_insert_with(Default::default).join(t);
+            }
         }
     }
 

@@ -80,6 +80,8 @@ pub struct FabricSpec {
     pub va_policy: VaPolicy,
     pub vcs: u8,
     pub buffer_flits: u16,
+    /// Depth of the injection VCs (the input ports the NIC feeds); None: `buffer_flits`.
+    pub inject_buffer_flits: Option<u16>,
     /// Longest packet the run will send (store-and-forward and cut-through need buffers that hold it).
     pub packet_flits: u16,
     pub ports: PortModel,
@@ -121,6 +123,7 @@ impl FabricSpec {
             va_policy: VaPolicy::RoundRobin,
             vcs: 1,
             buffer_flits: 2,
+            inject_buffer_flits: None,
             packet_flits: 1,
             ports: PortModel::All,
             nu: 0,
@@ -169,6 +172,7 @@ impl FabricSpec {
             va_policy: self.va_policy,
             vcs: self.vcs,
             buffer_flits: self.buffer_flits,
+            inject_buffer_flits: self.inject_buffer_flits.unwrap_or(self.buffer_flits),
             net_ports: net as u8,
             nic_channels: self.ports.channels(net) as u8,
             link_width: 1u8 << self.nu,
@@ -184,6 +188,31 @@ impl FabricSpec {
             + n * p.ports() as u128 * 8
             + Topology::coord_table_bytes(&self.kind, &self.sizes)
             + Topology::route_table_bytes(&self.kind, n)
+    }
+
+    /// A VC depth given as `field`: 1 to [`MAX_BUFFER_FLITS`], and a whole packet unless
+    /// the switching is wormhole.
+    fn check_depth(&self, field: &str, depth: u16) -> Result<(), SpecError> {
+        if depth == 0 || depth > MAX_BUFFER_FLITS {
+            return Err(SpecError::new(field, depth, format!("1 to {MAX_BUFFER_FLITS} flits per VC")));
+        }
+        if self.switching != Switching::Wormhole && depth < self.packet_flits {
+            let fix = if self.packet_flits <= MAX_BUFFER_FLITS {
+                format!("use --{field} {} or --switching wh", self.packet_flits)
+            } else {
+                format!("buffers hold at most {MAX_BUFFER_FLITS} flits: use --switching wh or shorter packets")
+            };
+            return Err(SpecError::new(
+                field,
+                depth,
+                format!(
+                    "{} switching needs each VC buffer to hold a whole packet ({} flits); {fix}",
+                    self.switching.name(),
+                    self.packet_flits
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Check every field; the first problem found is returned.
@@ -227,27 +256,12 @@ impl FabricSpec {
         {
             return Err(SpecError::new("ejection-vcs", e, "1 to 16 VCs per ejection port"));
         }
-        if self.buffer_flits == 0 || self.buffer_flits > MAX_BUFFER_FLITS {
-            return Err(SpecError::new("buffer-flits", self.buffer_flits, format!("1 to {MAX_BUFFER_FLITS} flits per VC")));
-        }
         if self.packet_flits == 0 {
             return Err(SpecError::new("packet-flits", self.packet_flits, "at least 1 flit per packet"));
         }
-        if self.switching != Switching::Wormhole && self.buffer_flits < self.packet_flits {
-            let fix = if self.packet_flits <= MAX_BUFFER_FLITS {
-                format!("use --buffer-flits {} or --switching wh", self.packet_flits)
-            } else {
-                format!("buffers hold at most {MAX_BUFFER_FLITS} flits: use --switching wh or shorter packets")
-            };
-            return Err(SpecError::new(
-                "buffer-flits",
-                self.buffer_flits,
-                format!(
-                    "{} switching needs each VC buffer to hold a whole packet ({} flits); {fix}",
-                    self.switching.name(),
-                    self.packet_flits
-                ),
-            ));
+        self.check_depth("buffer-flits", self.buffer_flits)?;
+        if let Some(d) = self.inject_buffer_flits {
+            self.check_depth("inject-buffer-flits", d)?;
         }
         let net = self.net_ports();
         // A router has at most 64 ports: its links plus one injection/ejection channel per NIC port.

@@ -390,6 +390,15 @@ impl InputUnits {
         (0..=self.depth as usize).map(|l| at_least(l).wrapping_sub(at_least(l + 1))).collect()
     }
 
+    /// Add VC `iv`'s histogram up to cycle `now` into `sum` (no allocation: the levels up to
+    /// its high-water mark, the others being empty).
+    pub fn add_histogram(&self, iv: usize, now: u64, sum: &mut crate::occupancy::ClassOccupancy) {
+        let at_least = |l| self.cycles_at_least(iv, l, now);
+        for l in 0..=self.vcs[iv].max_len as usize {
+            sum.add(l, at_least(l).wrapping_sub(at_least(l + 1)));
+        }
+    }
+
     /// The most flits `iv` held at the end of a cycle up to `now` (the histogram's top
     /// level). Unlike the high-water mark, a flit written and read in the same cycle
     /// (through an injection port with no injection latency) does not count.

@@ -305,8 +305,11 @@ pub struct RouterParams {
     pub arbiter: ArbiterPolicy,
     /// Virtual channels per port.
     pub vcs: u8,
-    /// Depth of each input VC FIFO, flits.
+    /// Depth of each network input VC FIFO (fed by a link), flits: the credits of the
+    /// upstream router's output VCs.
     pub buffer_flits: u16,
+    /// Depth of each injection VC FIFO (the input ports fed by the node's NIC), flits.
+    pub inject_buffer_flits: u16,
     /// Network ports (links to other routers).
     pub net_ports: u8,
     /// NIC channels: injection input ports and ejection output ports (the port model).
@@ -334,6 +337,12 @@ impl RouterParams {
     #[inline(always)]
     pub fn ports(&self) -> usize {
         self.net_ports as usize + self.nic_channels as usize
+    }
+
+    /// The deepest input VC of either class: the storage each input VC has.
+    #[inline(always)]
+    pub fn deepest_buffer(&self) -> u16 {
+        self.buffer_flits.max(self.inject_buffer_flits)
     }
 }
 

@@ -288,6 +288,8 @@ pub struct Routers {
     pub(crate) nk: usize,
     pub(crate) net_vcs: usize,
     pub(crate) depth: u16,
+    /// Depth of the injection VCs (the NICs write while there is room).
+    pub(crate) inj_depth: u16,
     pub(crate) all_channels: u64,
     /// Ejection VCs per channel.
     pub(crate) ejv: usize,
@@ -356,7 +358,9 @@ impl Routers {
         Routers {
             params,
             n,
-            inputs: InputUnits::new(n * npv, params.buffer_flits),
+            // Every input VC has the storage of the deepest class; the network VCs are held
+            // to their depth by the upstream credits, the injection VCs by `inj_depth`.
+            inputs: InputUnits::new(n * npv, params.deepest_buffer()),
             outputs: OutputUnits::new(n * p, v, params.buffer_flits, n * k, params.ejection_vcs as usize),
             mc_arb: vec![Arbiter::default(); n],
             w64: if narrow { vec![Work::default(); n] } else { Vec::new() },
@@ -405,6 +409,7 @@ impl Routers {
             nk: k,
             net_vcs: params.net_ports as usize * v,
             depth: params.buffer_flits,
+            inj_depth: params.inject_buffer_flits,
             all_channels: if k >= 64 { !0 } else { (1u64 << k) - 1 },
             ejv: params.ejection_vcs as usize,
             inj_vc: vec![0; n * k],
@@ -481,7 +486,7 @@ impl Routers {
         let v = params.vcs as u128;
         let work = if p * v > 64 { 128 } else { 64 };
         let channels = params.nic_channels as u128;
-        let per_router = p * v * InputUnits::bytes_per_vc(params.buffer_flits) as u128
+        let per_router = p * v * InputUnits::bytes_per_vc(params.deepest_buffer()) as u128
             + p * OutputUnits::bytes_per_port(params.vcs as usize) as u128
             + channels * (params.ejection_vcs as u128 + 1)
             + 2 * p * 4
@@ -555,6 +560,29 @@ impl Routers {
     /// Cycles input VC `iv` spent at each occupancy 0..=depth up to cycle `now`.
     pub fn occupancy_histogram(&self, iv: usize, now: u64) -> Vec<u64> {
         self.inputs.occupancy_histogram(iv, now)
+    }
+    /// The occupancy histograms of routers `routers`' input VCs up to cycle `now`, summed per
+    /// class (network, injection); the VCs of unconnected network ports are left out. `now`
+    /// may be any cycle from the last one stepped on (nothing changes in cycles not stepped).
+    pub fn class_occupancy(&self, routers: std::ops::Range<usize>, now: u64) -> crate::PortClasses {
+        let mut s = crate::PortClasses::default();
+        for r in routers {
+            for port in 0..self.np {
+                let class = if port < self.nnet {
+                    if self.up.get(r * self.np + port) == Some(&NONE) {
+                        continue;
+                    }
+                    &mut s.network
+                } else {
+                    &mut s.injection
+                };
+                for vc in 0..self.nv {
+                    class.vcs += 1;
+                    self.inputs.add_histogram((r * self.np + port) * self.nv + vc, now, class);
+                }
+            }
+        }
+        s
     }
     /// The most flits input VC `iv` held at the end of a cycle up to `now`.
     pub fn held_max(&self, iv: usize, now: u64) -> u16 {
@@ -1120,7 +1148,7 @@ impl Routers {
     #[inline]
     fn injection_vc(&self, r: usize, ch: usize, flit: Flit) -> Option<usize> {
         let (base, cur) = (r * self.npv + (self.nnet + ch) * self.nv, self.inj_vc[r * self.nk + ch] as usize);
-        let room = |vc: usize| self.inputs.vcs[base + vc].occ < self.depth;
+        let room = |vc: usize| self.inputs.vcs[base + vc].occ < self.inj_depth;
         if !flit.is_head() || self.params.injection == crate::params::InjectionVc::Vc0 {
             return room(cur).then_some(cur);
         }

@@ -29,6 +29,7 @@ fn params(switching: Switching, pipeline: Pipeline, vcs: u8, buffer: u16) -> Rou
         va_policy: VaPolicy::RoundRobin,
         vcs,
         buffer_flits: buffer,
+        inject_buffer_flits: buffer,
         net_ports: 4,
         nic_channels: 2,
         link_width: 1,

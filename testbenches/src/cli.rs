@@ -71,9 +71,12 @@ pub struct RunArgs {
     /// Flits per packet.
     #[arg(long, allow_hyphen_values = true)]
     pub packet_flits: Option<String>,
-    /// Depth of each input VC buffer, flits.
+    /// Depth of each network input VC buffer (fed by a link), flits.
     #[arg(long, allow_hyphen_values = true)]
     pub buffer_flits: Option<String>,
+    /// Depth of each injection VC buffer (fed by the node's NIC), flits (default: --buffer-flits).
+    #[arg(long, allow_hyphen_values = true)]
+    pub inject_buffer_flits: Option<String>,
     /// Virtual channels per port.
     #[arg(long, allow_hyphen_values = true)]
     pub vcs: Option<String>,
@@ -172,6 +175,10 @@ pub struct RunArgs {
     /// Write buffer and link statistics as CSV.
     #[arg(long, allow_hyphen_values = true)]
     pub stats_csv: Option<String>,
+    /// Statistics in the report: summary (network-wide occupancy per port class) or full
+    /// (also per VC, per link, per router); default full up to 4,096 routers.
+    #[arg(long, allow_hyphen_values = true)]
+    pub stats: Option<String>,
     /// Split a run (traffic, or a broadcast such as mnb-sbt) between this many threads, each
     /// owning a range of routers (results do not depend on it).
     #[arg(long, allow_hyphen_values = true)]
@@ -232,7 +239,7 @@ impl RunArgs {
     /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
     pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 55] = [
+        let fields: [(&str, &Option<String>); 57] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -241,6 +248,7 @@ impl RunArgs {
             ("router", &self.router),
             ("packet-flits", &self.packet_flits),
             ("buffer-flits", &self.buffer_flits),
+            ("inject-buffer-flits", &self.inject_buffer_flits),
             ("vcs", &self.vcs),
             ("nu", &self.nu),
             ("root", &self.root),
@@ -272,6 +280,7 @@ impl RunArgs {
             ("trace-from", &self.trace_from),
             ("trace-to", &self.trace_to),
             ("stats-csv", &self.stats_csv),
+            ("stats", &self.stats),
             ("threads", &self.threads),
             ("schedule", &self.schedule),
             ("variant", &self.variant),

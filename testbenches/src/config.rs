@@ -49,6 +49,7 @@ pub const FIELDS: &[&str] = &[
     "router",
     "packet-flits",
     "buffer-flits",
+    "inject-buffer-flits",
     "vcs",
     "nu",
     "root",
@@ -80,6 +81,7 @@ pub const FIELDS: &[&str] = &[
     "trace-from",
     "trace-to",
     "stats-csv",
+    "stats",
     "threads",
     "schedule",
     "variant",
@@ -326,7 +328,10 @@ pub struct Config {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replication: Option<Replication>,
     pub packet_flits: u16,
+    /// Depth of the network input VCs (fed by links), flits.
     pub buffer_flits: u16,
+    /// Depth of the injection VCs (fed by the node's NIC), flits.
+    pub inject_buffer_flits: u16,
     pub vcs: u8,
     pub nu: u8,
     pub seed: u64,
@@ -341,6 +346,9 @@ pub struct Config {
     /// Which routers the kernel visits each cycle: busy (those with work) or all (every
     /// router, every allocation run; for checking). Results do not depend on it.
     pub schedule: Schedule,
+    /// How much of the statistics the report carries: summary (network-wide per port class)
+    /// or full (also per VC, per link, per router).
+    pub stats: traces::stats::Detail,
     pub outputs: Outputs,
     #[serde(skip)]
     pub port_model: PortModel,
@@ -647,6 +655,10 @@ impl Config {
             Some(v) => uint("buffer-flits", v, 1, 4096)? as u16,
             None => (2 * packet_flits as u32).clamp(2, 4096) as u16,
         };
+        let inject_buffer_flits = match raw.get("inject-buffer-flits") {
+            Some(v) => uint("inject-buffer-flits", v, 1, 4096)? as u16,
+            None => buffer_flits,
+        };
         let vcs = match raw.get("vcs") {
             Some(v) => uint("vcs", v, 1, 16)? as u8,
             None if topology == TopologyKind::Torus || is_traffic => 2,
@@ -733,6 +745,7 @@ impl Config {
         };
         spec.ejection_vcs = Some(ejection_vcs);
         spec.buffer_flits = buffer_flits;
+        spec.inject_buffer_flits = Some(inject_buffer_flits);
         spec.packet_flits = packet_flits;
         spec.ports = port_model;
         spec.nu = nu;
@@ -907,6 +920,15 @@ impl Config {
             },
             stats_csv: raw.get("stats-csv").map(String::from),
         };
+        let stats = match raw.get("stats") {
+            Some(v) => traces::stats::Detail::parse(v).ok_or_else(|| err("stats", v, traces::stats::Detail::NAMES))?,
+            // The CSV holds the per-VC and per-link rows: asking for it asks for them.
+            None if outputs.stats_csv.is_some() => traces::stats::Detail::Full,
+            None => traces::stats::Detail::default_for(nodes),
+        };
+        if let (Some(p), traces::stats::Detail::Summary) = (&outputs.stats_csv, stats) {
+            return Err(err("stats-csv", p, "its per-VC and per-link rows need --stats full (given --stats summary)"));
+        }
         // Only the JSON result goes to standard output (`--json -`); these are files.
         for f in ["vcd", "fst", "gtkw", "stats-csv"] {
             match raw.get(f) {
@@ -970,6 +992,7 @@ impl Config {
             replication,
             packet_flits,
             buffer_flits,
+            inject_buffer_flits,
             vcs,
             nu,
             seed,
@@ -980,6 +1003,7 @@ impl Config {
             max_cycles,
             threads,
             schedule,
+            stats,
             outputs,
             port_model,
             cost,
@@ -999,6 +1023,7 @@ impl Config {
         s.replication = self.replication.unwrap_or(Replication::Async);
         s.vcs = self.vcs;
         s.buffer_flits = self.buffer_flits;
+        s.inject_buffer_flits = Some(self.inject_buffer_flits);
         s.packet_flits = self.packet_flits;
         s.ports = self.port_model;
         s.nu = self.nu;

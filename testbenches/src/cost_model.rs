@@ -16,8 +16,17 @@ use serde::Serialize;
 pub const FIELDS: &[&str] = &["cost-model", "a", "b", "rho", "message-bytes", "fill"];
 
 /// Fields the cost model sets (a user value would be silently overridden).
-const SET_BY_MODEL: &[&str] =
-    &["switching", "ports", "packet-flits", "buffer-flits", "vcs", "startup-cycles", "copy-cycles-per-flit", "router"];
+const SET_BY_MODEL: &[&str] = &[
+    "switching",
+    "ports",
+    "packet-flits",
+    "buffer-flits",
+    "inject-buffer-flits",
+    "vcs",
+    "startup-cycles",
+    "copy-cycles-per-flit",
+    "router",
+];
 
 /// The resolved cost model of a run (echoed in the JSON config).
 #[derive(Clone, Debug, Serialize, PartialEq)]

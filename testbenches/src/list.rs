@@ -50,6 +50,8 @@ pub fn text() -> String {
     s +=
         "injection VCs (--injection-vc): round-robin (a NIC channel starts each packet in the next injection VC with room; default), vc0\n";
     s += "ejection VCs (--ejection-vcs N, default --vcs): packets holding them share their ejection channel a flit a cycle\n";
+    s += "buffer depths (flits per VC): --buffer-flits N the network input VCs (fed by links), --inject-buffer-flits N the injection VCs (fed by the NIC; default --buffer-flits); keys buffer-flits, inject-buffer-flits\n";
+    s += "statistics (--stats, key stats): summary (network-wide occupancy per port class) or full (also per VC, link and router; default up to 4,096 routers)\n";
     s += "VC choice (--va-policy): round-robin (an output offers its free VCs in turn; default), lowest, most-credits\n";
     s += "schedules (--schedule): busy (visit only routers with work; default), all (every router, every allocation); same results\n";
     s += "multicast VC allocation (--multicast-va, with --forwarding router): atomic (every branch in one cycle or none; default), per-branch\n";

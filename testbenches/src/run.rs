@@ -10,7 +10,7 @@ use router::NodeId;
 use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
-use traces::stats::{BufferStats, Stats};
+use traces::stats::{BufferStats, Occupancy, Stats};
 use traces::{FstSink, Threaded, TraceOptions, Tracer, VcdSink};
 
 /// Everything a run reports (the JSON result).
@@ -58,7 +58,11 @@ pub struct Report {
     #[serde(flatten)]
     pub results: serde_json::Map<String, serde_json::Value>,
     pub max_buffer_occupancy: BufferStats,
-    /// Occupancy histograms, stall cycles and link utilization, for buffer sizing.
+    /// Buffer occupancy per port class, network-wide, over the measurement window (traffic)
+    /// or the whole run.
+    pub occupancy: Occupancy,
+    /// Occupancy histograms, stall cycles and link utilization, for buffer sizing (per VC
+    /// and per link with `--stats full`).
     pub stats: Stats,
     /// Most packets waiting in any node's memory (the papers' node storage).
     pub max_nic_queue: u32,
@@ -621,8 +625,9 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
             Some(serde_json::Value::Object(m)) => m,
             _ => serde_json::Map::new(),
         },
-        max_buffer_occupancy: BufferStats::from_fabric(f),
-        stats: Stats::from_fabric(f),
+        max_buffer_occupancy: BufferStats::from_fabric(f, cfg.stats),
+        occupancy: Occupancy::from_fabric(f),
+        stats: Stats::from_fabric(f, cfg.stats),
         max_nic_queue: f.nics.max_queue,
         deadlock: f.deadlock.clone(),
         window: m.as_ref().map(WindowReport::new),
@@ -654,11 +659,12 @@ pub fn summary(r: &Report) -> String {
     let mut s = format!("flitwave: {}\n", r.title);
     let cfg = &r.config;
     s += &format!(
-        "  router {} ({}), {} VCs x {} flits, ports {}, {}-flit packets, nu {}\n",
+        "  router {} ({}), {} VCs x {} flits{}, ports {}, {}-flit packets, nu {}\n",
         cfg.router,
         cfg.switching.name(),
         cfg.vcs,
         cfg.buffer_flits,
+        if cfg.inject_buffer_flits == cfg.buffer_flits { String::new() } else { format!(" (injection {})", cfg.inject_buffer_flits) },
         cfg.ports,
         cfg.packet_flits,
         cfg.nu
@@ -774,9 +780,18 @@ pub fn summary(r: &Report) -> String {
             r.simulated_cycles.saturating_sub(1)
         );
     }
+    let o = &r.occupancy;
     s += &format!(
-        "  max buffer occupancy {} flits (network ports {}, injection {}); max NIC queue {} packets; {:.3} s\n",
-        r.max_buffer_occupancy.overall, r.max_buffer_occupancy.network, r.max_buffer_occupancy.injection, r.max_nic_queue, r.wall_seconds
+        "  buffer occupancy over cycles [{}, {}): network p99 {} flits (mean {:.2}, max {}), injection p99 {} (max {}); max NIC queue {} packets; {:.3} s\n",
+        o.from,
+        o.to,
+        o.network.p99_flits,
+        o.network.mean_flits,
+        o.network.max_flits,
+        o.injection.p99_flits,
+        o.injection.max_flits,
+        r.max_nic_queue,
+        r.wall_seconds
     );
     s
 }

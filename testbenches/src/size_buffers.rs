@@ -12,6 +12,12 @@
 //! store-and-forward buffer shorter than a packet) or that deadlocks never passes.
 //! Finally the recommended depths of all classes together are run once, and the report says
 //! whether that combination passes too.
+//!
+//! The classes are the network input VCs (`--buffer-flits`, fed by links) and the injection
+//! VCs (`--inject-buffer-flits`, fed by the NICs). Each trial and recommendation carries its
+//! class's network-wide occupancy percentiles (the report's `occupancy`, over the
+//! measurement window of a traffic run). The runs report summary statistics only (no
+//! per-VC detail) unless `--stats` says otherwise.
 
 use crate::cli::RunArgs;
 use crate::config::{Config, ConfigError, Raw, Workload};
@@ -22,6 +28,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use traces::stats::ClassStats;
 
 #[derive(Args, Debug, Default)]
 pub struct SizeArgs {
@@ -50,11 +57,35 @@ pub struct SizeArgs {
 struct Class {
     name: &'static str,
     key: &'static str,
-    /// The class's most flits in one VC over the run.
-    max_occupancy: fn(&Report) -> u16,
+    /// The class's network-wide occupancy over the run's window (or the whole run).
+    occupancy: fn(&Report) -> &ClassStats,
 }
 
-const CLASSES: [Class; 1] = [Class { name: "network", key: "buffer-flits", max_occupancy: |r| r.max_buffer_occupancy.network }];
+/// The network input VCs (fed by links) and the injection VCs (fed by the NICs).
+const CLASSES: [Class; 2] = [
+    Class { name: "network", key: "buffer-flits", occupancy: |r| &r.occupancy.network },
+    Class { name: "injection", key: "inject-buffer-flits", occupancy: |r| &r.occupancy.injection },
+];
+
+/// A class's occupancy percentiles in a trial or recommendation, flits per VC.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct OccupancyFigures {
+    pub occupancy_p50: Option<u64>,
+    pub occupancy_p99: Option<u64>,
+    pub occupancy_p999: Option<u64>,
+    pub occupancy_max: Option<u64>,
+}
+
+impl OccupancyFigures {
+    fn of(c: Option<&ClassStats>) -> OccupancyFigures {
+        OccupancyFigures {
+            occupancy_p50: c.map(|c| c.p50_flits),
+            occupancy_p99: c.map(|c| c.p99_flits),
+            occupancy_p999: c.map(|c| c.p999_flits),
+            occupancy_max: c.map(|c| c.max_flits),
+        }
+    }
+}
 
 /// One run at one depth of one class.
 #[derive(Clone, Debug, Serialize)]
@@ -70,7 +101,9 @@ pub struct Trial {
     pub latency_p99_cycles: Option<u64>,
     pub accepted_flits_per_node_cycle: Option<f64>,
     pub completion_cycles: Option<u64>,
-    pub max_occupancy_flits: Option<u32>,
+    /// The class's occupancy at this depth.
+    #[serde(flatten)]
+    pub occupancy: OccupancyFigures,
 }
 
 /// The answer for one load and one class.
@@ -87,7 +120,9 @@ pub struct Recommendation {
     pub reference_latency_p99_cycles: Option<u64>,
     pub completion_cycles: Option<u64>,
     pub reference_completion_cycles: Option<u64>,
-    pub max_occupancy_flits: Option<u32>,
+    /// The class's occupancy at the recommended depth.
+    #[serde(flatten)]
+    pub occupancy: OccupancyFigures,
     /// Every depth run, in increasing depth.
     pub trials: Vec<Trial>,
 }
@@ -151,7 +186,7 @@ impl Outcome {
             latency_p99_cycles: r.and_then(|r| r.latency_p99_cycles),
             accepted_flits_per_node_cycle: r.and_then(|r| r.accepted_flits_per_node_cycle),
             completion_cycles: r.map(|r| r.completion_cycles),
-            max_occupancy_flits: r.map(|r| (class.max_occupancy)(r) as u32),
+            occupancy: OccupancyFigures::of(r.map(|r| (class.occupancy)(r))),
         }
     }
 }
@@ -201,6 +236,8 @@ fn plan(args: &SizeArgs) -> Result<Plan, ConfigError> {
         None => Raw::default(),
     };
     base.overlay(flags);
+    // Only the network-wide figures are read: no per-VC and per-link detail to build.
+    base.values.entry("stats".to_string()).or_insert_with(|| "summary".to_string());
     for key in ["vcd", "fst", "gtkw", "stats-csv"] {
         if let Some(v) = base.get(key) {
             return Err(bad(
@@ -441,7 +478,7 @@ fn size(plan: &Plan, runs: &AtomicUsize, started: std::time::Instant) -> Sizing 
             reference_latency_p99_cycles: r.and_then(|r| r.latency_p99_cycles),
             completion_cycles: at.as_ref().and_then(|t| t.completion_cycles),
             reference_completion_cycles: r.map(|r| r.completion_cycles),
-            max_occupancy_flits: at.as_ref().and_then(|t| t.max_occupancy_flits),
+            occupancy: at.as_ref().map_or_else(OccupancyFigures::default, |t| t.occupancy),
             trials,
         });
     }
@@ -480,10 +517,6 @@ fn size(plan: &Plan, runs: &AtomicUsize, started: std::time::Instant) -> Sizing 
     }
 }
 
-fn fmt_opt<T: std::fmt::Display>(x: Option<T>) -> String {
-    x.map_or_else(|| "-".to_string(), |x| x.to_string())
-}
-
 /// The table people read.
 fn table(s: &Sizing) -> String {
     let mut t = format!(
@@ -494,8 +527,8 @@ fn table(s: &Sizing) -> String {
         s.wall_seconds
     );
     t += &format!(
-        "{:>8}  {:<9} {:>6}  {:>21}  {:>17}  {:>21}  {:>9}\n",
-        "rate", "class", "depth", "latency avg (ref)", "p99 (ref)", "completion (ref)", "max occ."
+        "{:>8}  {:<9} {:>6}  {:>21}  {:>17}  {:>21}  {:>22}\n",
+        "rate", "class", "depth", "latency avg (ref)", "p99 (ref)", "completion (ref)", "occ. p50/p99/p99.9/max"
     );
     for r in &s.recommendations {
         let rate = r.rate.map_or_else(|| "-".to_string(), |x| format!("{x}"));
@@ -513,15 +546,20 @@ fn table(s: &Sizing) -> String {
         let avg = pair(f1(r.latency_avg_cycles), f1(r.reference_latency_avg_cycles));
         let p99 = pair(r.latency_p99_cycles.map(|x| x.to_string()), r.reference_latency_p99_cycles.map(|x| x.to_string()));
         let dash = || "-".to_string();
+        let o = &r.occupancy;
+        let occ = match (o.occupancy_p50, o.occupancy_p99, o.occupancy_p999, o.occupancy_max) {
+            (Some(a), Some(b), Some(c), Some(d)) => format!("{a}/{b}/{c}/{d}"),
+            _ => "-".to_string(),
+        };
         t += &format!(
-            "{:>8}  {:<9} {:>6}  {:>21}  {:>17}  {:>21}  {:>9}\n",
+            "{:>8}  {:<9} {:>6}  {:>21}  {:>17}  {:>21}  {:>22}\n",
             rate,
             r.class,
             depth,
             if traffic { avg } else { dash() },
             if traffic { p99 } else { dash() },
             if traffic { dash() } else { completion },
-            fmt_opt(r.max_occupancy_flits)
+            occ
         );
         let failing: Vec<String> = r.trials.iter().filter(|t| t.outcome != "ok").map(|t| format!("{} {}", t.depth, t.outcome)).collect();
         if !failing.is_empty() {

@@ -1,6 +1,6 @@
 //! Results do not depend on which routers the kernel visits: random configurations of every
 //! workload (traffic patterns and all the algorithms, node- or router-forwarded), topology,
-//! switching mode, router, VC count, buffer depth, link width, port model and arbiter a user
+//! switching mode, router, VC count, buffer depths, link width, port model and arbiter a user
 //! may combine, each run with `--schedule busy` and `--schedule all`, must give the same
 //! report (wall time aside), on one thread and split between two or three.
 
@@ -59,6 +59,7 @@ fn flags() -> impl Strategy<Value = Vec<(&'static str, String)>> {
         option("va-policy", &["round-robin", "lowest", "most-credits"]),
         option("injection-vc", &["round-robin", "vc0"]),
         option("ejection-vcs", &["1", "2", "3"]),
+        option("inject-buffer-flits", &["1", "2", "4", "8"]),
     );
     (topology, workload, options, hardware, any::<bool>()).prop_map(|((t, dims), w, o, h, deadlock)| {
         let mut f = vec![("topology", t.to_string()), ("dims", dims), ("max-cycles", "20000".to_string()), ("watchdog", "300".to_string())];
@@ -66,7 +67,7 @@ fn flags() -> impl Strategy<Value = Vec<(&'static str, String)>> {
             f.push(("deadlock-avoidance", "off".to_string()));
         }
         f.extend(w);
-        f.extend([o.0, o.1, o.2, o.3, o.4, o.5, o.6, o.7, o.8, o.9, o.10, o.11, h.0, h.1, h.2].into_iter().flatten());
+        f.extend([o.0, o.1, o.2, o.3, o.4, o.5, o.6, o.7, o.8, o.9, o.10, o.11, h.0, h.1, h.2, h.3].into_iter().flatten());
         f
     })
 }

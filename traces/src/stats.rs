@@ -1,7 +1,118 @@
-//! Statistics for buffer sizing, read from the routers' high-water marks.
+//! Statistics for buffer sizing, read from the routers' high-water marks and occupancy
+//! histograms: network-wide figures per port class always, per-VC and per-link detail on
+//! request ([`Detail`]).
 
 use fabric::Fabric;
+use router::{ClassOccupancy, PortClasses};
 use serde::Serialize;
+
+/// How much of the statistics a report carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Detail {
+    /// The network-wide occupancy per port class and the scalar figures.
+    Summary,
+    /// Also every input VC's histogram and stalls, every link's load, every router's
+    /// high-water marks (and the statistics CSV).
+    Full,
+}
+
+impl Detail {
+    pub const NAMES: &str = "summary or full";
+    /// Above this many routers the default is [`Detail::Summary`].
+    pub const FULL_UP_TO_ROUTERS: u64 = 4096;
+
+    pub fn parse(s: &str) -> Option<Detail> {
+        match s {
+            "summary" => Some(Detail::Summary),
+            "full" => Some(Detail::Full),
+            _ => None,
+        }
+    }
+
+    /// The default for a fabric of `routers` routers.
+    pub fn default_for(routers: u64) -> Detail {
+        if routers > Detail::FULL_UP_TO_ROUTERS { Detail::Summary } else { Detail::Full }
+    }
+}
+
+/// `h` without its trailing zeros.
+fn trimmed(mut h: Vec<u64>) -> Vec<u64> {
+    while h.last() == Some(&0) {
+        h.pop();
+    }
+    h
+}
+
+/// One port class's buffer occupancy over a span of cycles, network-wide.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClassStats {
+    /// Input VCs of the class (those of unconnected network ports left out).
+    pub vcs: u64,
+    /// VC-cycles counted: `vcs` x the cycles covered.
+    pub vc_cycles: u64,
+    pub mean_flits: f64,
+    /// The smallest k such that the VC-cycles at k flits or fewer are at least the share
+    /// (0.5, 0.99, 0.999) of all.
+    pub p50_flits: u64,
+    pub p99_flits: u64,
+    pub p999_flits: u64,
+    pub max_flits: u64,
+    /// `histogram[k]`: VC-cycles holding exactly k flits (the per-VC histograms summed), up
+    /// to the last nonzero entry.
+    pub histogram: Vec<u64>,
+}
+
+impl ClassStats {
+    pub fn new(c: &ClassOccupancy) -> ClassStats {
+        ClassStats {
+            vcs: c.vcs,
+            vc_cycles: c.vc_cycles(),
+            mean_flits: c.mean(),
+            p50_flits: c.percentile(0.5),
+            p99_flits: c.percentile(0.99),
+            p999_flits: c.percentile(0.999),
+            max_flits: c.max(),
+            histogram: c.histogram.clone(),
+        }
+    }
+}
+
+/// Buffer occupancy per port class over cycles `[from, to)`: a traffic run's measurement
+/// window, else the whole run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Occupancy {
+    pub from: u64,
+    pub to: u64,
+    /// Input VCs fed by links.
+    pub network: ClassStats,
+    /// Input VCs fed by the nodes' NICs.
+    pub injection: ClassStats,
+}
+
+impl Occupancy {
+    pub fn from_fabric(f: &Fabric) -> Occupancy {
+        let end = f.end();
+        let read = |at: u64| f.routers.class_occupancy(0..f.routers.n, at);
+        let (from, to, classes) = match f.measure.window() {
+            None => (0, end, read(end)),
+            Some(w) => {
+                // A boundary the run did not step past is read now, at the run's end if sooner.
+                let (taken_from, taken_to) = f.measure.occupancy_readings();
+                let to = if taken_to.is_some() { w.to } else { w.to.min(end) };
+                let from = if taken_from.is_some() { w.from } else { w.from.min(to) };
+                let at_from = taken_from.cloned().unwrap_or_else(|| read(from));
+                let at_to = taken_to.cloned().unwrap_or_else(|| read(to));
+                (from, to, at_to.since(&at_from))
+            }
+        };
+        Occupancy::new(from, to, &classes)
+    }
+
+    pub fn new(from: u64, to: u64, c: &PortClasses) -> Occupancy {
+        Occupancy { from, to, network: ClassStats::new(&c.network), injection: ClassStats::new(&c.injection) }
+    }
+}
 
 /// Maximum input-buffer occupancy (flits in one VC FIFO), overall and per router port.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
@@ -15,18 +126,20 @@ pub struct BufferStats {
     pub ports: Vec<String>,
     /// Per port name, the maximum over all routers.
     pub per_port: Vec<u16>,
-    /// `per_router_port[node][port]`: the maximum over that port's VCs.
-    pub per_router_port: Vec<Vec<u16>>,
+    /// `per_router_port[node][port]`: the maximum over that port's VCs (with
+    /// [`Detail::Full`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_router_port: Option<Vec<Vec<u16>>>,
 }
 
 impl BufferStats {
-    pub fn from_fabric(f: &Fabric) -> BufferStats {
+    pub fn from_fabric(f: &Fabric, detail: Detail) -> BufferStats {
         let r = &f.routers;
         let now = f.end();
         let (p, v, net) = (r.ports(), r.vcs(), r.params.net_ports as usize);
         let ports: Vec<String> = (0..p).map(|i| if i < net { format!("in{i}") } else { format!("inj{}", i - net) }).collect();
         let mut s = BufferStats { ports, per_port: vec![0; p], ..Default::default() };
-        s.per_router_port = (0..r.n)
+        let per_router_port: Vec<Vec<u16>> = (0..r.n)
             .map(|node| {
                 (0..p)
                     .map(|port| {
@@ -37,6 +150,7 @@ impl BufferStats {
                     .collect()
             })
             .collect();
+        s.per_router_port = (detail == Detail::Full).then_some(per_router_port);
         s.network = s.per_port[..net].iter().copied().max().unwrap_or(0);
         s.injection = s.per_port[net..].iter().copied().max().unwrap_or(0);
         s.overall = s.network.max(s.injection);
@@ -52,7 +166,7 @@ pub struct VcStat {
     pub port: String,
     pub vc: u8,
     pub max_occupancy: u16,
-    /// `histogram[k]`: cycles spent holding exactly k flits.
+    /// `histogram[k]`: cycles spent holding exactly k flits, up to the last nonzero entry.
     pub histogram: Vec<u64>,
     /// Cycles its front flit was ready but an output lacked credits.
     pub stall_credit_cycles: u64,
@@ -75,22 +189,27 @@ pub struct LinkStat {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Stats {
     pub cycles: u64,
-    /// Input VCs that ever held a flit (the others are all zero).
-    pub vcs: Vec<VcStat>,
-    /// Links that carried at least one flit (the others carried none).
-    pub links: Vec<LinkStat>,
+    /// `full` (with `vcs` and `links`) or `summary`.
+    pub detail: Detail,
+    /// Input VCs that ever held a flit (the others are all zero); with [`Detail::Full`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vcs: Option<Vec<VcStat>>,
+    /// Links that carried at least one flit (the others carried none); with [`Detail::Full`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<LinkStat>>,
     pub max_link_utilization: f64,
     pub mean_link_utilization: f64,
 }
 
 impl Stats {
-    pub fn from_fabric(f: &Fabric) -> Stats {
+    pub fn from_fabric(f: &Fabric, detail: Detail) -> Stats {
         let r = &f.routers;
         let cycles = f.end().max(1);
-        let (p, v, net) = (r.ports(), r.vcs(), r.params.net_ports as usize);
+        let (p, net) = (r.ports(), r.params.net_ports as usize);
+        let full = detail == Detail::Full;
         let name = |port: usize| if port < net { format!("in{port}") } else { format!("inj{}", port - net) };
         let mut vcs = Vec::new();
-        for iv in 0..r.input_vcs() {
+        for iv in (0..r.input_vcs()).filter(|_| full) {
             let max_len = r.held_max(iv, cycles);
             if max_len == 0 {
                 continue;
@@ -101,7 +220,7 @@ impl Stats {
                 port: name(port),
                 vc: vc as u8,
                 max_occupancy: max_len,
-                histogram: r.occupancy_histogram(iv, cycles),
+                histogram: trimmed(r.occupancy_histogram(iv, cycles)),
                 stall_credit_cycles: r.stall_credit(iv),
                 stall_arbitration_cycles: r.stall_arbitration(iv),
             });
@@ -118,7 +237,7 @@ impl Stats {
             count += 1;
             sum += u;
             max = max.max(u);
-            if f.port_flits(op) > 0 {
+            if full && f.port_flits(op) > 0 {
                 links.push(LinkStat {
                     node: (op / p) as u32,
                     port: format!("out{}", op % p),
@@ -128,8 +247,14 @@ impl Stats {
                 });
             }
         }
-        let _ = v;
-        Stats { cycles, vcs, links, max_link_utilization: max, mean_link_utilization: if count > 0 { sum / count as f64 } else { 0.0 } }
+        Stats {
+            cycles,
+            detail,
+            vcs: full.then_some(vcs),
+            links: full.then_some(links),
+            max_link_utilization: max,
+            mean_link_utilization: if count > 0 { sum / count as f64 } else { 0.0 },
+        }
     }
 
     /// Every input VC and every link, one row each (`kind` = `input_vc` or `link`).
@@ -149,7 +274,7 @@ impl Stats {
                 continue;
             }
             let name = if port < net { format!("in{port}") } else { format!("inj{}", port - net) };
-            let h: Vec<String> = r.occupancy_histogram(iv, cycles).iter().map(|x| x.to_string()).collect();
+            let h: Vec<String> = trimmed(r.occupancy_histogram(iv, cycles)).iter().map(|x| x.to_string()).collect();
             writeln!(
                 w,
                 "input_vc,{},{name},{vc},{},{},{},{},,,",

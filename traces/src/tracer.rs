@@ -213,7 +213,9 @@ impl Tracer {
         let (net, ports, vcs) = (r.params.net_ports as usize, r.ports(), r.vcs());
         let k = r.params.nic_channels as usize;
         let lanes = r.params.link_width as usize;
-        let depth = r.params.buffer_flits as u64;
+        // Output VCs count the credits of the network buffers; input VCs hold up to the
+        // deepest class.
+        let (depth, deepest) = (r.params.buffer_flits as u64, r.params.deepest_buffer() as u64);
         let traced: Vec<NodeId> = match &opts.nodes {
             None => (0..n as u32).map(NodeId).collect(),
             Some(v) => v.iter().map(|&x| NodeId(x)).collect(),
@@ -291,7 +293,7 @@ impl Tracer {
             }
         }
         let vc_bits = bits_for(vcs as u64 - 1);
-        let buf_bits = bits_for(depth);
+        let (credit_bits, buf_bits) = (bits_for(depth), bits_for(deepest));
         {
             let mut d = Decl { sink: sink.as_mut(), path: &mut path };
             let var = |d: &mut Decl,
@@ -345,7 +347,7 @@ impl Tracer {
                     t.port_of[i * net + o] = t.ports.len() as u32;
                     for vc in 0..vcs {
                         d.scope(format!("vc{vc}"))?;
-                        let sig = var(&mut d, &mut t, "credits", buf_bits, i, &format!("{g}.credits"), depth, None)?;
+                        let sig = var(&mut d, &mut t, "credits", credit_bits, i, &format!("{g}.credits"), depth, None)?;
                         if vc == 0 {
                             t.ports.push(PortSigs { op: r.port_index(node, o) as u32, sig: sig as u32 });
                         }
