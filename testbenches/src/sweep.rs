@@ -377,8 +377,10 @@ impl Row {
     }
 }
 
-/// Run row `id` of `spec`: its row, the run's wall time, its outcome.
+/// Run row `id` of `spec`: its row, its wall time (resolving, building, running and
+/// reporting), its outcome.
 fn run_row(spec: &Spec, columns: &[String], id: usize) -> (Row, f64, &'static str) {
+    let started = std::time::Instant::now();
     let assignment = spec.assignment(id);
     let mut raw = Raw { values: spec.fixed.clone() };
     for (k, v) in &assignment {
@@ -386,23 +388,24 @@ fn run_row(spec: &Spec, columns: &[String], id: usize) -> (Row, f64, &'static st
     }
     let mut values = vec![Value::from(id)];
     values.extend(assignment.iter().map(|(_, v)| json_value(v)));
-    let (outcome, wall) = match Config::resolve(&raw).and_then(|cfg| run::check_threads(&cfg).map(|()| cfg)) {
+    let outcome = match Config::resolve(&raw).and_then(|cfg| run::check_threads(&cfg).map(|()| cfg)) {
         Ok(cfg) => {
             let r = run::run(&cfg);
             let (outcome, reason) = outcome_of(&r);
             values.push(Value::from(outcome));
             values.push(reason.map_or(Value::Null, Value::from));
             values.extend(FIGURES.iter().map(|(_, f)| f(&r)));
-            (outcome, r.wall_seconds)
+            outcome
         }
         Err(e) => {
             values.push(Value::from("refused"));
             values.push(Value::from(e.0.replace('\n', " ")));
             values.extend(FIGURES.iter().map(|_| Value::Null));
-            ("refused", 0.0)
+            "refused"
         }
     };
-    (Row::new(columns, &values), wall, outcome)
+    let row = Row::new(columns, &values);
+    (row, started.elapsed().as_secs_f64(), outcome)
 }
 
 /// sweep.json: what was swept, how far, how long.
@@ -426,7 +429,8 @@ struct Summary {
     outcomes: BTreeMap<String, usize>,
     jobs: usize,
     wall_seconds: f64,
-    /// The rows' own run times added up (jobs × wall time, at best).
+    /// The rows' own times added up, each from resolving its configuration to its report
+    /// (jobs × wall time, at best).
     run_seconds: f64,
     /// merge: the directories joined.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -635,7 +639,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<i32, ConfigError> {
         return Err(e);
     }
     // New rows before rows found done (some taken out of the middle): put them in order.
-    if todo.first().is_some_and(|first| rows.range(first..).any(|(id, _)| !todo.contains(id))) {
+    if todo.first().is_some_and(|first| rows.range(first..).any(|(id, _)| todo.binary_search(id).is_err())) {
         write_rows(out, &columns, rows.values())?;
     }
     summary.done = mine.iter().filter(|id| rows.contains_key(id)).count();
