@@ -22,9 +22,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 #[derive(Args, Debug, Default)]
+#[command(mut_arg("scenario", |a| a.value_name("SPEC.toml").help(
+    "Sweep file (TOML): the fixed keys of a scenario file, a [grid] table of key = [values…], seeds = N"
+)))]
 pub struct SweepArgs {
-    /// Run flags (and SPEC.toml: the fixed keys of a run file, a [grid] table of
-    /// key = [values…] and `seeds = N`); flags are fixed for every row and override the file.
+    /// Run flags: fixed for every row, over the sweep file's fixed keys.
     #[command(flatten)]
     pub run: RunArgs,
     /// A run key and its values, KEY=V1,V2,… (repeat for more keys: the rows are every
