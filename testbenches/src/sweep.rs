@@ -379,18 +379,22 @@ impl Row {
     }
 }
 
+/// The configuration of row `id`, or why it is refused.
+fn resolve_row(spec: &Spec, id: usize) -> Result<Config, ConfigError> {
+    let mut raw = Raw { values: spec.fixed.clone() };
+    raw.values.extend(spec.assignment(id));
+    let cfg = Config::resolve(&raw)?;
+    run::check_threads(&cfg)?;
+    Ok(cfg)
+}
+
 /// Run row `id` of `spec`: its row, its wall time (resolving, building, running and
 /// reporting), its outcome.
 fn run_row(spec: &Spec, columns: &[String], id: usize) -> (Row, f64, &'static str) {
     let started = std::time::Instant::now();
-    let assignment = spec.assignment(id);
-    let mut raw = Raw { values: spec.fixed.clone() };
-    for (k, v) in &assignment {
-        raw.values.insert(k.clone(), v.clone());
-    }
     let mut values = vec![Value::from(id)];
-    values.extend(assignment.iter().map(|(_, v)| json_value(v)));
-    let outcome = match Config::resolve(&raw).and_then(|cfg| run::check_threads(&cfg).map(|()| cfg)) {
+    values.extend(spec.assignment(id).iter().map(|(_, v)| json_value(v)));
+    let outcome = match resolve_row(spec, id) {
         Ok(cfg) => {
             let r = run::run(&cfg);
             let (outcome, reason) = outcome_of(&r);
@@ -561,6 +565,12 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<i32, ConfigError> {
         .as_deref()
         .ok_or_else(|| bad("out", "missing", "a directory for results.jsonl, results.csv and sweep.json (--out DIR)"))?;
     let columns = spec.columns();
+    // A sweep no row of which is a valid run is bad input (a misspelt fixed value).
+    if let Err(e) = resolve_row(&spec, 0)
+        && (1..spec.rows()).all(|id| resolve_row(&spec, id).is_err())
+    {
+        return Err(e);
+    }
     claim(out, &spec)?;
     let mut rows = load(out, &spec, &columns)?;
     let mine: Vec<usize> = (0..spec.rows()).filter(|id| id % shards == shard - 1).collect();

@@ -157,6 +157,15 @@ fn three_shards_merged_are_the_sweep_run_whole() {
     let o = flitwave(&args);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     same_results(&whole, &merged);
+    // A shard given twice: its rows noted and kept once.
+    let twice = d.join("twice");
+    let mut args = vec!["merge", shards[0].to_str().unwrap()];
+    args.extend(shards.iter().map(|s| s.to_str().unwrap()));
+    args.extend(["--out", twice.to_str().unwrap()]);
+    let o = flitwave(&args);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.contains("(the same; kept once)")).count(), 3);
+    same_results(&whole, &twice);
     // Without the second shard: its rows are missing, a line each, the rest written.
     let partial = d.join("partial");
     let o = flitwave(&["merge", shards[0].to_str().unwrap(), shards[2].to_str().unwrap(), "--out", partial.to_str().unwrap()]);
@@ -237,6 +246,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ("--seeds 0", "no seeds"),
         ("--seeds 2 --seed 3", "a seed with seeds"),
         ("--jobs 0", "no jobs"),
+        ("--grid rate=0.05 --topology cube", "no row a valid run"),
     ] {
         refused(&sweep(extra, &out), what);
     }
