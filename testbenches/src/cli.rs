@@ -38,6 +38,13 @@ pub enum Cmd {
     /// The smallest buffer depth per port class within a tolerance of deep buffers, for one
     /// or more loads (run flags as for `run`).
     SizeBuffers(Box<crate::size_buffers::SizeArgs>),
+    /// Run every combination of some run keys' values (and seeds) in parallel, one row a run
+    /// in DIR/results.jsonl and DIR/results.csv; a rerun resumes (docs/sweep.md).
+    Sweep(Box<crate::sweep::SweepArgs>),
+    /// Join the directories of a sweep's shards (--shard I/N) into one, in row order.
+    Merge(crate::sweep::MergeArgs),
+    /// Plot a figure of a sweep's results against a key, a line per value of another, as SVG.
+    Plot(crate::sweep_plot::PlotArgs),
     /// Run the built-in demo (what `flitwave` with no arguments does).
     Demo {
         /// Where to write the outputs.

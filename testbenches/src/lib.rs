@@ -11,4 +11,6 @@ pub mod reproduce;
 pub mod reproduce_seidel;
 pub mod run;
 pub mod size_buffers;
+pub mod sweep;
+pub mod sweep_plot;
 pub mod varvarigos;

@@ -92,6 +92,9 @@ fn main() {
         }
         Some(Cmd::Run(args)) => cmd_run(&args),
         Some(Cmd::SizeBuffers(args)) => testbenches::size_buffers::cmd_size_buffers(&args),
+        Some(Cmd::Sweep(args)) => testbenches::sweep::cmd_sweep(&args),
+        Some(Cmd::Merge(args)) => testbenches::sweep::cmd_merge(&args),
+        Some(Cmd::Plot(args)) => testbenches::sweep_plot::cmd_plot(&args),
         Some(Cmd::Reproduce { paper, out, max_d }) => testbenches::reproduce::reproduce(&paper, &out, max_d),
     };
     match result {

@@ -225,7 +225,7 @@ struct Plan {
     jobs: usize,
 }
 
-fn bad(field: &str, value: &str, allowed: &str) -> ConfigError {
+pub(crate) fn bad(field: &str, value: &str, allowed: &str) -> ConfigError {
     ConfigError(format!("{field}: {value}: {allowed}"))
 }
 
@@ -269,13 +269,7 @@ fn plan(args: &SizeArgs) -> Result<Plan, ConfigError> {
             _ => return Err(bad("max-depth", v, "a whole number from 1 to 4096")),
         },
     };
-    let jobs = match &args.jobs {
-        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        Some(v) => match v.trim().parse::<usize>() {
-            Ok(x) if (1..=256).contains(&x) => x,
-            _ => return Err(bad("jobs", v, "a whole number from 1 to 256")),
-        },
-    };
+    let jobs = parse_jobs(args.jobs.as_deref())?;
     // The configuration at the reference depth: the workload, and any refusal, before any run.
     let reference = Config::resolve(&with(&base, &[], max_depth))?;
     let rates = match (&reference.workload, &args.rates) {
@@ -303,6 +297,17 @@ fn plan(args: &SizeArgs) -> Result<Plan, ConfigError> {
     };
     let traffic = matches!(reference.workload, Workload::Traffic { .. });
     Ok(Plan { base, traffic, rates, tolerance, max_depth, jobs })
+}
+
+/// `--jobs`: runs at once (default: the machine's cores).
+pub(crate) fn parse_jobs(v: Option<&str>) -> Result<usize, ConfigError> {
+    match v {
+        None => Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+        Some(v) => match v.trim().parse::<usize>() {
+            Ok(x) if (1..=256).contains(&x) => Ok(x),
+            _ => Err(bad("jobs", v, "a whole number from 1 to 256")),
+        },
+    }
 }
 
 /// `raw` with every class at `reference` depth but those in `depths`.
@@ -580,7 +585,7 @@ fn table(s: &Sizing) -> String {
 }
 
 /// Refuse an `--out` that is a file; create the directory.
-fn prepare_out(out: &Path) -> Result<(), ConfigError> {
+pub(crate) fn prepare_out(out: &Path) -> Result<(), ConfigError> {
     if out.exists() && !out.is_dir() {
         return Err(bad("out", &out.display().to_string(), "a directory (this is a file)"));
     }
