@@ -113,7 +113,7 @@ pub struct Raw {
 impl Raw {
     /// Read a scenario file. Keys may be written with `-` or `_`.
     pub fn from_toml_file(path: &Path) -> Result<Raw, ConfigError> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::input::read_text(path)
             .map_err(|e| err("scenario", path.display(), format!("a scenario TOML file (cannot read it: {e})")))?;
         Raw::from_toml_str(&text, &path.display().to_string())
     }
@@ -1224,7 +1224,7 @@ fn parse_node(field: &str, v: &str, topo: &fabric::Topology) -> Result<u32, Conf
 }
 
 fn read_router_file(path: &str) -> Result<Pipeline, ConfigError> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::input::read_text(Path::new(path))
         .map_err(|e| err("router", path, format!("{}, or a router TOML file (cannot read it: {e})", Pipeline::PRESET_NAMES)))?;
     let _: toml::Table = text.parse().map_err(|e: toml::de::Error| toml_error("router", "malformed TOML: ", &text, path, &e))?;
     let f: RouterFile = toml::from_str(&text).map_err(|e| toml_error("router", "", &text, path, &e))?;

@@ -4,6 +4,7 @@ pub mod cli;
 pub mod config;
 pub mod cost_model;
 pub mod demo;
+pub mod input;
 pub mod json;
 pub mod list;
 pub mod plot;

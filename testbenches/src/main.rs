@@ -11,7 +11,8 @@ fn clap_message(e: &clap::Error) -> String {
         Some(ContextValue::Strings(v)) => v.first().cloned(),
         _ => None,
     };
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Lossy: an argument that is not UTF-8 is what this message may be about.
+    let args: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     let sub = args.iter().find(|a| !a.starts_with('-')).cloned();
     let cmd = Cli::command();
     match e.kind() {
@@ -52,6 +53,20 @@ fn clap_message(e: &clap::Error) -> String {
             };
             format!("{scope}: {missing} missing: {allowed}")
         }
+        ErrorKind::InvalidUtf8 => {
+            let raw: Vec<_> = std::env::args_os().skip(1).collect();
+            let i = raw.iter().position(|a| a.to_str().is_none()).unwrap_or(0);
+            let value = args.get(i).cloned().unwrap_or_default();
+            // The flag it is the value of, when it follows one (`--dims X`) or carries it (`--dims=X`).
+            let (field, value) = match value.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f.to_string(), v.to_string()),
+                _ => match i.checked_sub(1).and_then(|j| args.get(j)).filter(|a| a.starts_with("--")) {
+                    Some(f) => (f.clone(), value),
+                    None => (format!("argument {}", i + 1), value),
+                },
+            };
+            format!("{field}: {value:?}: not UTF-8; values are UTF-8 text")
+        }
         ErrorKind::InvalidSubcommand => {
             let name = ctx(ContextKind::InvalidSubcommand).unwrap_or_else(|| "?".into());
             let cmds = cmd.get_subcommands().map(|c| c.get_name().to_string()).collect::<Vec<_>>().join(", ");
@@ -66,6 +81,13 @@ fn clap_message(e: &clap::Error) -> String {
 }
 
 fn main() {
+    // Output into a pipe whose reader has gone (`flitwave list | head -1`) ends the process
+    // quietly by SIGPIPE, as it does any Unix tool, instead of a panic on the failed write.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of one signal, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -196,7 +196,7 @@ fn parse_seeds(v: &str) -> Result<u64, ConfigError> {
 /// SPEC.toml: fixed keys, `[grid]`, `seeds`.
 fn read_spec(path: &Path) -> Result<(Raw, Grid, Option<u64>), ConfigError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| bad("spec", &name, &format!("a sweep TOML file (cannot read it: {e})")))?;
+    let text = crate::input::read_text(path).map_err(|e| bad("spec", &name, &format!("a sweep TOML file (cannot read it: {e})")))?;
     let mut table: toml::Table =
         text.parse().map_err(|e: toml::de::Error| crate::config::toml_error("spec", "malformed TOML: ", &text, &name, &e))?;
     let seeds = match table.remove("seeds") {
