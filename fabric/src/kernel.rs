@@ -458,6 +458,12 @@ impl Fabric {
                     // Not past the cycle limit: a run stopped there has simulated to it.
                     Some(t) => self.now = self.now.max(t.min(self.spec.max_cycles)),
                 }
+            } else if self.still() {
+                // Flits wait in the routers for their delays and nothing else goes on: on to
+                // the next cycle anything is due, or to the watchdog's.
+                let due = [self.routers.next_due(), self.step.timers.next()].into_iter().flatten().min();
+                let watchdog = self.step.last_move.saturating_add(self.spec.watchdog_cycles);
+                self.now = self.now.max(due.unwrap_or(u64::MAX).min(watchdog).min(self.spec.max_cycles));
             }
             // Without probes the run would end here: the cycles after it only show credits
             // coming back, and do not count as simulated.
@@ -472,6 +478,29 @@ impl Fabric {
             self.step();
             watch.stepped(self);
         }
+    }
+
+    /// Flits are in the routers but no stage, NIC or probe has anything to do until the
+    /// delay lines or the timers bring something (one thread: a split fabric steps its
+    /// parts' cycles together).
+    fn still(&self) -> bool {
+        // Nothing moved in the last cycle stepped (the cheap test first: under load, a move).
+        self.step.last_move + 1 < self.now
+            && self.part.parts == 1
+            && self.probes.is_empty()
+            && self.step.nic_active.is_empty()
+            && self.step.fired_list.is_empty()
+            && self.routers.stages_idle()
+    }
+
+    /// Can nothing in this part ever move again: flits in the routers, none moved for
+    /// [`Routers::still_cycles_for_certainty`] cycles up to `t`, and nothing due in the
+    /// delay lines or the timers? (NICs that still stream wait for room only a move makes.)
+    pub(crate) fn stuck_for_good(&self, t: u64, last_move: u64) -> bool {
+        !self.routers.is_empty()
+            && t - last_move >= self.routers.still_cycles_for_certainty()
+            && self.step.timers.is_empty()
+            && self.routers.next_due().is_none()
     }
 
     /// Node `n`'s NIC may have something to do this cycle.
@@ -613,7 +642,10 @@ impl Fabric {
             self.step.last_move = t;
         }
         // A split fabric's watchdog looks at every part ([`split`]).
-        if self.part.parts == 1 && !self.routers.is_empty() && t - self.step.last_move >= self.spec.watchdog_cycles {
+        if self.part.parts == 1
+            && !self.routers.is_empty()
+            && (t - self.step.last_move >= self.spec.watchdog_cycles || self.stuck_for_good(t, self.step.last_move))
+        {
             self.deadlock = Some(self.find_deadlock(t));
         }
         self.measure.ejected(t, self.counters.flits_ejected - ejected_before); // measure:

@@ -725,6 +725,27 @@ impl Routers {
         let i = r.idx();
         self.visited.get(i >> 6).is_some_and(|w| w & (1 << (i & 63)) != 0)
     }
+    /// The next cycle at which the delay lines make anything true (a flit readable, a credit
+    /// visible, a VC joining an allocation), if any: after the cycle last begun.
+    pub fn next_due(&self) -> Option<u64> {
+        self.wheel.next_pending()
+    }
+    /// Has no stage work for the next cycle: no router in a stage's set, no head to route?
+    /// Then nothing changes in the routers until [`Routers::next_due`]. Never under
+    /// [`Schedule::All`], which visits every router every cycle (and so stays the reference
+    /// that the busy schedule's skipping is tested against).
+    pub fn stages_idle(&self) -> bool {
+        self.schedule == Schedule::Busy
+            && self.rc_next.is_empty()
+            && self.net_work.iter().all(|&w| w == 0)
+            && self.ej_work.iter().all(|&w| w == 0)
+    }
+    /// How many cycles in a row in which no flit moves prove, with nothing due in the delay
+    /// lines, that none ever will: each such cycle can at most grant VCs whose flits then
+    /// wait for credits that are not coming, a VC of each output port a cycle.
+    pub fn still_cycles_for_certainty(&self) -> u64 {
+        16 + 2 * self.npv as u64
+    }
     /// Is there nothing at all in the routers (no flit buffered or on its way)?
     pub fn is_empty(&self) -> bool {
         self.flits == 0

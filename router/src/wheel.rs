@@ -144,6 +144,12 @@ impl Wheel {
         }
     }
 
+    /// The first cycle after `done` with anything due, if any (nothing taken out).
+    pub fn next_pending(&self) -> Option<u64> {
+        let ring = (self.done + 1..=self.done + self.mask).find(|&c| !self.slots[(c & self.mask) as usize].is_empty());
+        ring.or_else(|| self.far.keys().next().copied())
+    }
+
     /// Move what the overflow holds for cycles up to `upto` (within the ring's reach) into
     /// their slots.
     #[cold]
@@ -217,5 +223,20 @@ mod tests {
         }
         due.sort();
         assert_eq!(seen, due);
+    }
+
+    /// The next cycle with anything due, in the ring or beyond it, without taking it out.
+    #[test]
+    fn next_pending_sees_the_ring_and_the_overflow() {
+        let mut w = Wheel::new(3);
+        assert_eq!(w.next_pending(), None);
+        w.slot(70_000).credits.push(1);
+        assert_eq!(w.next_pending(), Some(70_000));
+        w.slot(3).credits.push(2);
+        assert_eq!(w.next_pending(), Some(3));
+        assert_eq!(w.next_due(3), Some(3));
+        let s = w.take(3);
+        w.put_back(3, s);
+        assert_eq!(w.next_pending(), Some(70_000));
     }
 }

@@ -54,3 +54,67 @@ fn an_endless_input_file_is_refused_at_16_mib() {
     refused(&[os("run"), os("--router"), os("/dev/zero")], &["router: /dev/zero", "larger than 16 MiB"]);
     refused(&[os("sweep"), os("/dev/zero"), os("--out"), os("/nonexistent-dir/x")], &["spec: /dev/zero", "larger than 16 MiB"]);
 }
+
+fn run_json(args: &[&str]) -> (i32, serde_json::Value) {
+    let o = Command::new(BIN).args(args).args(["--quiet", "--json", "-"]).output().unwrap();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&o.stderr)));
+    (o.status.code().unwrap(), v)
+}
+
+/// A deadlock is certain when flits are buffered, none has moved for a while and nothing is
+/// due in any delay line or timer: the run ends there (exit 3), whatever the watchdog says,
+/// on one thread and on two alike. README's tornado deadlock stops moving at cycle 5; its
+/// sources create packets up to cycle 399, so that is when nothing is due any more.
+#[test]
+fn a_certain_deadlock_ends_the_run_at_once_whatever_the_watchdog() {
+    let args = [
+        "run",
+        "--topology",
+        "torus",
+        "--dims",
+        "8",
+        "--traffic",
+        "tornado",
+        "--rate",
+        "1",
+        "--cycles",
+        "400",
+        "--packet-flits",
+        "8",
+        "--buffer-flits",
+        "2",
+        "--vcs",
+        "1",
+        "--deadlock-avoidance",
+        "off",
+        "--watchdog",
+        "1099511627776",
+    ];
+    let (code, one) = run_json(&args);
+    assert_eq!(code, 3, "{one}");
+    let d = &one["deadlock"];
+    assert_eq!(d["last_move"], 5, "{d}");
+    assert_eq!(d["cycle"], 399, "{d}");
+    assert_eq!(d["wait_for_cycle"].as_array().unwrap().len(), 16, "{d}");
+    let (code, two) = run_json(&[&args[..], &["--threads", "2"]].concat());
+    assert_eq!(code, 3);
+    assert_eq!(two["deadlock"], one["deadlock"]);
+}
+
+/// Cycles in which flits only wait out a delay cost nothing: a route computation of 2^32 − 1
+/// cycles on a 3-cube (one-flit packets, the binomial tree forwarded by the nodes: three
+/// packets one after the other) finishes, at the cycle the preset's zero-load latency gives.
+/// A one-hop packet on `realistic` pays route computation at both routers it visits, and
+/// 5 cycles besides (7 at `rc_delay = 1`: 4H + 3 + (L − 1) with H = L = 1).
+#[test]
+fn waiting_out_a_long_delay_costs_nothing() {
+    let dir = std::env::temp_dir().join(format!("flitwave-slow-rc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let router = dir.join("rc.toml");
+    std::fs::write(&router, "preset = \"realistic\"\nrc_delay = 4294967295\n").unwrap();
+    let (code, v) = run_json(&["run", "--dims", "3", "--router", router.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 0, "{v}");
+    let hop = 2 * 4_294_967_295u64 + 5;
+    assert_eq!(v["completion_cycles"], 3 * hop, "{v}");
+}

@@ -615,7 +615,10 @@ pub fn run_split_watched(
                             // the run after the first (the same decision in every part). It
                             // may be one that one thread would skip, with nothing to do in
                             // any part; then it changes nothing but the clock.
-                            if two_cycles && t + 1 < max_cycles && t - last_move < w {
+                            // Nor if nothing has moved for so long that the part might be
+                            // stuck for good after the first: one thread finds that at once.
+                            let certain = f.routers.still_cycles_for_certainty();
+                            if two_cycles && t + 1 < max_cycles && t - last_move < w && t - last_move < certain {
                                 if f.next_needed(t) == t + 1 || f.sends_flits() {
                                     needed = t + 1;
                                 }
@@ -632,7 +635,10 @@ pub fn run_split_watched(
                             if k == 0 {
                                 now.store(t, Ordering::Relaxed);
                             }
-                            let report = [next, f.routers.flits, f.step.last_move, needed];
+                            // Flits buffered, and (the high half) whether anything is due in
+                            // the part's delay lines or timers: summed over the parts.
+                            let pending = f.step.timers.next().is_some() || f.routers.next_due().is_some();
+                            let report = [next, (f.routers.flits > 0) as u64 | (pending as u64) << 32, f.step.last_move, needed];
                             let (gnext, gbuf, moved, gneeded) =
                                 meeting.meet(k, round, report, &f.part.mail[f.part.mail_at..f.part.mail_at + parts]);
                             for j in (0..parts).filter(|&j| j != k) {
@@ -642,7 +648,8 @@ pub fn run_split_watched(
                             }
                             last_move = moved;
                             round += 1;
-                            if gbuf > 0 && t - last_move >= w {
+                            let (gbuf, gpending) = (gbuf & 0xffff_ffff, gbuf >> 32);
+                            if gbuf > 0 && (t - last_move >= w || (gpending == 0 && t - last_move >= certain)) {
                                 break Ending::Deadlock;
                             }
                             if gnext == u64::MAX {
