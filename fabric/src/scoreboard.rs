@@ -25,8 +25,34 @@ pub enum DestSet {
 #[derive(Clone, Copy, Debug)]
 struct MsgRec {
     dest: DestSet,
+    /// A timed broadcast's entry in `timings` ([`NO_TIMING`]: none).
+    timing: u32,
     /// Broadcast: offset of its bitset in `bits`; unicast: delivered count.
     slot: u64,
+}
+
+/// [`MsgRec::timing`] of a message whose latency is not measured.
+const NO_TIMING: u32 = u32::MAX;
+
+/// A timed broadcast: created in cycle `birth`, `got` of its `need` deliveries seen, the
+/// last in cycle `last`. Its latency is `last − birth` once `got == need`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    pub birth: u64,
+    pub last: u64,
+    pub got: u32,
+    pub need: u32,
+}
+
+impl Timing {
+    /// Creation to last delivery, once every destination has the message.
+    pub fn latency(&self) -> Option<u64> {
+        (self.got == self.need).then(|| self.last - self.birth)
+    }
+    fn record(&mut self, t: u64) {
+        self.got += 1;
+        self.last = self.last.max(t);
+    }
 }
 
 /// Counts of what reached where.
@@ -51,10 +77,16 @@ struct Pairs {
 pub const PAIR_BASE: u32 = 1 << 31;
 
 impl MsgRec {
-    /// Nothing more to see for this message: a unicast delivered. (Broadcasts and ids kept
-    /// free stay: their records are what tells a late or wrong delivery.)
-    fn complete(&self) -> bool {
-        matches!(self.dest, DestSet::One(_)) && self.slot > 0
+    /// Nothing more to see for this message: a unicast delivered, or a timed broadcast
+    /// delivered everywhere (its timing says so). (Other broadcasts and ids kept free stay:
+    /// their records are what tells a late or wrong delivery; a completed message's is the
+    /// half of the id space behind the oldest outstanding.)
+    fn complete(&self, timings: &[Timing]) -> bool {
+        match self.dest {
+            DestSet::One(_) => self.slot > 0,
+            DestSet::Broadcast { .. } => self.timing != NO_TIMING && timings[self.timing as usize].latency().is_some(),
+            DestSet::Nobody => false,
+        }
     }
 }
 
@@ -74,6 +106,10 @@ pub struct Scoreboard {
     pairs: Option<Pairs>,
     bits: Vec<u64>,
     words: usize,
+    /// Timed broadcasts ([`Scoreboard::declare_timed`]), in the order declared; those
+    /// declared before a split come first (`shared_timings` of them, in every part).
+    timings: Vec<Timing>,
+    shared_timings: usize,
     expected: u64,
     delivered: u64,
     duplicates: u64,
@@ -121,6 +157,30 @@ impl Scoreboard {
 
     /// Declare a message and who must receive it; returns its id.
     pub fn declare(&mut self, dest: DestSet, topo: &Topology) -> u32 {
+        self.declare_rec(dest, topo, None)
+    }
+
+    /// Declare a broadcast created in cycle `birth` whose latency is measured: from `birth`
+    /// to the cycle its last destination receives it ([`Scoreboard::timings`]).
+    pub fn declare_timed(&mut self, dest: DestSet, topo: &Topology, birth: u64) -> u32 {
+        self.declare_rec(dest, topo, Some(birth))
+    }
+
+    /// The timed broadcasts, in the order declared (after a split run's join: the first
+    /// part's, then the next's).
+    pub fn timings(&self) -> &[Timing] {
+        &self.timings
+    }
+
+    fn declare_rec(&mut self, dest: DestSet, topo: &Topology, birth: Option<u64>) -> u32 {
+        let timing = match (dest, birth) {
+            (DestSet::Broadcast { span, .. }, Some(birth)) => {
+                self.timings.push(Timing { birth, last: birth, got: 0, need: topo.broadcast_reach(span) as u32 });
+                self.timings.len() as u32 - 1
+            }
+            (_, Some(_)) => panic!("only broadcasts are timed by the scoreboard"),
+            _ => NO_TIMING,
+        };
         let slot = match dest {
             DestSet::One(_) => {
                 self.expected += 1;
@@ -144,7 +204,7 @@ impl Scoreboard {
         // (lo + outstanding) mod room, with outstanding below room / 2.
         let at = self.lo_id + self.msgs.len() as u64;
         let id = self.shared() as u64 + if at >= self.id_room { at - self.id_room } else { at };
-        self.msgs.push_back(MsgRec { dest, slot });
+        self.msgs.push_back(MsgRec { dest, timing, slot });
         match self.part {
             None => id as u32,
             Some(k) => id as u32 | k << self.part_shift,
@@ -167,6 +227,7 @@ impl Scoreboard {
         );
         self.id_room = (1u64 << self.part_shift) - self.shared() as u64;
         (self.shared_bits, self.shared_expected) = (self.bits.len(), self.expected);
+        self.shared_timings = self.timings.len();
         self.part = Some(k);
     }
 
@@ -203,7 +264,8 @@ impl Scoreboard {
         } else {
             None
         };
-        if let Some(&MsgRec { dest: DestSet::Broadcast { root, span }, slot }) = rec
+        if let Some(&MsgRec { dest: DestSet::Broadcast { root, span }, slot, timing }) = rec
+            && timing == NO_TIMING
             && topo.in_broadcast(node, root, span)
         {
             let at = slot as usize + node.idx() / 64;
@@ -282,15 +344,7 @@ impl Scoreboard {
                         None => self.shared_msgs[msg as usize].slot = 1,
                         Some(j) => {
                             self.msgs[j].slot = 1;
-                            // The oldest messages complete are forgotten.
-                            while self.msgs.front().is_some_and(MsgRec::complete) {
-                                self.msgs.pop_front();
-                                self.lo += 1;
-                                self.lo_id += 1;
-                                if self.lo_id == self.id_room {
-                                    self.lo_id = 0;
-                                }
-                            }
+                            self.forget_complete();
                         }
                     }
                 }
@@ -309,7 +363,25 @@ impl Scoreboard {
                 } else {
                     *w |= m;
                     self.delivered += 1;
+                    if rec.timing != NO_TIMING {
+                        self.timings[rec.timing as usize].record(t);
+                        if since.is_some() {
+                            self.forget_complete();
+                        }
+                    }
                 }
+            }
+        }
+    }
+
+    /// The oldest messages complete are forgotten.
+    fn forget_complete(&mut self) {
+        while self.msgs.front().is_some_and(|m| m.complete(&self.timings)) {
+            self.msgs.pop_front();
+            self.lo += 1;
+            self.lo_id += 1;
+            if self.lo_id == self.id_room {
+                self.lo_id = 0;
             }
         }
     }
@@ -419,11 +491,20 @@ impl Scoreboard {
                 _ => mine.slot = mine.slot.max(theirs.slot),
             }
         }
+        // The shared timed broadcasts: the other part saw its own nodes' deliveries.
+        for (mine, theirs) in self.timings.iter_mut().zip(&other.timings[..other.shared_timings]) {
+            mine.got += theirs.got;
+            mine.last = mine.last.max(theirs.last);
+        }
         let off = self.bits.len() as u64 - other.shared_bits as u64;
+        let toff = self.timings.len() as u32 - other.shared_timings as u32;
         self.msgs.extend(other.msgs.iter().map(|m| match m.dest {
-            DestSet::Broadcast { .. } => MsgRec { slot: m.slot + off, ..*m },
+            DestSet::Broadcast { .. } => {
+                MsgRec { slot: m.slot + off, timing: if m.timing == NO_TIMING { NO_TIMING } else { m.timing + toff }, ..*m }
+            }
             _ => *m,
         }));
+        self.timings.extend_from_slice(&other.timings[other.shared_timings..]);
         self.bits.extend_from_slice(&other.bits[other.shared_bits..]);
         self.expected += other.expected - other.shared_expected;
         self.delivered += other.delivered;
