@@ -446,27 +446,46 @@ impl Scoreboard {
             }
             out.push(if k == 1 { format!("1 message never reached node {d}") } else { format!("{k} messages never reached node {d}") });
         }
-        // Numbered as declared (on one thread, their ids).
+        // Numbered as declared (on one thread, their ids); the timed ones (numbered
+        // differently on a fabric split between threads when created during the run) after
+        // them, by creation cycle and root.
         let numbered =
             self.shared_msgs.iter().enumerate().chain(self.msgs.iter().enumerate().map(|(j, m)| (self.shared() + self.lo as usize + j, m)));
+        let mut timed: Vec<(u64, u32, MsgRec)> = Vec::new();
         for (i, rec) in numbered {
             if out.len() >= max {
                 break;
             }
-            if let DestSet::Broadcast { root, span } = rec.dest {
-                for n in 0..topo.nodes() as u32 {
-                    let node = NodeId(n);
-                    if out.len() >= max {
-                        break;
-                    }
-                    let seen = self.bits[rec.slot as usize + node.idx() / 64] & (1u64 << (node.idx() % 64)) != 0;
-                    if topo.in_broadcast(node, root, span) && !seen {
-                        out.push(format!("broadcast {i} from node {root} never reached node {node}"));
-                    }
+            match rec.dest {
+                DestSet::Broadcast { root, .. } if rec.timing != NO_TIMING => {
+                    timed.push((self.timings[rec.timing as usize].birth, root.0, *rec));
                 }
+                DestSet::Broadcast { root, .. } => {
+                    self.describe_broadcast(topo, rec, &format!("broadcast {i} from node {root}"), max, &mut out)
+                }
+                _ => {}
             }
         }
+        timed.sort_unstable_by_key(|&(birth, root, _)| (birth, root));
+        for (birth, root, rec) in timed {
+            self.describe_broadcast(topo, &rec, &format!("broadcast from node {root} created in cycle {birth}"), max, &mut out);
+        }
         out
+    }
+
+    /// Add to `out` (up to `max` lines) the destinations broadcast `rec`, called `name`, missed.
+    fn describe_broadcast(&self, topo: &Topology, rec: &MsgRec, name: &str, max: usize, out: &mut Vec<String>) {
+        let DestSet::Broadcast { root, span } = rec.dest else { return };
+        for n in 0..topo.nodes() as u32 {
+            let node = NodeId(n);
+            if out.len() >= max {
+                break;
+            }
+            let seen = self.bits[rec.slot as usize + node.idx() / 64] & (1u64 << (node.idx() % 64)) != 0;
+            if topo.in_broadcast(node, root, span) && !seen {
+                out.push(format!("{name} never reached node {node}"));
+            }
+        }
     }
 
     /// Fold in `other`, the scoreboard of another part of a split fabric, after the run
