@@ -522,6 +522,35 @@ mod tests {
         }
     }
 
+    /// Broadcast latency: of the broadcasts created in the window that every destination
+    /// received, with batch means over the window's batches by creation cycle; without a
+    /// window, of every timed broadcast and with no interval; none timed, no figures.
+    #[test]
+    fn measure_broadcasts_by_creation() {
+        use crate::scoreboard::Timing;
+        let done = |birth: u64, lat: u64| Timing { birth, last: birth + lat, got: 3, need: 3 };
+        let w = Window { from: 100, to: 200, batches: 2 };
+        let timings = [
+            done(50, 500), // created in the warm-up
+            done(100, 10),
+            done(149, 30),
+            Timing { birth: 120, last: 130, got: 2, need: 3 }, // one destination missing
+            done(150, 40),
+            done(199, 60),
+            done(200, 7), // after the window
+        ];
+        let b = broadcasts(&timings, Some(w)).unwrap();
+        assert_eq!((b.created, b.completed), (5, 4));
+        assert_eq!(b.latencies.mean(), Some(35.0));
+        assert_eq!(b.latencies.max(), Some(60));
+        // Batch means 20 and 50: s² = 450, half-width t(0.975, 1) × √(450 / 2) = 12.706 × 15.
+        assert!((b.latency_ci95_cycles.unwrap() - 12.706205 * 15.0).abs() < 1e-4, "{:?}", b.latency_ci95_cycles);
+        let all = broadcasts(&timings, None).unwrap();
+        assert_eq!((all.created, all.completed, all.latency_ci95_cycles), (7, 6, None));
+        assert!(broadcasts(&[], Some(w)).is_none());
+        assert!(broadcasts(&[done(10, 1)], Some(w)).is_none());
+    }
+
     /// A window that does not divide evenly: the batches cover it without gap or overlap,
     /// and every packet born in it lands in the batch whose cycles hold its birth.
     #[test]

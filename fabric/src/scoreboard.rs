@@ -632,6 +632,60 @@ mod tests {
         }
     }
 
+    /// A timed broadcast: its latency is from its creation to its last delivery, whatever
+    /// order the deliveries come in; once complete its record goes (the unicasts behind it
+    /// with it) and a late repeat is a duplicate; an incomplete one has no latency.
+    #[test]
+    fn timed_broadcasts_measure_creation_to_last_delivery() {
+        let t = line8();
+        let mut sb = Scoreboard::new(8);
+        let b = sb.declare_timed(DestSet::Broadcast { root: NodeId(2), span: t.full_span() }, &t, 100);
+        let u = sb.declare(DestSet::One(NodeId(5)), &t);
+        let c = sb.declare_timed(DestSet::Broadcast { root: NodeId(0), span: t.full_span() }, &t, 120);
+        sb.accept(u, NodeId(5), 110, &t);
+        for (n, at) in [(3, 104), (7, 130), (0, 103), (1, 102), (4, 105), (5, 106)] {
+            sb.accept(b, NodeId(n), at, &t);
+        }
+        assert_eq!(sb.timings()[0].latency(), None, "node 6 has not got it yet");
+        assert_eq!(sb.msgs.len(), 3);
+        sb.accept(b, NodeId(6), 107, &t);
+        assert_eq!(sb.timings()[0], Timing { birth: 100, last: 130, got: 7, need: 7 });
+        assert_eq!(sb.timings()[0].latency(), Some(30));
+        assert_eq!(sb.msgs.len(), 1, "the broadcast and the unicast behind it are forgotten");
+        sb.accept(b, NodeId(6), 140, &t);
+        sb.accept(c, NodeId(1), 125, &t);
+        assert_eq!(sb.timings()[1].latency(), None);
+        assert_eq!(sb.counts(), ScoreCounts { expected: 15, deliveries: 9, missing: 6, duplicates: 1, misrouted: 0 });
+        assert_eq!(
+            sb.describe_missing(&t, 2),
+            [
+                "broadcast from node 0 created in cycle 120 never reached node 2",
+                "broadcast from node 0 created in cycle 120 never reached node 3"
+            ]
+        );
+    }
+
+    /// A timed broadcast declared before a split: each part counts its own nodes'
+    /// deliveries, and the join adds them up, the last delivery the later of the parts'.
+    #[test]
+    fn a_shared_timed_broadcast_is_joined_across_parts() {
+        let t = line8();
+        let mut a = Scoreboard::new(8);
+        let b = a.declare_timed(DestSet::Broadcast { root: NodeId(0), span: t.full_span() }, &t, 0);
+        let mut other = a.clone();
+        a.set_part(0, 2);
+        other.set_part(1, 2);
+        for n in 1..4 {
+            a.accept(b, NodeId(n), 10 + n as u64, &t);
+        }
+        for n in 4..8 {
+            other.accept(b, NodeId(n), 5 + n as u64, &t);
+        }
+        a.join(other);
+        assert_eq!(a.timings(), [Timing { birth: 0, last: 13, got: 7, need: 7 }]);
+        assert!(a.ok());
+    }
+
     #[test]
     fn counts_missing_duplicate_misrouted() {
         let t = Topology::new(TopologyKind::Hypercube, &[3]);
