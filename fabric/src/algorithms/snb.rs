@@ -27,11 +27,13 @@ pub struct Snb {
     pub one_port: bool,
     pub flits: u16,
     msg: u32,
+    /// The children being sent to (reused).
+    order: Vec<(u64, usize)>,
 }
 
 impl Snb {
     pub fn new(root: NodeId, forwarding: Forwarding, one_port: bool, flits: u16) -> Snb {
-        Snb { root, forwarding, one_port, flits, msg: 0 }
+        Snb { root, forwarding, one_port, flits, msg: 0, order: Vec::new() }
     }
 
     /// Slot bounds: Table 1 (d, both port models) on the hypercube; on meshes and tori the
@@ -94,11 +96,11 @@ impl Snb {
     }
 
     /// Send the message from `node` to its children in the tree, in the one-port order.
-    fn forward(&self, cx: &mut NodeCtx<'_>, in_port: usize) {
+    fn forward(&mut self, cx: &mut NodeCtx<'_>, in_port: usize) {
         let topo = cx.topo;
         let node = cx.node;
-        let order = Self::send_order(topo, node, in_port, self.root);
-        for (i, p) in order.into_iter().enumerate() {
+        tree_sends(topo, node, in_port, self.root, &mut self.order);
+        for (i, &(_, p)) in self.order.iter().enumerate() {
             let to = topo.neighbor(node, p).expect("tree edge over a missing link");
             cx.send(Send {
                 dest: Dest::Relay(to),
