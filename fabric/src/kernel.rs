@@ -678,8 +678,12 @@ impl Fabric {
         if !ok {
             return;
         }
-        self.latencies.record(t - p.birth);
-        self.measure.delivered(t, p.birth, p.flits()); // measure:
+        // Unicast messages only: a broadcast's latency is from its creation to its last
+        // delivery, which the scoreboard records ([`crate::measure::broadcasts`]).
+        if !p.is_broadcast() && !p.is_relay() {
+            self.latencies.record(t - p.birth);
+            self.measure.delivered(t, p.birth, p.flits()); // measure:
+        }
         self.counters.packets_delivered += 1;
         self.counters.last_delivery = self.counters.last_delivery.max(t);
         let m = Received { src: p.src(), kind: p.header.kind, msg: p.msg, aux: p.aux, key: p.key(), flits: p.flits(), birth: p.birth };
@@ -710,11 +714,11 @@ impl Fabric {
         // By index, cleared after (cheaper than draining the usual one or two).
         for i in 0..self.step.node_out.sends.len() {
             let s = self.step.node_out.sends[i];
-            let (kind, dest, span, remaining, first) = match s.dest {
-                Dest::Node(d) => {
+            let (kind, dest, span, remaining, first, reach) = match s.dest {
+                Dest::Node(d) | Dest::Relay(d) => {
                     assert!(d != r, "node {r}'s program sent a packet to itself");
                     let first = self.topo.route_unicast(r, r, d).ports.net_ports().next().expect("unicast with no first hop");
-                    (RouteKind::Unicast, d, 0, 1, first)
+                    (RouteKind::Unicast, d, 0, 1, first, 1)
                 }
                 Dest::Broadcast { span } => {
                     let reach = self.topo.broadcast_reach(span);
@@ -728,14 +732,15 @@ impl Fabric {
                     } else {
                         reach as u32
                     };
-                    (RouteKind::Broadcast, r, span, remaining, ports.net_ports().next().expect("broadcast with no first hop"))
+                    (RouteKind::Broadcast, r, span, remaining, ports.net_ports().next().expect("broadcast with no first hop"), reach)
                 }
             };
             assert!(s.flits >= 1, "node {r}'s program sent a packet of no flits");
-            let p = NewPacket { kind, dest: dest.0, span, key: s.key.min(Header::MAX_KEY), len: s.flits, msg: s.msg, aux: s.aux };
+            let relay = matches!(s.dest, Dest::Relay(_));
+            let p = NewPacket { kind, dest: dest.0, span, key: s.key.min(Header::MAX_KEY), len: s.flits, msg: s.msg, aux: s.aux, relay };
             self.nics.enqueue_new(r, p, t, remaining, first);
             self.counters.packets_sent += 1;
-            self.measure.generated(t, s.flits); // measure:
+            self.measure.generated(t, s.flits as u64 * reach); // measure:
         }
         self.step.node_out.sends.clear();
         for i in 0..self.step.node_out.wakes.len() {

@@ -13,7 +13,8 @@
 //!   arrived (flitwave drains the network after `cycles`, so every one of them is counted).
 //! - **Accepted throughput** is the flits ejected in cycles `[warmup, cycles)`, per node
 //!   and cycle; **offered** the flits of the packets generated in the window, per node and
-//!   cycle (measured, so a permutation's idle nodes and the random draws are in it).
+//!   cycle (measured, so a permutation's idle nodes and the random draws are in it), a
+//!   packet the routers replicate counting once per destination, as its flits are ejected.
 //!
 //! # Batch means
 //!
@@ -49,6 +50,15 @@
 //! at light load has a few percent of its flits still in flight at its end but no growing
 //! queue. Close to saturation the queues wander widely and the flag may say either; run
 //! longer, with a warm-up, to tell.
+//!
+//! # Broadcasts
+//!
+//! A broadcast's latency is from its creation to the cycle its last destination has the
+//! tail, whether the routers replicate one packet or the nodes re-send it along the tree;
+//! the scoreboard times it ([`crate::scoreboard::Timing`]), and [`broadcasts`] gives the
+//! figures of those created in the window (of every timed broadcast in a run without one),
+//! with their own batch means. The packets of a broadcast are not unicast latency samples:
+//! the unicast figures above are of unicast messages alone.
 //!
 //! # In the kernel
 //!
@@ -144,11 +154,12 @@ impl Measurement {
         self.window
     }
 
-    /// A packet of `flits` flits was generated (queued at its source) in cycle `t`.
+    /// A packet was generated (queued at its source) in cycle `t`, offering `flits` flits
+    /// to be ejected (its length, times its destinations for one the routers replicate).
     #[inline]
-    pub fn generated(&mut self, t: u64, flits: u16) {
+    pub fn generated(&mut self, t: u64, flits: u64) {
         if self.window.is_some_and(|w| w.contains(t)) {
-            self.offered_flits += flits as u64;
+            self.offered_flits += flits;
             self.offered_packets += 1;
         }
     }
@@ -291,6 +302,53 @@ pub fn summary(f: &crate::Fabric) -> Option<Summary> {
     let nodes = f.topo.nodes() as u32;
     let queued = (0..nodes).map(|n| f.nics.queued(router::NodeId(n)) as u64).sum();
     f.measure.summary(nodes as u64, queued)
+}
+
+/// The latency of the broadcasts the scoreboard timed: of those created in the window,
+/// with a 95 % confidence half-width by batch means over its batches, or of every timed
+/// broadcast in a run without a window (no interval). Only broadcasts every destination
+/// received count (`completed`); None when no broadcast was timed (in the window).
+pub fn broadcasts(timings: &[crate::scoreboard::Timing], window: Option<Window>) -> Option<BroadcastSummary> {
+    let mut latencies = Latencies::default();
+    let b = window.map_or(0, |w| w.batches as usize);
+    let (mut packets, mut sums) = (vec![0u64; b], vec![0u128; b]);
+    let mut created = 0;
+    for t in timings {
+        if let Some(w) = window {
+            if !w.contains(t.birth) {
+                continue;
+            }
+            created += 1;
+            if let Some(l) = t.latency() {
+                let i = w.batch_of(t.birth);
+                packets[i] += 1;
+                sums[i] += l as u128;
+                latencies.record(l);
+            }
+        } else {
+            created += 1;
+            if let Some(l) = t.latency() {
+                latencies.record(l);
+            }
+        }
+    }
+    if created == 0 {
+        return None;
+    }
+    let means: Option<Vec<f64>> = packets.iter().zip(&sums).map(|(&n, &s)| (n > 0).then(|| s as f64 / n as f64)).collect();
+    let ci95 = if window.is_some() { means.and_then(|m| ci95_half_width(&m)) } else { None };
+    Some(BroadcastSummary { created, completed: latencies.count, latencies, latency_ci95_cycles: ci95 })
+}
+
+/// What [`broadcasts`] measured.
+#[derive(Clone, Debug)]
+pub struct BroadcastSummary {
+    /// Broadcasts created (in the window), and those every destination received.
+    pub created: u64,
+    pub completed: u64,
+    /// Creation to last delivery, of the completed ones.
+    pub latencies: Latencies,
+    pub latency_ci95_cycles: Option<f64>,
 }
 
 /// One batch of the window: the packets born in cycles `[from, to)` and their mean latency.
@@ -462,6 +520,35 @@ mod tests {
             // 9 packets of 2 flits offered in the window, on 4 nodes over 100 cycles.
             assert_eq!((s.offered_packets, s.offered_flits_per_node_cycle), (9, 18.0 / 400.0));
         }
+    }
+
+    /// Broadcast latency: of the broadcasts created in the window that every destination
+    /// received, with batch means over the window's batches by creation cycle; without a
+    /// window, of every timed broadcast and with no interval; none timed, no figures.
+    #[test]
+    fn measure_broadcasts_by_creation() {
+        use crate::scoreboard::Timing;
+        let done = |birth: u64, lat: u64| Timing { birth, last: birth + lat, got: 3, need: 3 };
+        let w = Window { from: 100, to: 200, batches: 2 };
+        let timings = [
+            done(50, 500), // created in the warm-up
+            done(100, 10),
+            done(149, 30),
+            Timing { birth: 120, last: 130, got: 2, need: 3 }, // one destination missing
+            done(150, 40),
+            done(199, 60),
+            done(200, 7), // after the window
+        ];
+        let b = broadcasts(&timings, Some(w)).unwrap();
+        assert_eq!((b.created, b.completed), (5, 4));
+        assert_eq!(b.latencies.mean(), Some(35.0));
+        assert_eq!(b.latencies.max(), Some(60));
+        // Batch means 20 and 50: s² = 450, half-width t(0.975, 1) × √(450 / 2) = 12.706 × 15.
+        assert!((b.latency_ci95_cycles.unwrap() - 12.706205 * 15.0).abs() < 1e-4, "{:?}", b.latency_ci95_cycles);
+        let all = broadcasts(&timings, None).unwrap();
+        assert_eq!((all.created, all.completed, all.latency_ci95_cycles), (7, 6, None));
+        assert!(broadcasts(&[], Some(w)).is_none());
+        assert!(broadcasts(&[done(10, 1)], Some(w)).is_none());
     }
 
     /// A window that does not divide evenly: the batches cover it without gap or overlap,

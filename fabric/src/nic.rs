@@ -41,6 +41,8 @@ pub struct NewPacket {
     pub len: u16,
     pub msg: u32,
     pub aux: u64,
+    /// A hop of a broadcast the nodes forward ([`crate::packet::RELAY`]).
+    pub relay: bool,
 }
 
 /// A packet waiting in the node's memory: its place in the order (priority key in the
@@ -60,6 +62,7 @@ struct Queued {
     remaining: u32,
     len: u16,
     kind: RouteKind,
+    relay: bool,
 }
 
 impl Queued {
@@ -76,7 +79,8 @@ impl Queued {
             len: self.len,
             span: self.span,
         };
-        Packet { header, msg: self.msg, aux: self.aux, birth: self.birth, remaining: self.remaining, seen: NONE }
+        let seen = if self.relay { crate::packet::RELAY } else { NONE };
+        Packet { header, msg: self.msg, aux: self.aux, birth: self.birth, remaining: self.remaining, seen }
     }
 }
 
@@ -349,7 +353,16 @@ impl Nics {
     #[inline]
     pub fn enqueue(&mut self, n: NodeId, p: Packet, first_hop: usize) {
         let h = &p.header;
-        let new = NewPacket { kind: h.kind, dest: h.dest.value(), span: h.span, key: h.key.value(), len: h.len, msg: p.msg, aux: p.aux };
+        let new = NewPacket {
+            kind: h.kind,
+            dest: h.dest.value(),
+            span: h.span,
+            key: h.key.value(),
+            len: h.len,
+            msg: p.msg,
+            aux: p.aux,
+            relay: p.is_relay(),
+        };
         self.enqueue_new(n, new, p.birth, p.remaining, first_hop);
     }
 
@@ -365,7 +378,18 @@ impl Nics {
         st.queued += 1;
         self.max_queue = self.max_queue.max(st.queued);
         let order = ((p.key as u64) << 40) | (s & ((1 << 40) - 1));
-        let q = Queued { order, aux: p.aux, birth, msg: p.msg, dest: p.dest, span: p.span, remaining, len: p.len, kind: p.kind };
+        let q = Queued {
+            order,
+            aux: p.aux,
+            birth,
+            msg: p.msg,
+            dest: p.dest,
+            span: p.span,
+            remaining,
+            len: p.len,
+            kind: p.kind,
+            relay: p.relay,
+        };
         self.voq[n.idx() * self.net + first_hop].push(&mut self.pool, q);
     }
 

@@ -14,9 +14,14 @@ pub struct Packet {
     pub birth: u64,
     /// Deliveries still expected.
     pub remaining: u32,
-    /// Broadcast packets: index of the bitset of nodes already delivered to.
+    /// Broadcast packets: index of the bitset of nodes already delivered to; unicast
+    /// packets: [`NONE`], or [`RELAY`] for a hop of a broadcast the nodes forward.
     pub seen: u32,
 }
+
+/// [`Packet::seen`] of a unicast packet that carries a hop of a broadcast the nodes forward
+/// ([`crate::program::Dest::Relay`]): not a unicast message, so not a unicast latency sample.
+pub const RELAY: u32 = NONE - 1;
 
 impl Packet {
     pub fn src(&self) -> NodeId {
@@ -34,6 +39,10 @@ impl Packet {
     }
     pub fn is_broadcast(&self) -> bool {
         self.header.kind == RouteKind::Broadcast
+    }
+    /// A hop of a broadcast the nodes forward ([`RELAY`]).
+    pub fn is_relay(&self) -> bool {
+        !self.is_broadcast() && self.seen == RELAY
     }
 }
 
@@ -57,7 +66,13 @@ impl PacketTable {
     }
 
     pub fn alloc(&mut self, mut p: Packet) -> PacketId {
-        p.seen = if p.is_broadcast() { self.alloc_bits() } else { NONE };
+        p.seen = if p.is_broadcast() {
+            self.alloc_bits()
+        } else if p.seen == RELAY {
+            RELAY
+        } else {
+            NONE
+        };
         self.live += 1;
         self.peak_live = self.peak_live.max(self.live);
         match self.free.pop() {
@@ -116,7 +131,7 @@ impl PacketTable {
         if p.remaining > 0 {
             return false;
         }
-        if p.seen != NONE {
+        if p.is_broadcast() {
             let b = p.seen;
             self.release_bits(b);
         }

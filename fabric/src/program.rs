@@ -15,6 +15,10 @@ use router::{NodeId, RouteKind};
 pub enum Dest {
     /// One node, by the topology's unicast routing.
     Node(NodeId),
+    /// One node, by the topology's unicast routing, as a hop of a broadcast the nodes
+    /// forward: routed as [`Dest::Node`], but its latency is part of the broadcast's (the
+    /// scoreboard's, from the broadcast's creation to its last delivery), not a unicast sample.
+    Relay(NodeId),
     /// Every node of the topology's broadcast tree rooted at the sender, within the
     /// dimensions `span`, replicated by the routers (hardware multicast).
     Broadcast { span: u32 },
@@ -92,6 +96,10 @@ impl NodeCtx<'_> {
     /// Declare a new message and who must receive it.
     pub fn declare(&mut self, dest: DestSet) -> u32 {
         self.scoreboard.declare(dest, self.topo)
+    }
+    /// Declare a new broadcast created now, timed to its last delivery (its latency).
+    pub fn declare_timed(&mut self, dest: DestSet) -> u32 {
+        self.scoreboard.declare_timed(dest, self.topo, self.now)
     }
 }
 

@@ -25,8 +25,34 @@ pub enum DestSet {
 #[derive(Clone, Copy, Debug)]
 struct MsgRec {
     dest: DestSet,
+    /// A timed broadcast's entry in `timings` ([`NO_TIMING`]: none).
+    timing: u32,
     /// Broadcast: offset of its bitset in `bits`; unicast: delivered count.
     slot: u64,
+}
+
+/// [`MsgRec::timing`] of a message whose latency is not measured.
+const NO_TIMING: u32 = u32::MAX;
+
+/// A timed broadcast: created in cycle `birth`, `got` of its `need` deliveries seen, the
+/// last in cycle `last`. Its latency is `last − birth` once `got == need`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    pub birth: u64,
+    pub last: u64,
+    pub got: u32,
+    pub need: u32,
+}
+
+impl Timing {
+    /// Creation to last delivery, once every destination has the message.
+    pub fn latency(&self) -> Option<u64> {
+        (self.got == self.need).then(|| self.last - self.birth)
+    }
+    fn record(&mut self, t: u64) {
+        self.got += 1;
+        self.last = self.last.max(t);
+    }
 }
 
 /// Counts of what reached where.
@@ -51,10 +77,16 @@ struct Pairs {
 pub const PAIR_BASE: u32 = 1 << 31;
 
 impl MsgRec {
-    /// Nothing more to see for this message: a unicast delivered. (Broadcasts and ids kept
-    /// free stay: their records are what tells a late or wrong delivery.)
-    fn complete(&self) -> bool {
-        matches!(self.dest, DestSet::One(_)) && self.slot > 0
+    /// Nothing more to see for this message: a unicast delivered, or a timed broadcast
+    /// delivered everywhere (its timing says so). (Other broadcasts and ids kept free stay:
+    /// their records are what tells a late or wrong delivery; a completed message's is the
+    /// half of the id space behind the oldest outstanding.)
+    fn complete(&self, timings: &[Timing]) -> bool {
+        match self.dest {
+            DestSet::One(_) => self.slot > 0,
+            DestSet::Broadcast { .. } => self.timing != NO_TIMING && timings[self.timing as usize].latency().is_some(),
+            DestSet::Nobody => false,
+        }
     }
 }
 
@@ -74,6 +106,10 @@ pub struct Scoreboard {
     pairs: Option<Pairs>,
     bits: Vec<u64>,
     words: usize,
+    /// Timed broadcasts ([`Scoreboard::declare_timed`]), in the order declared; those
+    /// declared before a split come first (`shared_timings` of them, in every part).
+    timings: Vec<Timing>,
+    shared_timings: usize,
     expected: u64,
     delivered: u64,
     duplicates: u64,
@@ -121,6 +157,30 @@ impl Scoreboard {
 
     /// Declare a message and who must receive it; returns its id.
     pub fn declare(&mut self, dest: DestSet, topo: &Topology) -> u32 {
+        self.declare_rec(dest, topo, None)
+    }
+
+    /// Declare a broadcast created in cycle `birth` whose latency is measured: from `birth`
+    /// to the cycle its last destination receives it ([`Scoreboard::timings`]).
+    pub fn declare_timed(&mut self, dest: DestSet, topo: &Topology, birth: u64) -> u32 {
+        self.declare_rec(dest, topo, Some(birth))
+    }
+
+    /// The timed broadcasts, in the order declared (after a split run's join: the first
+    /// part's, then the next's).
+    pub fn timings(&self) -> &[Timing] {
+        &self.timings
+    }
+
+    fn declare_rec(&mut self, dest: DestSet, topo: &Topology, birth: Option<u64>) -> u32 {
+        let timing = match (dest, birth) {
+            (DestSet::Broadcast { span, .. }, Some(birth)) => {
+                self.timings.push(Timing { birth, last: birth, got: 0, need: topo.broadcast_reach(span) as u32 });
+                self.timings.len() as u32 - 1
+            }
+            (_, Some(_)) => panic!("only broadcasts are timed by the scoreboard"),
+            _ => NO_TIMING,
+        };
         let slot = match dest {
             DestSet::One(_) => {
                 self.expected += 1;
@@ -144,7 +204,7 @@ impl Scoreboard {
         // (lo + outstanding) mod room, with outstanding below room / 2.
         let at = self.lo_id + self.msgs.len() as u64;
         let id = self.shared() as u64 + if at >= self.id_room { at - self.id_room } else { at };
-        self.msgs.push_back(MsgRec { dest, slot });
+        self.msgs.push_back(MsgRec { dest, timing, slot });
         match self.part {
             None => id as u32,
             Some(k) => id as u32 | k << self.part_shift,
@@ -167,6 +227,7 @@ impl Scoreboard {
         );
         self.id_room = (1u64 << self.part_shift) - self.shared() as u64;
         (self.shared_bits, self.shared_expected) = (self.bits.len(), self.expected);
+        self.shared_timings = self.timings.len();
         self.part = Some(k);
     }
 
@@ -203,7 +264,8 @@ impl Scoreboard {
         } else {
             None
         };
-        if let Some(&MsgRec { dest: DestSet::Broadcast { root, span }, slot }) = rec
+        if let Some(&MsgRec { dest: DestSet::Broadcast { root, span }, slot, timing }) = rec
+            && timing == NO_TIMING
             && topo.in_broadcast(node, root, span)
         {
             let at = slot as usize + node.idx() / 64;
@@ -282,15 +344,7 @@ impl Scoreboard {
                         None => self.shared_msgs[msg as usize].slot = 1,
                         Some(j) => {
                             self.msgs[j].slot = 1;
-                            // The oldest messages complete are forgotten.
-                            while self.msgs.front().is_some_and(MsgRec::complete) {
-                                self.msgs.pop_front();
-                                self.lo += 1;
-                                self.lo_id += 1;
-                                if self.lo_id == self.id_room {
-                                    self.lo_id = 0;
-                                }
-                            }
+                            self.forget_complete();
                         }
                     }
                 }
@@ -309,7 +363,25 @@ impl Scoreboard {
                 } else {
                     *w |= m;
                     self.delivered += 1;
+                    if rec.timing != NO_TIMING {
+                        self.timings[rec.timing as usize].record(t);
+                        if since.is_some() {
+                            self.forget_complete();
+                        }
+                    }
                 }
+            }
+        }
+    }
+
+    /// The oldest messages complete are forgotten.
+    fn forget_complete(&mut self) {
+        while self.msgs.front().is_some_and(|m| m.complete(&self.timings)) {
+            self.msgs.pop_front();
+            self.lo += 1;
+            self.lo_id += 1;
+            if self.lo_id == self.id_room {
+                self.lo_id = 0;
             }
         }
     }
@@ -374,27 +446,46 @@ impl Scoreboard {
             }
             out.push(if k == 1 { format!("1 message never reached node {d}") } else { format!("{k} messages never reached node {d}") });
         }
-        // Numbered as declared (on one thread, their ids).
+        // Numbered as declared (on one thread, their ids); the timed ones (numbered
+        // differently on a fabric split between threads when created during the run) after
+        // them, by creation cycle and root.
         let numbered =
             self.shared_msgs.iter().enumerate().chain(self.msgs.iter().enumerate().map(|(j, m)| (self.shared() + self.lo as usize + j, m)));
+        let mut timed: Vec<(u64, u32, MsgRec)> = Vec::new();
         for (i, rec) in numbered {
             if out.len() >= max {
                 break;
             }
-            if let DestSet::Broadcast { root, span } = rec.dest {
-                for n in 0..topo.nodes() as u32 {
-                    let node = NodeId(n);
-                    if out.len() >= max {
-                        break;
-                    }
-                    let seen = self.bits[rec.slot as usize + node.idx() / 64] & (1u64 << (node.idx() % 64)) != 0;
-                    if topo.in_broadcast(node, root, span) && !seen {
-                        out.push(format!("broadcast {i} from node {root} never reached node {node}"));
-                    }
+            match rec.dest {
+                DestSet::Broadcast { root, .. } if rec.timing != NO_TIMING => {
+                    timed.push((self.timings[rec.timing as usize].birth, root.0, *rec));
                 }
+                DestSet::Broadcast { root, .. } => {
+                    self.describe_broadcast(topo, rec, &format!("broadcast {i} from node {root}"), max, &mut out)
+                }
+                _ => {}
             }
         }
+        timed.sort_unstable_by_key(|&(birth, root, _)| (birth, root));
+        for (birth, root, rec) in timed {
+            self.describe_broadcast(topo, &rec, &format!("broadcast from node {root} created in cycle {birth}"), max, &mut out);
+        }
         out
+    }
+
+    /// Add to `out` (up to `max` lines) the destinations broadcast `rec`, called `name`, missed.
+    fn describe_broadcast(&self, topo: &Topology, rec: &MsgRec, name: &str, max: usize, out: &mut Vec<String>) {
+        let DestSet::Broadcast { root, span } = rec.dest else { return };
+        for n in 0..topo.nodes() as u32 {
+            let node = NodeId(n);
+            if out.len() >= max {
+                break;
+            }
+            let seen = self.bits[rec.slot as usize + node.idx() / 64] & (1u64 << (node.idx() % 64)) != 0;
+            if topo.in_broadcast(node, root, span) && !seen {
+                out.push(format!("{name} never reached node {node}"));
+            }
+        }
     }
 
     /// Fold in `other`, the scoreboard of another part of a split fabric, after the run
@@ -419,11 +510,20 @@ impl Scoreboard {
                 _ => mine.slot = mine.slot.max(theirs.slot),
             }
         }
+        // The shared timed broadcasts: the other part saw its own nodes' deliveries.
+        for (mine, theirs) in self.timings.iter_mut().zip(&other.timings[..other.shared_timings]) {
+            mine.got += theirs.got;
+            mine.last = mine.last.max(theirs.last);
+        }
         let off = self.bits.len() as u64 - other.shared_bits as u64;
+        let toff = self.timings.len() as u32 - other.shared_timings as u32;
         self.msgs.extend(other.msgs.iter().map(|m| match m.dest {
-            DestSet::Broadcast { .. } => MsgRec { slot: m.slot + off, ..*m },
+            DestSet::Broadcast { .. } => {
+                MsgRec { slot: m.slot + off, timing: if m.timing == NO_TIMING { NO_TIMING } else { m.timing + toff }, ..*m }
+            }
             _ => *m,
         }));
+        self.timings.extend_from_slice(&other.timings[other.shared_timings..]);
         self.bits.extend_from_slice(&other.bits[other.shared_bits..]);
         self.expected += other.expected - other.shared_expected;
         self.delivered += other.delivered;
@@ -530,6 +630,60 @@ mod tests {
             sb.accept(m, NodeId(2), 0, &t);
             assert_eq!(sb.counts().deliveries, 1);
         }
+    }
+
+    /// A timed broadcast: its latency is from its creation to its last delivery, whatever
+    /// order the deliveries come in; once complete its record goes (the unicasts behind it
+    /// with it) and a late repeat is a duplicate; an incomplete one has no latency.
+    #[test]
+    fn timed_broadcasts_measure_creation_to_last_delivery() {
+        let t = line8();
+        let mut sb = Scoreboard::new(8);
+        let b = sb.declare_timed(DestSet::Broadcast { root: NodeId(2), span: t.full_span() }, &t, 100);
+        let u = sb.declare(DestSet::One(NodeId(5)), &t);
+        let c = sb.declare_timed(DestSet::Broadcast { root: NodeId(0), span: t.full_span() }, &t, 120);
+        sb.accept(u, NodeId(5), 110, &t);
+        for (n, at) in [(3, 104), (7, 130), (0, 103), (1, 102), (4, 105), (5, 106)] {
+            sb.accept(b, NodeId(n), at, &t);
+        }
+        assert_eq!(sb.timings()[0].latency(), None, "node 6 has not got it yet");
+        assert_eq!(sb.msgs.len(), 3);
+        sb.accept(b, NodeId(6), 107, &t);
+        assert_eq!(sb.timings()[0], Timing { birth: 100, last: 130, got: 7, need: 7 });
+        assert_eq!(sb.timings()[0].latency(), Some(30));
+        assert_eq!(sb.msgs.len(), 1, "the broadcast and the unicast behind it are forgotten");
+        sb.accept(b, NodeId(6), 140, &t);
+        sb.accept(c, NodeId(1), 125, &t);
+        assert_eq!(sb.timings()[1].latency(), None);
+        assert_eq!(sb.counts(), ScoreCounts { expected: 15, deliveries: 9, missing: 6, duplicates: 1, misrouted: 0 });
+        assert_eq!(
+            sb.describe_missing(&t, 2),
+            [
+                "broadcast from node 0 created in cycle 120 never reached node 2",
+                "broadcast from node 0 created in cycle 120 never reached node 3"
+            ]
+        );
+    }
+
+    /// A timed broadcast declared before a split: each part counts its own nodes'
+    /// deliveries, and the join adds them up, the last delivery the later of the parts'.
+    #[test]
+    fn a_shared_timed_broadcast_is_joined_across_parts() {
+        let t = line8();
+        let mut a = Scoreboard::new(8);
+        let b = a.declare_timed(DestSet::Broadcast { root: NodeId(0), span: t.full_span() }, &t, 0);
+        let mut other = a.clone();
+        a.set_part(0, 2);
+        other.set_part(1, 2);
+        for n in 1..4 {
+            a.accept(b, NodeId(n), 10 + n as u64, &t);
+        }
+        for n in 4..8 {
+            other.accept(b, NodeId(n), 5 + n as u64, &t);
+        }
+        a.join(other);
+        assert_eq!(a.timings(), [Timing { birth: 0, last: 13, got: 7, need: 7 }]);
+        assert!(a.ok());
     }
 
     #[test]

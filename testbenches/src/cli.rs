@@ -99,6 +99,10 @@ pub struct RunArgs {
     /// Injection rate, packets per node per cycle (Bernoulli).
     #[arg(long, allow_hyphen_values = true)]
     pub rate: Option<String>,
+    /// Broadcasts per node per cycle (Bernoulli), with or without --traffic; each to every
+    /// other node on the source's broadcast tree, by --forwarding node or router.
+    #[arg(long, allow_hyphen_values = true)]
+    pub broadcast_rate: Option<String>,
     /// Cycles of injection (then the network drains).
     #[arg(long, allow_hyphen_values = true)]
     pub cycles: Option<String>,
@@ -246,7 +250,7 @@ impl RunArgs {
     /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
     pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 57] = [
+        let fields: [(&str, &Option<String>); 58] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -261,6 +265,7 @@ impl RunArgs {
             ("root", &self.root),
             ("traffic", &self.traffic),
             ("rate", &self.rate),
+            ("broadcast-rate", &self.broadcast_rate),
             ("cycles", &self.cycles),
             ("warmup", &self.warmup),
             ("batches", &self.batches),

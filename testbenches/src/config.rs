@@ -55,6 +55,7 @@ pub const FIELDS: &[&str] = &[
     "root",
     "traffic",
     "rate",
+    "broadcast-rate",
     "cycles",
     "warmup",
     "batches",
@@ -242,8 +243,13 @@ pub enum Workload {
     },
     Traffic {
         pattern: Pattern,
-        /// Packets per node per cycle.
+        /// Packets per node per cycle (0: broadcasts only).
         rate: f64,
+        /// Broadcasts per node per cycle, each from its source to every other node on the
+        /// source's broadcast tree (0: none).
+        broadcast_rate: f64,
+        /// How the broadcasts are forwarded: re-sent by the nodes or replicated by the routers.
+        forwarding: Forwarding,
         /// Flits per node per cycle offered.
         offered_flits: f64,
         cycles: u64,
@@ -605,14 +611,30 @@ impl Config {
             },
         };
         let traffic = raw.get("traffic");
-        let is_traffic = traffic.is_some();
+        // Broadcast traffic, with or without unicast traffic (--traffic).
+        let broadcast_rate = match raw.get("broadcast-rate") {
+            Some(v) => {
+                let what = "broadcasts per node per cycle, a number in [0, 1], with or without --traffic PATTERN (not with --algorithm)";
+                if let Some(a) = raw.get("algorithm") {
+                    return Err(err("broadcast-rate", v, format!("{what}; this run is --algorithm {a}")));
+                }
+                Some(float("broadcast-rate", v, 0.0..=1.0, what)?)
+            }
+            None => None,
+        };
+        let is_traffic = traffic.is_some() || broadcast_rate.is_some();
         if let (Some(a), Some(t)) = (raw.get("algorithm"), traffic) {
             return Err(err("algorithm", a, format!("a run is either an algorithm or synthetic traffic (--traffic {t}), not both")));
         }
         let is_dynamic = raw.get("algorithm") == Some("dynamic");
         for f in ["rate", "cycles", "warmup", "batches", "hotspot", "hotspot-fraction"] {
-            if raw.get(f).is_some() && !is_traffic && !(f == "cycles" && is_dynamic) {
-                return Err(err(f, raw.get(f).unwrap(), "only applies with --traffic PATTERN (--cycles also with --algorithm dynamic)"));
+            let applies = traffic.is_some() || (is_traffic && !matches!(f, "rate" | "hotspot" | "hotspot-fraction"));
+            if raw.get(f).is_some() && !applies && !(f == "cycles" && is_dynamic) {
+                return Err(err(
+                    f,
+                    raw.get(f).unwrap(),
+                    "only applies with --traffic PATTERN (--cycles, --warmup and --batches also with --broadcast-rate alone, --cycles with --algorithm dynamic)",
+                ));
             }
         }
         let switching = match raw.get("switching") {
@@ -755,7 +777,9 @@ impl Config {
         let topo = spec.topology();
         let nodes = topo.nodes() as u64;
 
-        let workload = if let Some(t) = traffic {
+        let workload = if is_traffic {
+            // Broadcasts alone: no unicast packets (rate 0).
+            let t = traffic.unwrap_or("uniform");
             let pattern = Pattern::parse(t).ok_or_else(|| err("traffic", t, format!("one of {}", Pattern::NAMES)))?;
             pattern.check(&topo)?;
             // What only an algorithm run takes would be dropped here: say so.
@@ -772,6 +796,7 @@ impl Config {
                 }
             }
             let rate = match raw.get("rate") {
+                _ if traffic.is_none() => 0.0,
                 Some(v) => {
                     let r: f64 = v.trim().parse().map_err(|_| err("rate", v, "packets per node per cycle, a number in (0, 1]"))?;
                     if !(r > 0.0 && r <= 1.0) {
@@ -813,8 +838,31 @@ impl Config {
             };
             // Offered per node of the fabric: the nodes a permutation maps to themselves send nothing.
             let (senders, nodes) = (pattern.senders(&topo), topo.nodes() as u64);
-            let offered_flits = rate * packet_flits as f64 * if senders == nodes { 1.0 } else { senders as f64 / nodes as f64 };
-            Workload::Traffic { pattern, rate, offered_flits, cycles, warmup, batches, hotspot, hotspot_fraction }
+            let broadcast_rate = broadcast_rate.unwrap_or(0.0);
+            // A broadcast's flits are offered once to each of its N - 1 destinations.
+            let offered_flits = rate * packet_flits as f64 * if senders == nodes { 1.0 } else { senders as f64 / nodes as f64 }
+                + broadcast_rate * packet_flits as f64 * (nodes - 1) as f64;
+            let forwarding = match raw.get("forwarding") {
+                Some(v) if broadcast_rate > 0.0 => {
+                    Forwarding::parse(v).ok_or_else(|| err("forwarding", v, format!("one of {}", Forwarding::NAMES)))?
+                }
+                Some(v) => {
+                    return Err(err("forwarding", v, "only applies to broadcast algorithms and to traffic with --broadcast-rate above 0"));
+                }
+                None => Forwarding::Node,
+            };
+            Workload::Traffic {
+                pattern,
+                rate,
+                broadcast_rate,
+                forwarding,
+                offered_flits,
+                cycles,
+                warmup,
+                batches,
+                hotspot,
+                hotspot_fraction,
+            }
         } else {
             let name = raw.get("algorithm").unwrap_or("snb").to_string();
             let info = algorithms::find(&name).ok_or_else(|| {
@@ -880,12 +928,10 @@ impl Config {
             let dynamic = if name == "dynamic" { Some(dynamic_config(raw, &topo, packet_flits)?) } else { None };
             Workload::Algorithm { name, forwarding, root, root_coords: topo.coords(NodeId(root)), kbcast, pmnb, dynamic }
         };
-        if let Some(f) = raw.get("forwarding")
-            && is_traffic
-        {
-            return Err(err("forwarding", f, "only applies to broadcast algorithms, not --traffic"));
-        }
-        let replicates = matches!(workload, Workload::Algorithm { forwarding: Forwarding::Router, .. });
+        let replicates = match workload {
+            Workload::Algorithm { forwarding, .. } => forwarding == Forwarding::Router,
+            Workload::Traffic { forwarding, broadcast_rate, .. } => forwarding == Forwarding::Router && broadcast_rate > 0.0,
+        };
         let multicast_va =
             multicast_option(raw, "multicast-va", replicates, packet_flits, MulticastVa::parse, MulticastVa::NAMES, MulticastVa::Atomic)?;
         let replication =
@@ -1061,8 +1107,17 @@ impl Config {
             Workload::Algorithm { name, forwarding, .. } => {
                 format!("{name} ({} forwarding)", serde_json::to_value(forwarding).unwrap().as_str().unwrap())
             }
-            Workload::Traffic { pattern, rate, .. } => {
-                format!("{} traffic at {rate} packets/node/cycle", serde_json::to_value(pattern).unwrap().as_str().unwrap())
+            Workload::Traffic { pattern, rate, broadcast_rate, forwarding, .. } => {
+                let unicast = format!("{} traffic at {rate} packets/node/cycle", serde_json::to_value(pattern).unwrap().as_str().unwrap());
+                let bcast = format!(
+                    "broadcasts at {broadcast_rate}/node/cycle ({} forwarding)",
+                    serde_json::to_value(forwarding).unwrap().as_str().unwrap()
+                );
+                match (*rate > 0.0, *broadcast_rate > 0.0) {
+                    (true, true) => format!("{unicast} + {bcast}"),
+                    (false, true) => bcast,
+                    _ => unicast,
+                }
             }
         };
         format!("{what} on {} {dims} ({} nodes)", self.topology.name(), self.nodes)
@@ -1185,9 +1240,16 @@ fn check_workload_memory(
             )
         }
         Workload::Algorithm { name, .. } => ("dims", dims, format!("{name} on {nodes} nodes"), record + bitset),
-        Workload::Traffic { rate, cycles, .. } => {
+        Workload::Traffic { rate, broadcast_rate, cycles, .. } => {
             let packets = (nodes as f64 * rate * (*cycles).min(max_cycles) as f64).ceil() as u128;
-            ("cycles", cycles.to_string(), format!("about {packets} packets over {cycles} cycles on {nodes} nodes"), packets * record)
+            // The scoreboard keeps every broadcast's record, bitset and timing.
+            let broadcasts = (nodes as f64 * broadcast_rate * (*cycles).min(max_cycles) as f64).ceil() as u128;
+            (
+                "cycles",
+                cycles.to_string(),
+                format!("about {packets} packets and {broadcasts} broadcasts over {cycles} cycles on {nodes} nodes"),
+                packets * record + broadcasts * (record + bitset + 24),
+            )
         }
     };
     let positions = if positions { router::Routers::branch_pos_bytes(&spec.router_params(), nodes as usize) } else { 0 };

@@ -18,6 +18,9 @@ pub fn text() -> String {
             &format!("  {:<10}  {}\n              on: {}\n              implements: {}\n", a.name, a.summary, tops.join(", "), a.reference);
     }
     s += &format!("\ntraffic patterns (--traffic, with --rate packets/node/cycle --cycles C):\n  {}\n", Pattern::NAMES);
+    s += "broadcast traffic (--broadcast-rate R broadcasts/node/cycle, with or without --traffic; --forwarding node|router):\n";
+    s += "  each from its source to every other node on the source's broadcast tree (as snb); its latency is from its\n";
+    s += "  creation until its last destination has the tail (broadcast_latency_*), apart from unicast latency (latency_*)\n";
     s += "\nrouter presets (--router, or a TOML file with preset/rc_delay/va_delay/link_latency/credit_delay/inject_latency):\n";
     s += "  zero-load latency: cycles from a packet's creation to its tail's ejection, alone in the network,\n";
     s += "  for H links crossed and L flits (buffers of at least L flits; docs/presets.md)\n";

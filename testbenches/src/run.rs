@@ -70,13 +70,25 @@ pub struct Report {
     /// Traffic runs: the measurement window, cycles [`--warmup`, `--cycles`), its batches
     /// and the source queues ([`fabric::measure`]).
     pub window: Option<WindowReport>,
-    /// Packet latency; in traffic runs, of the packets born in the window.
+    /// Unicast packet latency (creation to tail ejection; not the packets of broadcasts);
+    /// in traffic runs, of the packets born in the window.
     pub latency_avg_cycles: Option<f64>,
     pub latency_p99_cycles: Option<u64>,
     pub latency_max_cycles: Option<u64>,
     /// Traffic runs: the 95 % confidence half-width of `latency_avg_cycles` by batch means
     /// (None when a batch has no packet).
     pub latency_ci95_cycles: Option<f64>,
+    /// Broadcast latency: from a broadcast's creation until its last destination has the
+    /// tail, whichever forwarding; in traffic runs, of the broadcasts created in the window
+    /// (`snb` and `mnb-sbt`: every broadcast, created in cycle 0). None without broadcasts.
+    pub broadcast_latency_avg_cycles: Option<f64>,
+    pub broadcast_latency_p99_cycles: Option<u64>,
+    pub broadcast_latency_max_cycles: Option<u64>,
+    /// Traffic runs: the 95 % confidence half-width of `broadcast_latency_avg_cycles` by
+    /// batch means over the window's batches (None when a batch has no broadcast).
+    pub broadcast_latency_ci95_cycles: Option<f64>,
+    /// Broadcasts created (in the window) that every destination received.
+    pub broadcasts_completed: Option<u64>,
     /// Traffic runs: flits ejected in the window, per node and cycle.
     pub accepted_flits_per_node_cycle: Option<f64>,
     /// Traffic runs: flits of the packets generated in the window, per node and cycle.
@@ -225,7 +237,13 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                 other => unreachable!("algorithm {other} passed validation"),
             }
         }
-        Workload::Traffic { .. } => (Box::new(Traffic::new(cfg.traffic_spec().unwrap(), topo.nodes())), Bounds::default()),
+        Workload::Traffic { broadcast_rate, forwarding, .. } => {
+            let mut t = Traffic::new(cfg.traffic_spec().unwrap(), topo.nodes());
+            if *broadcast_rate > 0.0 {
+                t = t.with_broadcasts(*broadcast_rate, *forwarding);
+            }
+            (Box::new(t), Bounds::default())
+        }
     }
 }
 
@@ -594,6 +612,7 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
     };
     // A traffic run's latencies are those of the packets born in its window.
     let latencies = if m.is_some() { &f.measure.latencies } else { &f.latencies };
+    let b = fabric::measure::broadcasts(f.scoreboard.timings(), f.measure.window());
     Report {
         flitwave: env!("CARGO_PKG_VERSION"),
         title: cfg.title(),
@@ -635,6 +654,11 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         latency_p99_cycles: latencies.quantile(0.99),
         latency_max_cycles: latencies.max(),
         latency_ci95_cycles: m.as_ref().and_then(|m| m.latency_ci95_cycles),
+        broadcast_latency_avg_cycles: b.as_ref().and_then(|b| b.latencies.mean()),
+        broadcast_latency_p99_cycles: b.as_ref().and_then(|b| b.latencies.quantile(0.99)),
+        broadcast_latency_max_cycles: b.as_ref().and_then(|b| b.latencies.max()),
+        broadcast_latency_ci95_cycles: b.as_ref().and_then(|b| b.latency_ci95_cycles),
+        broadcasts_completed: b.as_ref().map(|b| b.completed),
         accepted_flits_per_node_cycle: m.as_ref().map(|m| m.accepted_flits_per_node_cycle),
         offered_flits_per_node_cycle: m.as_ref().map(|m| m.offered_flits_per_node_cycle),
         saturated: m.as_ref().map(|m| m.saturated),
@@ -730,12 +754,27 @@ pub fn summary(r: &Report) -> String {
             (Some(a), None, Some(_)) => format!("{a:.1} cycles (no CI: a batch has no packet)"),
             (Some(a), _, None) => format!("{a:.1} cycles"),
         };
+        let broadcasts = matches!(cfg.workload, Workload::Traffic { broadcast_rate, .. } if broadcast_rate > 0.0);
         s += &format!(
-            "  latency avg {avg}, p99 {} cycles; {} after {} cycles\n",
+            "  {}latency avg {avg}, p99 {} cycles; {} after {} cycles\n",
+            if broadcasts { "unicast " } else { "" },
             r.latency_p99_cycles.map_or("-".to_string(), |x| x.to_string()),
             if r.ending == Ending::Quiescent { "drained" } else { "stopped" },
             r.simulated_cycles
         );
+        if broadcasts {
+            let avg = match (r.broadcast_latency_avg_cycles, r.broadcast_latency_ci95_cycles, &r.window) {
+                (None, _, _) => "-".to_string(),
+                (Some(a), Some(h), Some(w)) => format!("{a:.1} ± {h:.1} cycles (95 % CI, {} batches)", w.batches.len()),
+                (Some(a), None, Some(_)) => format!("{a:.1} cycles (no CI: a batch has no broadcast)"),
+                (Some(a), _, None) => format!("{a:.1} cycles"),
+            };
+            s += &format!(
+                "  broadcast latency (creation to last delivery) avg {avg}, p99 {} cycles; {} broadcasts\n",
+                r.broadcast_latency_p99_cycles.map_or("-".to_string(), |x| x.to_string()),
+                r.broadcasts_completed.unwrap_or(0)
+            );
+        }
     }
     s += &format!(
         "  {} link transmissions{}, {} flit-hops; {}/{} deliveries, {} missing, {} duplicate, {} misrouted\n",

@@ -175,9 +175,9 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
     },
     AlgorithmInfo {
         name: "mnb-sbt",
-        topologies: HYPERCUBE,
-        reference: "Bertsekas et al. 1991, sec. 2, Fig. 5 (every node broadcasts on its own translated binomial tree)",
-        summary: "multinode broadcast by superposed spanning binomial trees; not optimal (links of one type collide), the baseline the optimal MNB improves on; --forwarding router: one packet per node, copied by the routers",
+        topologies: &[TopologyKind::Hypercube, TopologyKind::Mesh, TopologyKind::Torus],
+        reference: "Bertsekas et al. 1991, sec. 2, Fig. 5 (every node broadcasts on its own translated binomial tree); meshes and tori: one-to-all broadcast lecture notes, 'Meshes' (each node on its dimension-order tree, as snb)",
+        summary: "multinode broadcast by superposed spanning trees: binomial on the cube (not optimal: links of one type collide, the baseline the optimal MNB improves on), dimension-order on meshes and tori; --forwarding router: one packet per node, copied by the routers",
         all_or_one_port: false,
         rooted: false,
         router_forwarding: true,

@@ -27,11 +27,13 @@ pub struct Snb {
     pub one_port: bool,
     pub flits: u16,
     msg: u32,
+    /// The children being sent to (reused).
+    order: Vec<(u64, usize)>,
 }
 
 impl Snb {
     pub fn new(root: NodeId, forwarding: Forwarding, one_port: bool, flits: u16) -> Snb {
-        Snb { root, forwarding, one_port, flits, msg: 0 }
+        Snb { root, forwarding, one_port, flits, msg: 0, order: Vec::new() }
     }
 
     /// Slot bounds: Table 1 (d, both port models) on the hypercube; on meshes and tori the
@@ -73,24 +75,8 @@ impl Snb {
     /// order: highest dimension first on the hypercube; elsewhere the continuation, then by
     /// dimension, farther first, downward on ties (the notes' farthest-first order).
     fn send_order(topo: &Topology, node: NodeId, in_port: usize, root: NodeId) -> Vec<usize> {
-        let children = topo.route_broadcast(node, PortId(in_port as u8), root, topo.full_span()).ports.network();
-        let mut order: Vec<(u64, usize)> = children
-            .net_ports()
-            .map(|p| {
-                let rank = match topo.kind {
-                    TopologyKind::Hypercube => (topo.ndims() - 1 - p) as u64,
-                    _ => {
-                        let dim = p / 2;
-                        let continuing = in_port < topo.net_ports() && dim == in_port / 2;
-                        let reach = topo.branch_reach(node, root, p) as u64;
-                        let d = if continuing { 0 } else { dim as u64 + 1 };
-                        (d << 40) | ((u32::MAX as u64 - reach) << 1) | (p % 2) as u64
-                    }
-                };
-                (rank, p)
-            })
-            .collect();
-        order.sort_unstable();
+        let mut order = Vec::new();
+        tree_sends(topo, node, in_port, root, &mut order);
         order.into_iter().map(|(_, p)| p).collect()
     }
 
@@ -110,14 +96,14 @@ impl Snb {
     }
 
     /// Send the message from `node` to its children in the tree, in the one-port order.
-    fn forward(&self, cx: &mut NodeCtx<'_>, in_port: usize) {
+    fn forward(&mut self, cx: &mut NodeCtx<'_>, in_port: usize) {
         let topo = cx.topo;
         let node = cx.node;
-        let order = Self::send_order(topo, node, in_port, self.root);
-        for (i, p) in order.into_iter().enumerate() {
+        tree_sends(topo, node, in_port, self.root, &mut self.order);
+        for (i, &(_, p)) in self.order.iter().enumerate() {
             let to = topo.neighbor(node, p).expect("tree edge over a missing link");
             cx.send(Send {
-                dest: Dest::Node(to),
+                dest: Dest::Relay(to),
                 msg: self.msg,
                 aux: p as u64,
                 key: if self.one_port { i as u32 } else { 0 },
@@ -129,7 +115,7 @@ impl Snb {
 
 impl Program for Snb {
     fn setup(&mut self, topo: &Topology, sb: &mut Scoreboard) {
-        self.msg = sb.declare(DestSet::Broadcast { root: self.root, span: topo.full_span() }, topo);
+        self.msg = sb.declare_timed(DestSet::Broadcast { root: self.root, span: topo.full_span() }, topo, 0);
     }
 
     fn start(&mut self, cx: &mut NodeCtx<'_>) {
@@ -165,4 +151,30 @@ impl Program for Snb {
 /// Ports of a node's children in the broadcast tree (used by tests and the one-port reference).
 pub fn children(topo: &Topology, node: NodeId, in_port: usize, root: NodeId) -> PortSet {
     topo.route_broadcast(node, PortId(in_port as u8), root, topo.full_span()).ports.network()
+}
+
+/// The one rule of a broadcast the nodes forward along the topology's tree from `root`
+/// ([`Topology::route_broadcast`]): the ports of `node`'s children, `node` having received
+/// the message on input port `in_port` (`net_ports()` at the root), written into `out`
+/// (cleared) as (rank, port) in the one-port send order: highest dimension first on the
+/// hypercube; elsewhere the continuation, then by dimension, farther first, downward on
+/// ties (the notes' farthest-first order). `out` is the caller's, reused: no allocation
+/// once it has grown to the node's degree.
+pub fn tree_sends(topo: &Topology, node: NodeId, in_port: usize, root: NodeId, out: &mut Vec<(u64, usize)>) {
+    out.clear();
+    let children = topo.route_broadcast(node, PortId(in_port as u8), root, topo.full_span()).ports.network();
+    out.extend(children.net_ports().map(|p| {
+        let rank = match topo.kind {
+            TopologyKind::Hypercube => (topo.ndims() - 1 - p) as u64,
+            _ => {
+                let dim = p / 2;
+                let continuing = in_port < topo.net_ports() && dim == in_port / 2;
+                let reach = topo.branch_reach(node, root, p) as u64;
+                let d = if continuing { 0 } else { dim as u64 + 1 };
+                (d << 40) | ((u32::MAX as u64 - reach) << 1) | (p % 2) as u64
+            }
+        };
+        (rank, p)
+    }));
+    out.sort_unstable();
 }

@@ -9,7 +9,16 @@
 //! - `bit-complement`: every address bit inverted (hypercube); every coordinate c → k−1−c.
 //! - `tornado`: every coordinate c → (c + ⌈k/2⌉ − 1) mod k (meshes, tori, linear arrays).
 //! - `hotspot`: to the hotspot node with probability `hotspot_fraction`, else uniform.
+//!
+//! Broadcast traffic ([`Traffic::with_broadcasts`]): each node also starts broadcasts by a
+//! Bernoulli process of its own (a random stream apart from the unicast one), each to every
+//! other node on the source's broadcast tree (the tree `snb` uses from it,
+//! [`super::snb::tree_sends`]): one packet the routers replicate, or relays the nodes
+//! re-send along the tree. The scoreboard times each broadcast from its creation to its
+//! last delivery; relays are not unicast latency samples.
 
+use super::Forwarding;
+use super::snb::tree_sends;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::DestSet;
 use crate::spec::SpecError;
@@ -127,6 +136,29 @@ pub struct Traffic {
     queue_cap: u32,
     /// The first node (by cycle, then id) that reached `queue_cap`: cycle, node, packets.
     saturated: Option<(u64, u32, u32)>,
+    /// Broadcast traffic, if any.
+    bcast: Option<Broadcasts>,
+}
+
+/// `aux` of a relay of a broadcast the nodes forward: this bit, the root in the low 32 bits
+/// and the port the relay left its sender on above them (unicast packets carry 0).
+const RELAY_AUX: u64 = 1 << 63;
+
+/// Broadcast traffic: a second Bernoulli process per node.
+struct Broadcasts {
+    /// Broadcasts per node per cycle, in [0, 1].
+    rate: f64,
+    ln_q: f64,
+    forwarding: Forwarding,
+    /// A random stream per node, apart from the unicast ones (so adding broadcasts changes
+    /// no unicast draw).
+    rng: Vec<ChaCha8Rng>,
+    /// Per node: the cycle of its next unicast packet and of its next broadcast (`u64::MAX`:
+    /// none), which tell a timer which is due.
+    next_unicast: Vec<u64>,
+    next_broadcast: Vec<u64>,
+    /// The children of the tree being forwarded (reused).
+    order: Vec<(u64, usize)>,
 }
 
 /// Packets all source queues together may hold (about 100 bytes each, with their scoreboard
@@ -155,7 +187,31 @@ impl Traffic {
         // ln(1 − p) as ln_1p(−p): below about 1e-16, 1 − p rounds to 1, its logarithm to 0,
         // and every gap came out 0 (a packet every cycle).
         let ln_q = (-spec.rate).ln_1p();
-        Traffic { spec, ln_q, rng, queue_cap, saturated: None }
+        Traffic { spec, ln_q, rng, queue_cap, saturated: None, bcast: None }
+    }
+
+    /// Add broadcast traffic: each node starts a broadcast with probability `rate` (in
+    /// [0, 1]) per cycle during the same cycles as the unicast packets, forwarded by the
+    /// routers or by the nodes.
+    pub fn with_broadcasts(mut self, rate: f64, forwarding: Forwarding) -> Traffic {
+        let nodes = self.rng.len();
+        let rng = (0..nodes)
+            .map(|n| {
+                let mut r = ChaCha8Rng::seed_from_u64(self.spec.seed);
+                r.set_stream((1 << 32) | n as u64);
+                r
+            })
+            .collect();
+        self.bcast = Some(Broadcasts {
+            rate,
+            ln_q: (-rate).ln_1p(),
+            forwarding,
+            rng,
+            next_unicast: vec![u64::MAX; nodes],
+            next_broadcast: vec![u64::MAX; nodes],
+            order: Vec::new(),
+        });
+        self
     }
 
     /// Packets a node may have waiting for its NIC before it stops generating (by default
@@ -179,15 +235,7 @@ impl Traffic {
 
     /// Cycles until the next Bernoulli success (0 = this cycle).
     fn gap(&mut self, n: NodeId) -> u64 {
-        let p = self.spec.rate;
-        if p >= 1.0 {
-            return 0;
-        }
-        let u: f64 = self.rng[n.idx()].random::<f64>();
-        // The floor of the quotient: the cast truncates towards zero, which for every f64
-        // gives what `.floor() as u64` gives (the same below 1, where both make 0; NaN 0).
-        // A gap beyond u64 saturates.
-        floor_u64((1.0 - u).ln() / self.ln_q)
+        bernoulli_gap(&mut self.rng[n.idx()], self.spec.rate, self.ln_q)
     }
 
     fn destination(&mut self, topo: &Topology, n: NodeId) -> Option<NodeId> {
@@ -209,8 +257,48 @@ impl Traffic {
 
     /// The cycle of node `n`'s next packet from cycle `from` on, if it is one that generates.
     fn next_packet(&mut self, n: NodeId, from: u64) -> Option<u64> {
+        if self.spec.rate <= 0.0 {
+            return None;
+        }
         let at = from.saturating_add(self.gap(n));
-        (at < self.spec.cycles).then_some(at)
+        let next = (at < self.spec.cycles).then_some(at);
+        if let Some(b) = self.bcast.as_mut() {
+            b.next_unicast[n.idx()] = next.unwrap_or(u64::MAX);
+        }
+        next
+    }
+
+    /// The cycle of node `n`'s next broadcast from cycle `from` on, if any.
+    fn next_broadcast(&mut self, n: NodeId, from: u64) -> Option<u64> {
+        let cycles = self.spec.cycles;
+        let b = self.bcast.as_mut()?;
+        let next = if b.rate <= 0.0 {
+            None
+        } else {
+            let at = from.saturating_add(bernoulli_gap(&mut b.rng[n.idx()], b.rate, b.ln_q));
+            (at < cycles).then_some(at)
+        };
+        b.next_broadcast[n.idx()] = next.unwrap_or(u64::MAX);
+        next
+    }
+
+    /// Node `cx.node` starts a broadcast now, then schedules its next one.
+    fn broadcast(&mut self, cx: &mut NodeCtx<'_>) {
+        if cx.queued >= self.queue_cap {
+            self.saturated_at((cx.now, cx.node.0, cx.queued));
+            return;
+        }
+        let msg = cx.declare_timed(DestSet::Broadcast { root: cx.node, span: cx.topo.full_span() });
+        let b = self.bcast.as_mut().expect("broadcast traffic");
+        match b.forwarding {
+            Forwarding::Router => {
+                cx.send(Send { dest: Dest::Broadcast { span: cx.topo.full_span() }, msg, aux: 0, key: 0, flits: self.spec.flits })
+            }
+            Forwarding::Node => forward(&mut b.order, cx, cx.node, cx.topo.net_ports(), msg, self.spec.flits),
+        }
+        if let Some(at) = self.next_broadcast(cx.node, cx.now + 1) {
+            cx.wake_at(at);
+        }
     }
 
     fn generate(&mut self, cx: &mut NodeCtx<'_>) {
@@ -230,6 +318,30 @@ impl Traffic {
     }
 }
 
+/// Send the broadcast `msg` from `root`, received at `cx.node` on input port `in_port`
+/// (`net_ports()` at the root), to the node's children in the root's tree, in the one-port
+/// order, as relays.
+fn forward(order: &mut Vec<(u64, usize)>, cx: &mut NodeCtx<'_>, root: NodeId, in_port: usize, msg: u32, flits: u16) {
+    tree_sends(cx.topo, cx.node, in_port, root, order);
+    for (i, &(_, p)) in order.iter().enumerate() {
+        let to = cx.topo.neighbor(cx.node, p).expect("tree edge over a missing link");
+        cx.send(Send { dest: Dest::Relay(to), msg, aux: RELAY_AUX | root.0 as u64 | (p as u64) << 32, key: i as u32, flits });
+    }
+}
+
+/// Cycles until the next success of a Bernoulli process of probability `p` per cycle
+/// (0 = this cycle), `ln_q` = ln(1 − p), drawn from `rng`.
+fn bernoulli_gap(rng: &mut ChaCha8Rng, p: f64, ln_q: f64) -> u64 {
+    if p >= 1.0 {
+        return 0;
+    }
+    let u: f64 = rng.random::<f64>();
+    // The floor of the quotient: the cast truncates towards zero, which for every f64
+    // gives what `.floor() as u64` gives (the same below 1, where both make 0; NaN 0).
+    // A gap beyond u64 saturates.
+    floor_u64((1.0 - u).ln() / ln_q)
+}
+
 impl Program for Traffic {
     fn start(&mut self, cx: &mut NodeCtx<'_>) {
         match self.next_packet(cx.node, 0) {
@@ -237,12 +349,34 @@ impl Program for Traffic {
             Some(at) => cx.wake_at(at),
             None => {}
         }
+        match self.next_broadcast(cx.node, 0) {
+            Some(at) if at == cx.now => self.broadcast(cx),
+            Some(at) => cx.wake_at(at),
+            None => {}
+        }
     }
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
         cx.accept(m.msg);
+        if m.aux & RELAY_AUX != 0 {
+            let b = self.bcast.as_mut().expect("relays only with broadcast traffic");
+            // The sender's output port tells which of our input ports it arrived on.
+            let in_port = cx.topo.reverse_port((m.aux >> 32 & 0xff) as usize);
+            forward(&mut b.order, cx, NodeId(m.aux as u32), in_port, m.msg, m.flits);
+        }
     }
     fn timer(&mut self, cx: &mut NodeCtx<'_>) {
-        self.generate(cx);
+        let Some(b) = self.bcast.as_ref() else {
+            self.generate(cx);
+            return;
+        };
+        // Both may be due in one cycle (one call).
+        let (u, bc) = (b.next_unicast[cx.node.idx()], b.next_broadcast[cx.node.idx()]);
+        if u == cx.now {
+            self.generate(cx);
+        }
+        if bc == cx.now {
+            self.broadcast(cx);
+        }
     }
     fn splits(&self) -> bool {
         true

@@ -31,11 +31,20 @@ pub fn topology(min_dims: u32, min_nodes: u32) -> impl Strategy<Value = (&'stati
 
 /// A traffic workload: a pattern, one of `rates`, one of `cycles`, and a measurement window:
 /// no warm-up, or a warm-up of a third or of all but one of the cycles, in the default
-/// batches or in 3.
+/// batches or in 3; in a quarter of the draws broadcasts too (`--broadcast-rate`, forwarded
+/// as `--forwarding` says), in a tenth broadcasts alone.
 pub fn traffic(rates: &'static [&'static str], cycles: &'static [&'static str]) -> impl Strategy<Value = Vec<(&'static str, String)>> {
     let patterns = pick(&["uniform", "transpose", "bit-complement", "tornado", "hotspot"]);
-    (patterns, pick(rates), pick(cycles), 0u32..3, any::<bool>()).prop_map(|(p, r, c, warmup, batches)| {
-        let mut w = vec![("traffic", p.to_string()), ("rate", r.to_string()), ("cycles", c.to_string())];
+    let broadcasts = (0u32..20, pick(&["0.001", "0.01", "0.05"]));
+    (patterns, pick(rates), pick(cycles), 0u32..3, any::<bool>(), broadcasts).prop_map(|(p, r, c, warmup, batches, (b, br))| {
+        let mut w = if b < 2 {
+            vec![("broadcast-rate", br.to_string()), ("cycles", c.to_string())]
+        } else {
+            vec![("traffic", p.to_string()), ("rate", r.to_string()), ("cycles", c.to_string())]
+        };
+        if (2..5).contains(&b) {
+            w.push(("broadcast-rate", br.to_string()));
+        }
         let cycles: u64 = c.parse().expect("cycles are numbers");
         match warmup {
             1 => w.push(("warmup", (cycles / 3).to_string())),
@@ -67,17 +76,21 @@ pub fn option(name: &'static str, values: &'static [&'static str]) -> impl Strat
 
 /// `flags` resolved as the CLI would, with the raw values it resolved; None for the
 /// combinations the CLI refuses (exit 2), which are not runs. Off the hypercube the
-/// algorithm becomes `snb` (the one that runs everywhere), and only `snb` and `mnb-sbt`
-/// keep `--forwarding router`.
+/// algorithm becomes `snb` (the one that runs everywhere; `mnb-sbt` stays on meshes and
+/// tori), and only `snb`, `mnb-sbt` and broadcast traffic keep `--forwarding router`.
 pub fn resolve(flags: &[(&'static str, String)]) -> Option<(Raw, Config)> {
     let mut raw = Raw::default();
     for (k, v) in flags {
         raw.values.insert(k.to_string(), v.clone());
     }
-    if raw.values.get("topology").map(String::as_str) != Some("hypercube") && raw.values.contains_key("algorithm") {
+    let topology = raw.values.get("topology").cloned().unwrap_or_default();
+    let algorithm = raw.values.get("algorithm").cloned();
+    let mnb_sbt = algorithm.as_deref() == Some("mnb-sbt") && matches!(topology.as_str(), "mesh" | "torus");
+    if topology != "hypercube" && algorithm.is_some() && !mnb_sbt {
         raw.values.insert("algorithm".into(), "snb".into());
     }
-    if !matches!(raw.values.get("algorithm").map(String::as_str), Some("snb" | "mnb-sbt")) {
+    let broadcasts = raw.values.get("broadcast-rate").is_some_and(|r| r != "0");
+    if !matches!(raw.values.get("algorithm").map(String::as_str), Some("snb" | "mnb-sbt")) && !broadcasts {
         raw.values.remove("forwarding");
     }
     let cfg = Config::resolve(&raw).ok()?;
