@@ -162,15 +162,62 @@ impl Topology {
         NodeId(coords.iter().zip(&self.strides).map(|(c, s)| c * s).sum())
     }
 
+    /// Where network port `p` leads: its dimension, and whether one step up in it (towards
+    /// the higher coordinate; on the hypercube, across). The one place port numbers meet
+    /// directions: [`Topology::neighbor`] wires by it and [`Topology::port_name`] names by it.
+    #[inline]
+    pub fn port_direction(&self, p: usize) -> (usize, bool) {
+        match self.kind {
+            TopologyKind::Hypercube => (p, true),
+            _ => (p / 2, p % 2 == 1),
+        }
+    }
+
+    /// The name of dimension `i` in waveforms: `x`, `y`, `z` for shapes of up to three
+    /// dimensions, else `d0`, `d1`, … (and always `d<i>` on the hypercube).
+    pub fn dim_name(&self, i: usize) -> String {
+        match self.kind {
+            TopologyKind::Hypercube => format!("d{i}"),
+            _ if self.ndims() <= 3 => ["x", "y", "z"][i].to_string(),
+            _ => format!("d{i}"),
+        }
+    }
+
+    /// The name of network port `p` by the direction its link leaves in: `xp` (one step up
+    /// in x), `xm` (one step down), `yp`, …; `d0p`, `d0m`, … beyond three dimensions;
+    /// `d<i>` on the hypercube (across dimension i).
+    pub fn port_name(&self, p: usize) -> String {
+        let (dim, up) = self.port_direction(p);
+        match self.kind {
+            TopologyKind::Hypercube => self.dim_name(dim),
+            _ => format!("{}{}", self.dim_name(dim), if up { "p" } else { "m" }),
+        }
+    }
+
+    /// The name of node `n` in waveforms: its coordinates on linear arrays, meshes and tori
+    /// (`x3_y4`, `x3_y4_z1`; beyond three dimensions `d0_3_d1_4_d2_1_d3_0`), its id on the
+    /// hypercube (`n0005`, at least four digits).
+    pub fn scope_name(&self, n: NodeId) -> String {
+        match self.kind {
+            TopologyKind::Hypercube => {
+                let width = (self.nodes.max(2) - 1).to_string().len().max(4);
+                format!("n{:0width$}", n.0)
+            }
+            _ if self.ndims() <= 3 => {
+                (0..self.ndims()).map(|i| format!("{}{}", self.dim_name(i), self.coord(n, i))).collect::<Vec<_>>().join("_")
+            }
+            _ => (0..self.ndims()).map(|i| format!("{}_{}", self.dim_name(i), self.coord(n, i))).collect::<Vec<_>>().join("_"),
+        }
+    }
+
     /// The neighbour behind output port `p`, if the link exists.
     #[inline]
     pub fn neighbor(&self, n: NodeId, p: usize) -> Option<NodeId> {
         match self.kind {
             TopologyKind::Hypercube => Some(NodeId(n.0 ^ (1 << p))),
             _ => {
-                let dim = p / 2;
+                let (dim, up) = self.port_direction(p);
                 let (k, s, c) = (self.sizes[dim], self.strides[dim], self.coord(n, dim));
-                let up = p % 2 == 1;
                 match self.kind {
                     TopologyKind::Torus if k > 1 => {
                         let c2 = if up { (c + 1) % k } else { (c + k - 1) % k };

@@ -179,6 +179,9 @@ pub struct RunArgs {
     /// Last cycle traced.
     #[arg(long, allow_hyphen_values = true)]
     pub trace_to: Option<String>,
+    /// Stop tracing (not the run) when a waveform file reaches this many MB.
+    #[arg(long, allow_hyphen_values = true)]
+    pub trace_limit: Option<String>,
     /// Write buffer and link statistics as CSV.
     #[arg(long, allow_hyphen_values = true)]
     pub stats_csv: Option<String>,
@@ -246,7 +249,7 @@ impl RunArgs {
     /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
     pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 57] = [
+        let fields: [(&str, &Option<String>); 58] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -286,6 +289,7 @@ impl RunArgs {
             ("trace-nodes", &self.trace_nodes),
             ("trace-from", &self.trace_from),
             ("trace-to", &self.trace_to),
+            ("trace-limit", &self.trace_limit),
             ("stats-csv", &self.stats_csv),
             ("stats", &self.stats),
             ("threads", &self.threads),

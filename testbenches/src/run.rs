@@ -534,11 +534,15 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
     }
     let (mut f, bounds) = build(cfg);
     let title = cfg.title();
-    let opts =
-        TraceOptions { nodes: out.trace_nodes.clone(), from: out.trace_from, to: out.trace_to.unwrap_or(u64::MAX), clock_ns: out.clock_ns };
+    let opts = TraceOptions {
+        nodes: out.trace_nodes.clone(),
+        from: out.trace_from,
+        to: out.trace_to.unwrap_or(u64::MAX),
+        clock_ps: out.clock_ps(),
+    };
     let mut signals = None;
     if let Some(p) = &out.vcd {
-        let sink = VcdSink::create(Path::new(p), out.clock_ns, &title).map_err(|e| io_err("vcd", p, e))?;
+        let sink = VcdSink::create(Path::new(p), out.clock_ps(), &title).map_err(|e| io_err("vcd", p, e))?;
         created.add(p);
         let t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("vcd", p, e))?;
         signals.get_or_insert(p.clone());
@@ -548,7 +552,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
         f.add_probe(Box::new(t));
     }
     if let Some(p) = &out.fst {
-        let sink = FstSink::create(Path::new(p), out.clock_ns).map_err(|e| io_err("fst", p, e))?;
+        let sink = FstSink::create(Path::new(p), out.clock_ps()).map_err(|e| io_err("fst", p, e))?;
         created.add(p);
         let t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("fst", p, e))?;
         if let Some(g) = &out.gtkw

@@ -24,9 +24,38 @@ fn run_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// Every signal as a step function: full name (no bit range) → [(time, value)].
+/// Femtoseconds per time unit of a dump, from its timescale.
+fn fs_per_unit(w: &wellen::simple::Waveform) -> u64 {
+    let ts = w.hierarchy().timescale().expect("a timescale");
+    let exp = ts.unit.to_exponent().expect("a known unit") as i32 + 15;
+    assert!([1, 10, 100].contains(&ts.factor), "timescale factor {}", ts.factor);
+    ts.factor as u64 * 10u64.pow(exp as u32)
+}
+
+/// Every signal as a step function: full name (no bit range) → [(cycle, value)], for a
+/// clock of 1 ns (`top.clk`'s falling edges fall in the cycle they end).
 fn signals(path: &Path) -> BTreeMap<String, Vec<(u64, u64)>> {
+    signals_at(path, 1000)
+}
+
+/// [`signals`] for a clock of `clock_ps` ps; every change but the clock's on a rising edge.
+fn signals_at(path: &Path, clock_ps: u64) -> BTreeMap<String, Vec<(u64, u64)>> {
+    let fs = signals_fs(path);
+    let period = clock_ps * 1000;
+    fs.into_iter()
+        .map(|(name, ch)| {
+            if name != "top.clk" {
+                assert!(ch.iter().all(|&(t, _)| t % period == 0), "{name} changes between rising clock edges");
+            }
+            (name, ch.into_iter().map(|(t, v)| (t / period, v)).collect())
+        })
+        .collect()
+}
+
+/// Every signal as a step function with times in fs.
+fn signals_fs(path: &Path) -> BTreeMap<String, Vec<(u64, u64)>> {
     let mut w = wellen::simple::read(path).unwrap_or_else(|e| panic!("wellen cannot read {}: {e:?}", path.display()));
+    let unit = fs_per_unit(&w);
     let h = w.hierarchy();
     let vars: Vec<(String, wellen::SignalRef)> = h.all_vars().map(|v| (h[v].full_name(h), h[v].signal_ref())).collect();
     let refs: Vec<wellen::SignalRef> = vars.iter().map(|(_, r)| *r).collect();
@@ -39,7 +68,7 @@ fn signals(path: &Path) -> BTreeMap<String, Vec<(u64, u64)>> {
             .iter_changes()
             .map(|(ti, v)| {
                 let bits = v.to_bit_string().expect("a bit vector");
-                (times[ti as usize], u64::from_str_radix(&bits, 2).expect("2-state value"))
+                (times[ti as usize] * unit, u64::from_str_radix(&bits, 2).expect("2-state value"))
             })
             .collect();
         out.insert(name, changes);
@@ -106,6 +135,10 @@ fn dor_path(src: u64, dst: u64, sizes: &[u64]) -> Vec<(u64, u64)> {
     hops
 }
 
+/// Port names of a 2-dimensional mesh by port number (port 2i one step down in dimension i,
+/// 2i + 1 one step up), as the README documents them.
+const MESH_PORTS: [&str; 4] = ["xm", "xp", "ym", "yp"];
+
 const TRAFFIC: &[&str] = &[
     "run",
     "--topology",
@@ -137,14 +170,15 @@ fn vcd_read_back_matches_flit_hops_and_scoreboard() {
     let end = r["simulated_cycles"].as_u64().unwrap() + 1;
     let sig = signals(&vcd);
     let sizes = [4u64, 3];
-    let name = |node: u64, rest: &str| format!("top.n{node:04}.{rest}");
+    let name = |node: u64, rest: &str| format!("top.x{}_y{}.{rest}", node % 4, node / 4);
     let mut total = 0;
     // (msg) → link traversals (node, port) counted per flit
     let mut on_links: HashMap<u64, BTreeMap<(u64, u64), u64>> = HashMap::new();
     for node in 0..12u64 {
         for port in 0..4u64 {
-            let Some(valid) = sig.get(&name(node, &format!("router.out{port}.valid"))) else { continue };
-            let msg = &sig[&name(node, &format!("router.out{port}.msg"))];
+            let dir = MESH_PORTS[port as usize];
+            let Some(valid) = sig.get(&name(node, &format!("router.out_{dir}.valid"))) else { continue };
+            let msg = &sig[&name(node, &format!("router.out_{dir}.msg"))];
             for t in high_cycles(valid, end) {
                 total += 1;
                 *on_links.entry(at(msg, t)).or_default().entry((node, port)).or_default() += 1;
@@ -156,7 +190,7 @@ fn vcd_read_back_matches_flit_hops_and_scoreboard() {
     let mut src: HashMap<u64, (u64, u64)> = HashMap::new();
     let mut dst: HashMap<u64, (u64, u64)> = HashMap::new();
     for node in 0..12u64 {
-        for (dir, map) in [("inj0", &mut src), ("ej0", &mut dst)] {
+        for (dir, map) in [("inj", &mut src), ("ej", &mut dst)] {
             let valid = &sig[&name(node, &format!("nic.{dir}.valid"))];
             let msg = &sig[&name(node, &format!("nic.{dir}.msg"))];
             for t in high_cycles(valid, end) {
@@ -264,13 +298,15 @@ fn trace_selection_limits_nodes_and_time() {
     run_json(&args);
     let sig = signals(&vcd);
     let nodes: BTreeSet<String> = sig.keys().map(|k| k.split('.').nth(1).unwrap().to_string()).collect();
-    assert_eq!(nodes, ["n0000", "n0001", "n0002", "n0005"].iter().map(|s| s.to_string()).collect());
+    assert_eq!(nodes, ["clk", "x0_y0", "x1_y0", "x2_y0", "x1_y1"].iter().map(|s| s.to_string()).collect());
     for changes in sig.values() {
         assert!(changes.iter().all(|&(t, _)| (50..=121).contains(&t)), "{changes:?}");
     }
 }
 
-/// Every timestamp of a VCD but the last (the run's end) is followed by a value change.
+/// Every timestamp of a VCD is followed by a value change; the last is the clock's falling
+/// edge in the run's last cycle (with probes attached the run goes on until the last credits
+/// are back).
 #[test]
 fn vcd_has_no_empty_timestamps() {
     let vcd = scratch("e.vcd");
@@ -281,8 +317,12 @@ fn vcd_has_no_empty_timestamps() {
     let lines: Vec<&str> = text.lines().skip_while(|l| !l.starts_with('#')).collect();
     let empty = lines.windows(2).filter(|w| w[0].starts_with('#') && w[1].starts_with('#')).count();
     assert_eq!(empty, 0, "timestamps followed by no change");
-    let end: u64 = lines.last().and_then(|l| l.strip_prefix('#')).and_then(|t| t.parse().ok()).expect("ends with a timestamp");
-    assert!(end >= r["simulated_cycles"].as_u64().unwrap(), "the last timestamp {end} marks the end of the run");
+    assert!(!lines.last().unwrap().starts_with('#'), "ends with a timestamp and no change");
+    let end: u64 = lines.iter().rev().find_map(|l| l.strip_prefix('#')).and_then(|t| t.parse().ok()).expect("a timestamp");
+    // Clock 1 ns: the timescale is 100 ps, a cycle 10 units, the falling edge 5 after it.
+    let cycles = r["simulated_cycles"].as_u64().unwrap();
+    assert!(end >= 10 * cycles + 5, "the last timestamp {end} is the falling edge of the run's last cycle ({cycles} simulated)");
+    assert_eq!(end % 10, 5, "the last timestamp {end} is a falling edge");
 }
 
 /// A window that starts after the run's end is said in the summary (the dump holds only the
@@ -318,7 +358,7 @@ fn a_trace_window_agrees_with_the_full_trace() {
         run_json(&args);
         let (full, win) = (signals(&full), signals(&win));
         let mut held = 0;
-        for (name, changes) in &win {
+        for (name, changes) in win.iter().filter(|(n, _)| *n != "top.clk") {
             let whole = &full[name];
             for t in 60..=140 {
                 assert_eq!(at(changes, t), at(whole, t), "{extra:?} {name} at {t}");
@@ -375,33 +415,30 @@ fn stats_csv_accounts_for_every_cycle_and_flit() {
     assert_eq!(stalls, json_stalls);
 }
 
-/// A clock period that is not a power of ten of ns (`--clock-ns 3`, `250`): the VCD's
-/// timescale stays legal (1, 10 or 100 of a unit) and its times, read back in ns, are the
-/// FST's: cycle × period.
+/// A clock period that is not a power of ten of ns (`--clock-ns 3`, `250`) or not a whole
+/// number of ns (`0.8`, `2.5`): the VCD's timescale stays legal (1, 10 or 100 of a unit), its
+/// times, read back in fs, are the FST's, every change but the clock's is on a rising edge
+/// (cycle × period) and `clk` rises at every cycle and falls half a period later.
 #[test]
-fn vcd_and_fst_agree_in_ns_for_any_clock_period() {
-    let in_ns = |path: &Path| -> BTreeMap<String, Vec<(u64, u64)>> {
-        let w = wellen::simple::read(path).unwrap();
-        let ts = w.hierarchy().timescale().expect("a timescale");
-        let exp = ts.unit.to_exponent().expect("a known unit") as i32 + 9;
-        assert!([1, 10, 100].contains(&ts.factor), "{}: timescale factor {}", path.display(), ts.factor);
-        let ns = ts.factor as u64 * 10u64.pow(exp as u32);
-        signals(path).into_iter().map(|(n, ch)| (n, ch.into_iter().map(|(t, v)| (t * ns, v)).collect())).collect()
-    };
-    for clock in ["3", "250"] {
+fn vcd_and_fst_agree_in_time_for_any_clock_period() {
+    for (clock, ps) in [("3", 3000u64), ("250", 250_000), ("0.8", 800), ("2.5", 2500)] {
         let (vcd, fst) = (scratch("p.vcd"), scratch("p.fst"));
         let mut args = TRAFFIC.to_vec();
         args.extend(["--clock-ns", clock, "--vcd", vcd.to_str().unwrap(), "--fst", fst.to_str().unwrap()]);
-        run_json(&args);
-        let (v, f) = (in_ns(&vcd), in_ns(&fst));
-        let period: u64 = clock.parse().unwrap();
-        let mut checked = 0;
-        for (name, changes) in v.iter().filter(|(n, _)| n.ends_with(".valid")) {
-            assert_eq!(f.get(name), Some(changes), "clock {clock} ns: {name}");
-            assert!(changes.iter().all(|&(t, _)| t % period == 0), "clock {clock} ns: {name} changes between clock edges");
-            checked += changes.len();
-        }
-        assert!(checked > 0, "no valid signal changed");
+        let r = run_json(&args);
+        let (v, f) = (signals_fs(&vcd), signals_fs(&fst));
+        assert_eq!(v, f, "clock {clock} ns: VCD and FST differ");
+        // Every change on a rising edge: checked by signals_at.
+        let cycles = signals_at(&vcd, ps);
+        assert!(cycles.iter().filter(|(n, _)| n.ends_with(".valid")).map(|(_, c)| c.len()).sum::<usize>() > 0);
+        let clk = &v["top.clk"];
+        let end = r["simulated_cycles"].as_u64().unwrap();
+        let period = ps * 1000;
+        let rising: Vec<u64> = clk.iter().filter(|c| c.1 == 1).map(|c| c.0).collect();
+        let falling: Vec<u64> = clk.iter().filter(|c| c.1 == 0).map(|c| c.0).collect();
+        assert_eq!(rising, (0..rising.len() as u64).map(|c| c * period).collect::<Vec<_>>(), "clock {clock} ns: rising edges");
+        assert_eq!(falling, rising.iter().map(|t| t + period / 2).collect::<Vec<_>>(), "clock {clock} ns: falling edges");
+        assert!(rising.len() as u64 >= end, "clock {clock} ns: {} cycles of clk, {end} simulated", rising.len());
     }
 }
 
