@@ -469,3 +469,180 @@ fn tracing_does_not_change_the_json() {
         }
     }
 }
+
+/// The value of a step function at cycle `t` (None if the signal does not exist).
+fn val(sig: &BTreeMap<String, Vec<(u64, u64)>>, name: &str, t: u64) -> Option<u64> {
+    sig.get(name).map(|c| at(c, t))
+}
+
+/// Cycles in which a step function is not 0, up to `end`.
+fn nonzero_cycles(changes: &[(u64, u64)], end: u64) -> Vec<(u64, u64)> {
+    let mut cycles = Vec::new();
+    for (i, &(t, v)) in changes.iter().enumerate() {
+        if v != 0 {
+            let until = changes.get(i + 1).map_or(end, |c| c.0);
+            cycles.extend((t..until).map(|c| (c, v)));
+        }
+    }
+    cycles
+}
+
+/// Every switch grant an input port shows (`sa_gnt`, a bit per VC) is one of its requests
+/// (`sa_req`) and puts a flit, in the same cycle, on the output the VC's `route` names, on
+/// the VC its `out_vc` names (or, for an ejection route, on the NIC's ejection channel);
+/// and the grants to network outputs add up to the run's flit_hops. Every VC allocation
+/// grant (`va_gnt`) is one of its requests (`va_req`), and the output VC it gave
+/// (`route`, `out_vc`) is the VC the packet's head then carries on that link, sent from this
+/// input VC.
+#[test]
+fn allocator_grants_match_the_flits_that_follow() {
+    for extra in [&[][..], &["--vcs", "3", "--arbiter", "round-robin"][..]] {
+        let vcd = scratch("alloc.vcd");
+        let mut args = TRAFFIC.to_vec();
+        args.extend(extra);
+        args.extend(["--vcd", vcd.to_str().unwrap()]);
+        let r = run_json(&args);
+        assert_eq!(r["missing_deliveries"], 0);
+        let end = r["simulated_cycles"].as_u64().unwrap() + 1;
+        let vcs: u64 = r["config"]["router"]["vcs"].as_u64().unwrap_or(if extra.is_empty() { 2 } else { 3 });
+        let sig = signals(&vcd);
+        let ports: Vec<String> = MESH_PORTS.iter().map(|p| p.to_string()).chain(["ej".to_string()]).collect();
+        let (mut sa_grants, mut to_links, mut va_checked) = (0u64, 0u64, 0u64);
+        for node in 0..12u64 {
+            let scope = format!("top.x{}_y{}.router", node % 4, node / 4);
+            let inputs: Vec<String> = MESH_PORTS.iter().map(|p| format!("in_{p}")).chain(["inj".to_string()]).collect();
+            for input in &inputs {
+                let Some(gnt) = sig.get(&format!("{scope}.{input}.sa_gnt")) else { continue };
+                let req = &sig[&format!("{scope}.{input}.sa_req")];
+                for (t, mask) in nonzero_cycles(gnt, end) {
+                    assert_eq!(at(req, t) & mask, mask, "{scope}.{input} at {t}: grant {mask:b} not requested");
+                    for v in (0..vcs).filter(|v| mask >> v & 1 == 1) {
+                        sa_grants += 1;
+                        let vc = format!("{scope}.{input}.vc{v}");
+                        let route = val(&sig, &format!("{vc}.route"), t).unwrap() as usize;
+                        let out_vc = val(&sig, &format!("{vc}.out_vc"), t).unwrap();
+                        if route < 4 {
+                            let out = format!("{scope}.out_{}", ports[route]);
+                            assert_eq!(val(&sig, &format!("{out}.valid"), t), Some(1), "{vc} granted at {t}: no flit on {out}");
+                            assert_eq!(val(&sig, &format!("{out}.vc"), t), Some(out_vc), "{vc} granted at {t}: {out} carries another VC");
+                            to_links += 1;
+                        } else {
+                            let ej = format!("top.x{}_y{}.nic.ej.valid", node % 4, node / 4);
+                            assert_eq!(val(&sig, &ej, t), Some(1), "{vc} granted ejection at {t}: no flit on {ej}");
+                        }
+                    }
+                }
+                for v in 0..vcs {
+                    let vc = format!("{scope}.{input}.vc{v}");
+                    let Some(va_gnt) = sig.get(&format!("{vc}.va_gnt")) else { continue };
+                    for t in high_cycles(va_gnt, end) {
+                        assert_eq!(val(&sig, &format!("{vc}.va_req"), t), Some(1), "{vc}: VA grant at {t} without a request");
+                        let route = val(&sig, &format!("{vc}.route"), t).unwrap() as usize;
+                        let out_vc = val(&sig, &format!("{vc}.out_vc"), t).unwrap();
+                        if route >= 4 {
+                            continue;
+                        }
+                        // The output VC was free when granted: the next flit on it is this
+                        // packet's head, read from this input VC.
+                        let out = format!("{scope}.out_{}", ports[route]);
+                        let valid = &sig[&format!("{out}.valid")];
+                        let first = high_cycles(valid, end)
+                            .into_iter()
+                            .find(|&c| c >= t && val(&sig, &format!("{out}.vc"), c) == Some(out_vc))
+                            .unwrap_or_else(|| panic!("{vc}: VA grant of {out} VC {out_vc} at {t}, no flit follows on it"));
+                        let flags = val(&sig, &format!("{out}.flags"), first).unwrap();
+                        assert!(
+                            flags & 1 == 1,
+                            "{vc}: the first flit on {out} VC {out_vc} after the grant at {t} is not a head ({flags:b})"
+                        );
+                        let gnt = val(&sig, &format!("{scope}.{input}.sa_gnt"), first).unwrap();
+                        assert_eq!(gnt >> v & 1, 1, "{vc}: the head on {out} VC {out_vc} at {first} came from another input VC");
+                        va_checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(to_links, r["flit_hops"].as_u64().unwrap(), "{extra:?}: switch grants to links vs flit_hops");
+        assert!(sa_grants > to_links && va_checked > 50, "{extra:?}: {sa_grants} SA grants, {va_checked} VA grants checked");
+    }
+}
+
+/// Node scopes are named by coordinates and ports by direction, as the topology is wired:
+/// every packet's head, leaving a node on port `<dir>`, next leaves (or is ejected at) the
+/// node one step that way, read from the input port named for the opposite direction, on
+/// the VC it travelled in (on the torus round the ring; on the hypercube across dimension
+/// i on both sides). Checked against coordinates computed here, not the model's tables.
+#[test]
+fn names_follow_the_wiring() {
+    for (topology, dims, sizes) in [("mesh", "4x3", vec![4u64, 3]), ("torus", "4x3", vec![4, 3]), ("hypercube", "3", vec![2, 2, 2])] {
+        let vcd = scratch("names.vcd");
+        let mut args: Vec<&str> = TRAFFIC.to_vec();
+        args[2] = topology;
+        args[4] = dims;
+        args.extend(["--vcd", vcd.to_str().unwrap()]);
+        let r = run_json(&args);
+        assert_eq!(r["missing_deliveries"], 0);
+        let end = r["simulated_cycles"].as_u64().unwrap() + 1;
+        let cube = topology == "hypercube";
+        let nodes: u64 = sizes.iter().product();
+        let scope = |n: u64| {
+            if cube { format!("n{n:04}") } else { format!("x{}_y{}", n % sizes[0], n / sizes[0]) }
+        };
+        let dirs: Vec<String> =
+            if cube { (0..3).map(|i| format!("d{i}")).collect() } else { MESH_PORTS.iter().map(|s| s.to_string()).collect() };
+        // The node one step in direction `d` from `n`, and the direction back.
+        let step = |n: u64, d: &str| -> (u64, String) {
+            if cube {
+                let i: u64 = d[1..].parse().unwrap();
+                return (n ^ (1 << i), d.to_string());
+            }
+            let (mut x, mut y) = (n % sizes[0], n / sizes[0]);
+            let (k, c) = if d.starts_with('x') { (sizes[0], &mut x) } else { (sizes[1], &mut y) };
+            let back = if d.ends_with('p') { d.replace('p', "m") } else { d.replace('m', "p") };
+            *c = if d.ends_with('p') { (*c + 1) % k } else { (*c + k - 1) % k };
+            (y * sizes[0] + x, back)
+        };
+        let sig = signals(&vcd);
+        // Every head flit on a link: msg → [(cycle, node, dir, vc)].
+        let mut hops: HashMap<u64, Vec<(u64, u64, String, u64)>> = HashMap::new();
+        for n in 0..nodes {
+            for d in &dirs {
+                let out = format!("top.{}.router.out_{d}", scope(n));
+                let Some(valid) = sig.get(&format!("{out}.valid")) else { continue };
+                for t in high_cycles(valid, end) {
+                    if val(&sig, &format!("{out}.flags"), t).unwrap() & 1 == 1 {
+                        let msg = val(&sig, &format!("{out}.msg"), t).unwrap();
+                        hops.entry(msg).or_default().push((t, n, d.clone(), val(&sig, &format!("{out}.vc"), t).unwrap()));
+                    }
+                }
+            }
+        }
+        // Where each head leaves a node and from which input port: (msg, node) → (cycle, input).
+        let mut ejected: HashMap<u64, (u64, u64)> = HashMap::new();
+        for n in 0..nodes {
+            let ej = format!("top.{}.nic.ej", scope(n));
+            for t in high_cycles(&sig[&format!("{ej}.valid")], end) {
+                if val(&sig, &format!("{ej}.flags"), t).unwrap() & 1 == 1 {
+                    ejected.insert(val(&sig, &format!("{ej}.msg"), t).unwrap(), (t, n));
+                }
+            }
+        }
+        let mut checked = 0;
+        for (msg, mut path) in hops {
+            path.sort();
+            for (k, (t, n, d, vc)) in path.iter().enumerate() {
+                let (next, back) = step(*n, d);
+                let (t_next, at_node) = match path.get(k + 1) {
+                    Some(h) => (h.0, h.1),
+                    None => *ejected.get(&msg).unwrap_or_else(|| panic!("message {msg} never ejected")),
+                };
+                assert_eq!(at_node, next, "message {msg}: left {} on {d} at {t}, next seen at {}", scope(*n), scope(at_node));
+                let gnt = format!("top.{}.router.in_{back}.sa_gnt", scope(next));
+                let g = val(&sig, &gnt, t_next).unwrap_or_else(|| panic!("{gnt} missing"));
+                assert_eq!(g >> vc & 1, 1, "message {msg}: leaves {} at {t_next}, but not from {gnt} VC {vc}", scope(next));
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "{topology}: {checked} hops checked");
+    }
+}
