@@ -336,10 +336,11 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
         None => Raw::default(),
     };
     raw.overlay(flags);
-    let cfg = Config::resolve(&raw)?;
+    let mut cfg = Config::resolve(&raw)?;
     // The JSON path and quiet may come from the file too.
     let json = raw.get("json");
     let quiet = raw.get("quiet").map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
+    cfg.outputs.announce = !quiet;
     run::check_distinct_outputs(json.filter(|p| *p != "-"), &cfg.outputs)?;
     let to_stdout = json == Some("-");
     // Open the JSON file before the run, so a bad path is reported before any output.

@@ -373,6 +373,9 @@ pub struct Outputs {
     /// Stop tracing once a waveform file reaches this many bytes.
     pub trace_limit_bytes: Option<u64>,
     pub stats_csv: Option<String>,
+    /// Say each waveform's estimated size on standard error before the run (not `--quiet`).
+    #[serde(skip)]
+    pub announce: bool,
 }
 
 impl Outputs {
@@ -966,6 +969,7 @@ impl Config {
                 None => None,
             },
             stats_csv: raw.get("stats-csv").map(String::from),
+            announce: false,
         };
         let stats = match raw.get("stats") {
             Some(v) => traces::stats::Detail::parse(v).ok_or_else(|| err("stats", v, traces::stats::Detail::NAMES))?,

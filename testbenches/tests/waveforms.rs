@@ -457,6 +457,7 @@ fn tracing_does_not_change_the_json() {
         // A traced run takes the scan kernel, an untraced one may take the event kernel.
         let strip = |mut v: serde_json::Value| {
             v.as_object_mut().unwrap().remove("wall_seconds");
+            v.as_object_mut().unwrap().remove("waveforms");
             v["config"].as_object_mut().unwrap().remove("outputs");
             v
         };
@@ -645,4 +646,80 @@ fn names_follow_the_wiring() {
         }
         assert!(checked > 100, "{topology}: {checked} hops checked");
     }
+}
+
+/// `--trace-limit` stops the waveform (not the run) at the first timestamp at which the file
+/// holds the limit: the VCD ends within a line of it and still reads back, the FST (counted
+/// before compression) stays below it, the JSON and the summary say where they stopped, and
+/// every result is the untraced run's. The estimate comes before the run, on standard error.
+#[test]
+fn trace_limit_stops_the_waveform_not_the_run() {
+    let strip = |mut v: serde_json::Value| {
+        for k in ["wall_seconds", "waveforms"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v["config"].as_object_mut().unwrap().remove("outputs");
+        v
+    };
+    let plain = strip(run_json(TRAFFIC));
+    let (vcd, fst) = (scratch("lim.vcd"), scratch("lim.fst"));
+    let mut args = TRAFFIC.to_vec();
+    args.extend(["--vcd", vcd.to_str().unwrap(), "--fst", fst.to_str().unwrap(), "--trace-limit", "0.05"]);
+    let r = run_json(&args);
+    let limit = 50_000u64;
+    let w = r["waveforms"].as_array().unwrap();
+    assert_eq!(w.len(), 2);
+    for (file, entry) in [(&vcd, &w[0]), (&fst, &w[1])] {
+        let size = std::fs::metadata(file).unwrap().len();
+        assert_eq!(entry["bytes"], size);
+        assert_eq!(entry["limit_bytes"], limit);
+        assert!(size <= limit + 200, "{}: {size} bytes for a limit of {limit}", file.display());
+        assert!(entry["estimated_bytes"].as_u64().unwrap() > limit / 2, "{entry}");
+        let stop = entry["stopped_at_cycle"].as_u64().unwrap_or_else(|| panic!("{}: not stopped: {entry}", file.display()));
+        assert!(stop > 0 && stop < r["simulated_cycles"].as_u64().unwrap(), "{entry}");
+        // It reads back, and nothing was written from the cycle it stopped at.
+        for (name, changes) in signals(file) {
+            assert!(changes.iter().all(|&(t, _)| t <= stop), "{}: {name} changes after cycle {stop}", file.display());
+        }
+    }
+    assert!(std::fs::metadata(&vcd).unwrap().len() > limit, "the VCD stops at the limit, not before");
+    assert_eq!(strip(r), plain, "--trace-limit changed a result");
+    // The summary says so; the estimate comes first, on standard error.
+    let out = flitwave().args(&args).output().unwrap();
+    assert!(out.status.success());
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let note = format!("waveform {}: ", vcd.display());
+    assert!(text.lines().any(|l| l.contains(&note) && l.contains("stopped at cycle") && l.contains("--trace-limit 50 kB")), "{text}");
+    assert!(err.lines().any(|l| l.starts_with(&note) && l.contains("estimated")), "{err}");
+}
+
+/// Bad `--clock-ns` and `--trace-limit` values: one line naming the flag, the value and what
+/// is allowed, exit 2; fractional periods are accepted.
+#[test]
+fn bad_clock_and_limit_values_are_one_line_errors() {
+    let vcd = scratch("bad.vcd");
+    let base = ["run", "--dims", "3", "--quiet", "--vcd", vcd.to_str().unwrap()];
+    for (flag, value, allowed) in [
+        ("--clock-ns", "0", "a clock period in ns from 0.001 to 1000000"),
+        ("--clock-ns", "0.0005", "at most three decimals"),
+        ("--clock-ns", "-1", "a clock period in ns"),
+        ("--clock-ns", "1e3", "a clock period in ns"),
+        ("--clock-ns", "2000000", "a clock period in ns from 0.001 to 1000000"),
+        ("--trace-limit", "0", "a size in MB"),
+        ("--trace-limit", "lots", "a size in MB"),
+        ("--trace-limit", "1.2345", "at most three decimals"),
+    ] {
+        let out = flitwave().args(base).args([flag, value]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert_eq!(err.lines().count(), 1, "{flag} {value}: {err}");
+        assert!(err.contains(&format!("{}: {value}: ", &flag[2..])) && err.contains(allowed), "{flag} {value}: {err}");
+    }
+    for ok in ["0.8", "2.5", "0.001", "7"] {
+        let out = flitwave().args(base).args(["--clock-ns", ok]).output().unwrap();
+        assert!(out.status.success(), "--clock-ns {ok}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = flitwave().args(["run", "--dims", "3", "--trace-limit", "5"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("trace-limit: 5: only applies with --vcd PATH or --fst PATH"));
 }

@@ -4,6 +4,41 @@
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A size at which a waveform stops (`--trace-limit`): its writer, on reaching `bytes` at a
+/// timestamp, writes nothing more and records where it stopped, for the tracer (which then
+/// stops sampling) and the report. Clones share the record.
+#[derive(Clone, Debug)]
+pub struct SizeLimit {
+    pub bytes: u64,
+    /// The half cycle at which the writer stopped, `u64::MAX` while it has not.
+    stopped: Arc<AtomicU64>,
+}
+
+impl SizeLimit {
+    pub fn new(bytes: u64) -> SizeLimit {
+        SizeLimit { bytes, stopped: Arc::new(AtomicU64::new(u64::MAX)) }
+    }
+    /// The cycle from which on nothing was written, if the writer stopped.
+    pub fn stopped_at_cycle(&self) -> Option<u64> {
+        let h = self.stopped.load(Ordering::Relaxed);
+        (h != u64::MAX).then_some(h / 2)
+    }
+    /// Has the writer stopped?
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed) != u64::MAX
+    }
+    /// Stop at half cycle `t` if `written` bytes reach the limit. True if stopped.
+    fn check(&self, written: u64, t: u64) -> bool {
+        if written >= self.bytes {
+            self.stopped.store(t, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+}
 
 /// A waveform writer: declare scopes and variables, then timestamps and value changes.
 pub trait WaveSink: Send {
@@ -125,6 +160,13 @@ pub struct VcdSink {
     /// A timestamp not written yet: written before the next change, replaced by a later
     /// timestamp with no change in between (no empty timestamps), written at the end.
     pending: Option<u64>,
+    /// Bytes in the file before the value changes (the header), and value-change text
+    /// handed to it since.
+    header_bytes: u64,
+    drained: u64,
+    limit: Option<SizeLimit>,
+    /// The limit was reached: nothing more is written.
+    stopped: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -182,14 +224,36 @@ impl VcdSink {
             first_time: true,
             in_dumpvars: false,
             pending: None,
+            header_bytes: 0,
+            drained: 0,
+            limit: None,
+            stopped: false,
         })
+    }
+
+    /// Stop writing at the first timestamp at which the file holds `limit.bytes`.
+    pub fn set_limit(&mut self, limit: SizeLimit) {
+        self.limit = Some(limit);
     }
 
     fn drain_text(&mut self) -> io::Result<()> {
         use std::io::Write;
         self.w.writer().write_all(&self.text[..self.pos])?;
+        self.drained += self.pos as u64;
         self.pos = 0;
         Ok(())
+    }
+
+    /// At half cycle `t`: has the file reached its limit? Then stop.
+    #[inline]
+    fn over_limit(&mut self, t: u64) -> bool {
+        if let Some(l) = &self.limit
+            && l.check(self.header_bytes + self.drained + self.pos as u64, t)
+        {
+            self.stopped = true;
+            self.pending = None;
+        }
+        self.stopped
     }
 
     /// Append the line of one value change: `0!` for one bit, `b101 !` for a vector (leading
@@ -271,9 +335,16 @@ impl WaveSink for VcdSink {
         Ok(self.vars.len() - 1)
     }
     fn end_definitions(&mut self) -> io::Result<()> {
-        self.w.enddefinitions()
+        use std::io::Write;
+        self.w.enddefinitions()?;
+        self.w.writer().flush()?;
+        self.header_bytes = self.w.writer().get_ref().metadata().map_or(0, |m| m.len());
+        Ok(())
     }
     fn time(&mut self, t: u64) -> io::Result<()> {
+        if self.over_limit(t) {
+            return Ok(());
+        }
         self.drain_text()?;
         if self.in_dumpvars {
             self.in_dumpvars = false;
@@ -291,14 +362,26 @@ impl WaveSink for VcdSink {
         Ok(())
     }
     fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
         self.line(var, value)
     }
     fn ops(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
+        if self.stopped {
+            batch.clear();
+            return Ok(());
+        }
         for op in ops::decode(batch) {
             match op {
                 ops::Op::Change(var, value) => self.line(var, value)?,
                 // `#t`, as the `vcd` crate writes it.
-                ops::Op::Time(t) if !self.first_time && !self.in_dumpvars => self.pending = Some(t),
+                ops::Op::Time(t) if !self.first_time && !self.in_dumpvars => {
+                    if self.over_limit(t) {
+                        break;
+                    }
+                    self.pending = Some(t)
+                }
                 ops::Op::Time(t) => self.time(t)?,
             }
         }
@@ -328,6 +411,11 @@ pub struct FstSink {
     body: Option<fst_writer::FstBodyWriter<BufWriter<File>>>,
     ids: Vec<(fst_writer::FstSignalId, u32)>,
     per_half: u64,
+    /// Value-change bytes before compression flushed so far (what `--trace-limit` counts:
+    /// the file, compressed, stays below it).
+    flushed: u64,
+    limit: Option<SizeLimit>,
+    stopped: bool,
 }
 
 /// Flush FST value changes to disk every this many buffered bytes (small enough that the
@@ -347,7 +435,30 @@ impl FstSink {
         };
         let out = BufWriter::with_capacity(1 << 20, File::create(path)?);
         let header = fst_writer::FstHeaderWriter::new(out, &info).map_err(fst_err)?;
-        Ok(FstSink { header: Some(header), body: None, ids: Vec::new(), per_half })
+        Ok(FstSink { header: Some(header), body: None, ids: Vec::new(), per_half, flushed: 0, limit: None, stopped: false })
+    }
+
+    /// Stop writing at the first timestamp at which the value changes, before compression,
+    /// reach `limit.bytes`.
+    pub fn set_limit(&mut self, limit: SizeLimit) {
+        self.limit = Some(limit);
+    }
+
+    /// Start half cycle `t`, unless the limit is reached. False if stopped.
+    fn start_time(&mut self, t: u64) -> io::Result<bool> {
+        let b = self.body.as_mut().expect("FST body");
+        if let Some(l) = &self.limit
+            && l.check(self.flushed + b.size() as u64, t)
+        {
+            self.stopped = true;
+            return Ok(false);
+        }
+        if b.size() >= FST_FLUSH_AT {
+            self.flushed += b.size() as u64;
+            b.flush().map_err(fst_err)?;
+        }
+        b.time_change(t * self.per_half).map_err(fst_err)?;
+        Ok(true)
     }
 }
 
@@ -383,33 +494,34 @@ impl WaveSink for FstSink {
         Ok(())
     }
     fn time(&mut self, t: u64) -> io::Result<()> {
-        let b = self.body.as_mut().expect("FST body");
-        if b.size() >= FST_FLUSH_AT {
-            b.flush().map_err(fst_err)?;
+        if !self.stopped {
+            self.start_time(t)?;
         }
-        b.time_change(t * self.per_half).map_err(fst_err)
+        Ok(())
     }
     fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
         let (id, width) = self.ids[var];
         let mut d = [0u8; 64];
         digits(value, width, &mut d);
         self.body.as_mut().expect("FST body").signal_change(id, &d[..width as usize]).map_err(fst_err)
     }
     fn ops(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
-        let b = self.body.as_mut().expect("FST body");
         for op in ops::decode(batch) {
+            if self.stopped {
+                break;
+            }
             match op {
                 ops::Op::Change(var, value) => {
                     let (id, width) = self.ids[var];
                     let mut d = [0u8; 64];
                     digits(value, width, &mut d);
-                    b.signal_change(id, &d[..width as usize]).map_err(fst_err)?;
+                    self.body.as_mut().expect("FST body").signal_change(id, &d[..width as usize]).map_err(fst_err)?;
                 }
                 ops::Op::Time(t) => {
-                    if b.size() >= FST_FLUSH_AT {
-                        b.flush().map_err(fst_err)?;
-                    }
-                    b.time_change(t * self.per_half).map_err(fst_err)?;
+                    self.start_time(t)?;
                 }
             }
         }

@@ -222,6 +222,8 @@ pub struct Tracer {
     masks: Vec<(u32, u64)>,
     /// Timestamps and changes not yet handed to the sink.
     batch: Vec<u64>,
+    /// Where the sink stops for `--trace-limit` (then the tracer stops too).
+    limit: Option<crate::sink::SizeLimit>,
 }
 
 fn bits_for(max: u64) -> u32 {
@@ -308,6 +310,7 @@ impl Tracer {
             lane_used: vec![0; traced.len() * net],
             masks: Vec::new(),
             batch: Vec::with_capacity(BATCH + 4096),
+            limit: None,
         };
         let mut path: Vec<String> = Vec::new();
         struct Decl<'a> {
@@ -506,6 +509,11 @@ impl Tracer {
             .collect();
         t.sink = Some(sink);
         Ok(t)
+    }
+
+    /// Stop sampling once the sink has stopped at `limit` (the sink enforces it).
+    pub fn set_limit(&mut self, limit: crate::sink::SizeLimit) {
+        self.limit = Some(limit);
     }
 
     /// Start cycle `t`'s timestamp, its clock's rising edge: the dump's times are half
@@ -1020,6 +1028,11 @@ impl Tracer {
         self.sample_registers(v.fabric, t);
         if self.batch.len() >= BATCH {
             self.sink.as_mut().expect("tracer sink").ops(&mut self.batch)?;
+            if self.limit.as_ref().is_some_and(|l| l.stopped()) {
+                // The writer reached the size limit: nothing more goes to it.
+                self.done = true;
+                self.batch.clear();
+            }
         }
         Ok(())
     }
