@@ -272,20 +272,29 @@ fn gtkwave_tools_accept_the_files() {
             return;
         }
     }
-    let (vcd, fst, conv) = (scratch("g.vcd"), scratch("g.fst"), scratch("conv.fst"));
-    let mut args = TRAFFIC.to_vec();
-    args.extend(["--vcd", vcd.to_str().unwrap(), "--fst", fst.to_str().unwrap()]);
-    run_json(&args);
-    let o = Command::new("vcd2fst").arg(&vcd).arg(&conv).output().unwrap();
-    assert!(o.status.success() && conv.exists(), "vcd2fst: {}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new("fst2vcd").arg(&fst).output().unwrap();
-    assert!(o.status.success(), "fst2vcd: {}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("$enddefinitions") && text.contains("top"), "fst2vcd output: {}", &text[..text.len().min(400)]);
-    // The converted FST reads back like ours.
-    let (a, b) = (signals(&fst), signals(&conv));
-    for (name, changes) in a.iter().filter(|(n, _)| n.ends_with(".valid")) {
-        assert_eq!(b.get(name), Some(changes), "{name}");
+    for clock in ["1", "0.8", "2.5"] {
+        let (vcd, fst, conv) = (scratch("g.vcd"), scratch("g.fst"), scratch("conv.fst"));
+        let mut args = TRAFFIC.to_vec();
+        args.extend(["--clock-ns", clock, "--vcd", vcd.to_str().unwrap(), "--fst", fst.to_str().unwrap()]);
+        run_json(&args);
+        let o = Command::new("vcd2fst").arg(&vcd).arg(&conv).output().unwrap();
+        assert!(o.status.success() && conv.exists(), "clock {clock}: vcd2fst: {}", String::from_utf8_lossy(&o.stderr));
+        let o = Command::new("fst2vcd").arg(&fst).output().unwrap();
+        assert!(o.status.success(), "clock {clock}: fst2vcd: {}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains("$enddefinitions") && text.contains("top"), "fst2vcd output: {}", &text[..text.len().min(400)]);
+        // GTKWave's VCD of our FST has our VCD's timescale and timestamps.
+        let timescale =
+            |t: &str| t.split("$timescale").nth(1).and_then(|r| r.split("$end").next()).map(|x| x.split_whitespace().collect::<String>());
+        let ours = std::fs::read_to_string(&vcd).unwrap();
+        assert_eq!(timescale(&text), timescale(&ours), "clock {clock}: fst2vcd's timescale");
+        // (fst2vcd puts the initial values in $dumpvars without `#0`.)
+        let stamps = |t: &str| t.lines().filter(|l| l.starts_with('#') && *l != "#0").map(String::from).collect::<Vec<String>>();
+        let (theirs, ours) = (stamps(&text), stamps(&ours));
+        assert!(theirs == ours, "clock {clock}: fst2vcd's {} timestamps differ from our {}", theirs.len(), ours.len());
+        // The converted FST reads back like ours, in fs.
+        let (a, b) = (signals_fs(&fst), signals_fs(&conv));
+        assert_eq!(a, b, "clock {clock}: vcd2fst's FST differs");
     }
 }
 
