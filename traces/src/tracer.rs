@@ -145,6 +145,10 @@ pub struct Tracer {
     va_recheck: Vec<bool>,
     /// Per traced node: VCs granted VC allocation in this cycle.
     va_granted: Vec<u128>,
+    /// Per traced node: this cycle's switch requests and grants (a bit per local VC), and
+    /// the nodes that have some.
+    sa_now: Vec<(u128, u128)>,
+    sa_touched: Vec<u32>,
     /// Each signal's value as last written (before the first timestamp: its initial value).
     last: Vec<u64>,
     slot: Vec<u32>,
@@ -265,6 +269,8 @@ impl Tracer {
             va_last: vec![0; traced.len()],
             va_recheck: vec![false; traced.len()],
             va_granted: vec![0; traced.len()],
+            sa_now: vec![(0, 0); traced.len()],
+            sa_touched: Vec::new(),
             last: Vec::new(),
             slot,
             net,
@@ -840,35 +846,48 @@ impl Tracer {
         let (ports, vcs, npv) = (r.ports(), self.vcs, r.ports() * self.vcs);
         let vmask = if vcs >= 64 { u64::MAX } else { (1u64 << vcs) - 1 };
         if show {
-            self.masks.clear();
             for &(node, req) in &v.allocs.sa_requests {
                 let i = self.slot[node as usize];
-                if i == NONE {
-                    continue;
-                }
-                let mut left = req;
-                while left != 0 {
-                    let p = left.trailing_zeros() as usize / vcs;
-                    let m = (req >> (p * vcs)) as u64 & vmask;
-                    left &= !((m as u128) << (p * vcs));
-                    let sig = self.in_port[i as usize * ports + p];
-                    if sig != NONE {
-                        self.masks.push((sig, m));
+                if i != NONE {
+                    let now = &mut self.sa_now[i as usize];
+                    if *now == (0, 0) {
+                        self.sa_touched.push(i);
                     }
+                    now.0 |= req;
                 }
             }
             for &iv in &v.allocs.sa_grants {
-                let (node, l) = (iv as usize / npv, iv as usize % npv);
-                let i = self.slot[node];
-                if i == NONE {
-                    continue;
-                }
-                let sig = self.in_port[i as usize * ports + l / vcs];
-                if sig != NONE {
-                    self.masks.push((sig + 1, 1 << (l % vcs)));
+                let i = self.slot[iv as usize / npv];
+                if i != NONE {
+                    let now = &mut self.sa_now[i as usize];
+                    if *now == (0, 0) {
+                        self.sa_touched.push(i);
+                    }
+                    now.1 |= 1 << (iv as usize % npv);
                 }
             }
-            self.pulse_masks();
+            let touched = std::mem::take(&mut self.sa_touched);
+            for &i in &touched {
+                let (req, gnt) = std::mem::take(&mut self.sa_now[i as usize]);
+                let mut left = req | gnt;
+                while left != 0 {
+                    let p = left.trailing_zeros() as usize / vcs;
+                    let (r, g) = ((req >> (p * vcs)) as u64 & vmask, (gnt >> (p * vcs)) as u64 & vmask);
+                    left &= !((vmask as u128) << (p * vcs));
+                    let sig = self.in_port[i as usize * ports + p];
+                    if sig == NONE {
+                        continue;
+                    }
+                    if r != 0 {
+                        self.pulse(sig, r);
+                    }
+                    if g != 0 {
+                        self.pulse(sig + 1, g);
+                    }
+                }
+            }
+            self.sa_touched = touched;
+            self.sa_touched.clear();
         }
         for g in &v.allocs.va_grants {
             let node = g.iv as usize / npv;
@@ -911,6 +930,9 @@ impl Tracer {
 
     /// Pulse each signal in `masks` with the OR of its masks.
     fn pulse_masks(&mut self) {
+        if self.masks.is_empty() {
+            return;
+        }
         self.masks.sort_unstable();
         let masks = std::mem::take(&mut self.masks);
         let mut j = 0;
