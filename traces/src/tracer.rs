@@ -1,22 +1,33 @@
 //! The waveform tracer: a [`Probe`] that turns each simulated cycle into value changes, with
-//! one scope per node, its router, each port and VC, named as RTL would be:
+//! one scope per node, its router, each port and VC, named as RTL would be: nodes by their
+//! coordinates ([`fabric::Topology::scope_name`]), ports by the direction their link leaves
+//! in ([`fabric::Topology::port_name`]), the NIC's channels `inj`/`ej` (numbered when a
+//! node has several):
 //!
 //! ```text
-//! top.n0005.router.out2.{valid, flags[2:0], vc, packet[31:0], msg[31:0]}
-//! top.n0005.router.out2.vc0.credits          credits of output VC 0 (free downstream slots)
-//! top.n0005.router.in1.vc0.{occupancy, state[1:0]}   network input port 1, VC 0
-//! top.n0005.router.inj0.vc0.{occupancy, state[1:0]}  NIC injection channel 0's buffer
-//! top.n0005.nic.{inject_valid, eject_valid, queue[15:0]}
-//! top.n0005.nic.inj0.{valid, flags, packet, msg}, top.n0005.nic.ej0.{...}
+//! top.clk
+//! top.x1_y2.router.out_xp.{valid, flags[2:0], vc, packet[31:0], dest[31:0], msg[31:0]}
+//! top.x1_y2.router.out_xp.vc0.credits          credits of output VC 0 (free downstream slots)
+//! top.x1_y2.router.in_xm.{sa_req, sa_gnt}      switch requests and grants, a bit per VC
+//! top.x1_y2.router.in_xm.vc0.{occupancy, state[1:0], va_req, va_gnt, route, out_vc}
+//! top.x1_y2.router.inj.vc0.{...}               the NIC injection channel's buffer
+//! top.x1_y2.nic.{inject_valid, eject_valid, queue[15:0]}
+//! top.x1_y2.nic.inj.{valid, flags, packet, msg}, top.x1_y2.nic.ej.{...}
 //! ```
 //!
-//! Timing: at time t (one unit per cycle) `valid` is high if a flit moved in cycle t;
-//! `flags` is {valid, tail, head} (shown as -, BODY, HEAD, TAIL, HEADTAIL); `vc`,
-//! `packet` and `msg` describe the last flit that moved (they hold, like a data register,
-//! while `valid` is low). Buffer occupancy, VC state (0 IDLE, 1 RC, 2 VA, 3 ACTIVE), credits and the NIC
-//! queue show the registers' values at the start of cycle t. The GTKWave save file shows
-//! flags and states by name. `msg` is the message (broadcast) the packet carries, `packet`
-//! its packet-table slot. With 2^ν-wide links each output port has `lane<k>` sub-scopes.
+//! Timing: the dump's times are half cycles (the sinks scale them to the clock period):
+//! `clk` rises at the start of each cycle and falls half-way; every other signal changes on
+//! a rising edge and shows the state at the end of the cycle. At cycle t `valid` is high if
+//! a flit moved in cycle t; `flags` is {valid, tail, head} (shown as -, BODY, HEAD, TAIL,
+//! HEADTAIL); `vc`, `packet`, `dest` and `msg` describe the last flit that moved (they hold,
+//! like a data register, while `valid` is low). `va_req`, `va_gnt`, `sa_req` and `sa_gnt`
+//! are high in the cycle the allocators saw the request or gave the grant; `route` and
+//! `out_vc` hold the output port and VC of the VC's last grant. Buffer occupancy, VC state
+//! (0 IDLE, 1 RC, 2 VA, 3 ACTIVE), credits and the NIC queue show the registers' values at
+//! the start of cycle t. The GTKWave save file shows flags, states and ports by name. `msg`
+//! is the message (broadcast) the packet carries, `packet` its packet-table slot, `dest` its
+//! destination node ([`DEST_BROADCAST`] and the span for a broadcast). With 2^ν-wide links
+//! each output port has `lane<k>` sub-scopes.
 
 use crate::sink::{WaveSink, ops};
 use fabric::Fabric;
@@ -121,7 +132,7 @@ const OUT_VC: u32 = 5;
 /// Hand the value changes to the sink in batches of about this many words.
 const BATCH: usize = 1 << 16;
 
-/// The tracer. Create it before the run, attach it with [`Fabric::set_probe`], and call
+/// The tracer. Create it before the run, attach it with [`Fabric::add_probe`], and call
 /// [`Tracer::finish`] on it afterwards.
 ///
 /// Each cycle it compares what can have changed with the values last written and puts only
