@@ -921,7 +921,9 @@ impl Tracer {
         for i in 0..self.traced.len() {
             let node = self.traced[i];
             let granted = std::mem::take(&mut self.va_granted[i]);
-            if !(granted != 0 || self.va_recheck[i] || v.fabric.is_active(node)) {
+            // Requesters join only where the router registers work, and leave only by a
+            // grant.
+            if !(granted != 0 || self.va_recheck[i] || self.va_last[i] != 0 || r.has_work(node)) {
                 continue;
             }
             self.va_recheck[i] = granted != 0;
