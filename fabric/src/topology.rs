@@ -476,6 +476,28 @@ impl Topology {
 mod tests {
     use super::*;
 
+    /// Waveform names: nodes by coordinates (`d<i>_<c>` pairs beyond three dimensions, ids on
+    /// the hypercube), ports by the direction `neighbor` takes them.
+    #[test]
+    fn scope_and_port_names_follow_the_wiring() {
+        let mesh = Topology::new(TopologyKind::Mesh, &[4, 3]);
+        assert_eq!(mesh.scope_name(mesh.node_at(&[1, 2])), "x1_y2");
+        let names: Vec<String> = (0..4).map(|p| mesh.port_name(p)).collect();
+        assert_eq!(names, ["xm", "xp", "ym", "yp"]);
+        let at = mesh.node_at(&[1, 1]);
+        for (p, to) in [(0, [0, 1]), (1, [2, 1]), (2, [1, 0]), (3, [1, 2])] {
+            assert_eq!(mesh.neighbor(at, p), Some(mesh.node_at(&to)), "{}", mesh.port_name(p));
+        }
+        let line = Topology::new(TopologyKind::Linear, &[5]);
+        assert_eq!((line.scope_name(NodeId(3)), line.port_name(1)), ("x3".to_string(), "xp".to_string()));
+        let m4 = Topology::new(TopologyKind::Torus, &[3, 3, 3, 3]);
+        assert_eq!(m4.scope_name(m4.node_at(&[2, 0, 1, 2])), "d0_2_d1_0_d2_1_d3_2");
+        assert_eq!((m4.port_name(6), m4.port_name(7)), ("d3m".to_string(), "d3p".to_string()));
+        let cube = Topology::new(TopologyKind::Hypercube, &[3]);
+        assert_eq!((cube.scope_name(NodeId(5)), cube.port_name(2)), ("n0005".to_string(), "d2".to_string()));
+        assert_eq!(cube.neighbor(NodeId(5), 2), Some(NodeId(1)));
+    }
+
     /// Coordinates come out the same from the table and, for shapes too large for it, from
     /// division: node n's coordinate in dimension i is n / (product of the sizes before i)
     /// mod size i.
