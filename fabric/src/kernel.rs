@@ -627,14 +627,23 @@ impl Fabric {
         if !self.probes.is_empty() {
             let mut probes = std::mem::take(&mut self.probes);
             let departures = std::mem::take(&mut self.routers.departures);
-            let view =
-                CycleView { t, departures: &departures, ejections: &self.step.eject_log, injections: &self.step.inject_log, fabric: self };
+            let allocs = std::mem::take(&mut self.routers.allocs);
+            let view = CycleView {
+                t,
+                departures: &departures,
+                ejections: &self.step.eject_log,
+                injections: &self.step.inject_log,
+                allocs: &allocs,
+                fabric: self,
+            };
             for p in probes.iter_mut() {
                 p.cycle(&view);
             }
             self.probes = probes;
             self.routers.departures = departures;
             self.routers.departures.clear();
+            self.routers.allocs = allocs;
+            self.routers.allocs.clear();
             self.step.eject_log.clear();
             self.step.inject_log.clear();
         }

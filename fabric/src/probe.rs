@@ -2,7 +2,7 @@
 //! after every simulated cycle, a read-only view of what moved and of the fabric's state.
 
 use crate::kernel::Fabric;
-use router::{Departure, Ejection, Flit, NodeId};
+use router::{AllocLog, Departure, Ejection, Flit, NodeId};
 
 /// What happened in one cycle.
 pub struct CycleView<'a> {
@@ -14,6 +14,9 @@ pub struct CycleView<'a> {
     pub ejections: &'a [(NodeId, Ejection, u32)],
     /// Flits NICs wrote into injection buffers: (node, channel, flit).
     pub injections: &'a [(NodeId, u8, Flit)],
+    /// What the allocators did: VC allocation grants, switch allocation requests and
+    /// grants. Which VCs request VC allocation is state: [`router::Routers::va_requesters`].
+    pub allocs: &'a AllocLog,
     /// Everything else, read-only, as at the end of the cycle.
     pub fabric: &'a Fabric,
 }

@@ -162,15 +162,62 @@ impl Topology {
         NodeId(coords.iter().zip(&self.strides).map(|(c, s)| c * s).sum())
     }
 
+    /// Where network port `p` leads: its dimension, and whether one step up in it (towards
+    /// the higher coordinate; on the hypercube, across). The one place port numbers meet
+    /// directions: [`Topology::neighbor`] wires by it and [`Topology::port_name`] names by it.
+    #[inline]
+    pub fn port_direction(&self, p: usize) -> (usize, bool) {
+        match self.kind {
+            TopologyKind::Hypercube => (p, true),
+            _ => (p / 2, p % 2 == 1),
+        }
+    }
+
+    /// The name of dimension `i` in waveforms: `x`, `y`, `z` for shapes of up to three
+    /// dimensions, else `d0`, `d1`, … (and always `d<i>` on the hypercube).
+    pub fn dim_name(&self, i: usize) -> String {
+        match self.kind {
+            TopologyKind::Hypercube => format!("d{i}"),
+            _ if self.ndims() <= 3 => ["x", "y", "z"][i].to_string(),
+            _ => format!("d{i}"),
+        }
+    }
+
+    /// The name of network port `p` by the direction its link leaves in: `xp` (one step up
+    /// in x), `xm` (one step down), `yp`, …; `d0p`, `d0m`, … beyond three dimensions;
+    /// `d<i>` on the hypercube (across dimension i).
+    pub fn port_name(&self, p: usize) -> String {
+        let (dim, up) = self.port_direction(p);
+        match self.kind {
+            TopologyKind::Hypercube => self.dim_name(dim),
+            _ => format!("{}{}", self.dim_name(dim), if up { "p" } else { "m" }),
+        }
+    }
+
+    /// The name of node `n` in waveforms: its coordinates on linear arrays, meshes and tori
+    /// (`x3_y4`, `x3_y4_z1`; beyond three dimensions `d0_3_d1_4_d2_1_d3_0`), its id on the
+    /// hypercube (`n0005`, at least four digits).
+    pub fn scope_name(&self, n: NodeId) -> String {
+        match self.kind {
+            TopologyKind::Hypercube => {
+                let width = (self.nodes.max(2) - 1).to_string().len().max(4);
+                format!("n{:0width$}", n.0)
+            }
+            _ if self.ndims() <= 3 => {
+                (0..self.ndims()).map(|i| format!("{}{}", self.dim_name(i), self.coord(n, i))).collect::<Vec<_>>().join("_")
+            }
+            _ => (0..self.ndims()).map(|i| format!("{}_{}", self.dim_name(i), self.coord(n, i))).collect::<Vec<_>>().join("_"),
+        }
+    }
+
     /// The neighbour behind output port `p`, if the link exists.
     #[inline]
     pub fn neighbor(&self, n: NodeId, p: usize) -> Option<NodeId> {
         match self.kind {
             TopologyKind::Hypercube => Some(NodeId(n.0 ^ (1 << p))),
             _ => {
-                let dim = p / 2;
+                let (dim, up) = self.port_direction(p);
                 let (k, s, c) = (self.sizes[dim], self.strides[dim], self.coord(n, dim));
-                let up = p % 2 == 1;
                 match self.kind {
                     TopologyKind::Torus if k > 1 => {
                         let c2 = if up { (c + 1) % k } else { (c + k - 1) % k };
@@ -428,6 +475,28 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Waveform names: nodes by coordinates (`d<i>_<c>` pairs beyond three dimensions, ids on
+    /// the hypercube), ports by the direction `neighbor` takes them.
+    #[test]
+    fn scope_and_port_names_follow_the_wiring() {
+        let mesh = Topology::new(TopologyKind::Mesh, &[4, 3]);
+        assert_eq!(mesh.scope_name(mesh.node_at(&[1, 2])), "x1_y2");
+        let names: Vec<String> = (0..4).map(|p| mesh.port_name(p)).collect();
+        assert_eq!(names, ["xm", "xp", "ym", "yp"]);
+        let at = mesh.node_at(&[1, 1]);
+        for (p, to) in [(0, [0, 1]), (1, [2, 1]), (2, [1, 0]), (3, [1, 2])] {
+            assert_eq!(mesh.neighbor(at, p), Some(mesh.node_at(&to)), "{}", mesh.port_name(p));
+        }
+        let line = Topology::new(TopologyKind::Linear, &[5]);
+        assert_eq!((line.scope_name(NodeId(3)), line.port_name(1)), ("x3".to_string(), "xp".to_string()));
+        let m4 = Topology::new(TopologyKind::Torus, &[3, 3, 3, 3]);
+        assert_eq!(m4.scope_name(m4.node_at(&[2, 0, 1, 2])), "d0_2_d1_0_d2_1_d3_2");
+        assert_eq!((m4.port_name(6), m4.port_name(7)), ("d3m".to_string(), "d3p".to_string()));
+        let cube = Topology::new(TopologyKind::Hypercube, &[3]);
+        assert_eq!((cube.scope_name(NodeId(5)), cube.port_name(2)), ("n0005".to_string(), "d2".to_string()));
+        assert_eq!(cube.neighbor(NodeId(5), 2), Some(NodeId(1)));
+    }
 
     /// Coordinates come out the same from the table and, for shapes too large for it, from
     /// division: node n's coordinate in dimension i is n / (product of the sizes before i)

@@ -97,6 +97,7 @@ impl Routers {
         let ovc = self.outputs.vc_owned_by(op, self.nv, l).expect("granted branch without an output VC");
         self.send(op, ovc, flit, filing);
         self.outputs.sa_arb[op].grant_accepted(self.npv, l);
+        self.log_sa_gnt(r, l);
         if self.branch_took::<S>(r, l, PortSet::port(o), flit, at) {
             self.pop_front::<S>(r, l, t, &mut filing.credits);
         }
@@ -118,6 +119,7 @@ impl Routers {
         }
         self.send(op, ovc, flit, filing);
         self.outputs.sa_arb[op].grant_accepted(self.npv, l);
+        self.log_sa_gnt(r, l);
         self.pop_front::<S>(r, l, t, &mut filing.credits);
     }
 

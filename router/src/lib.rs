@@ -34,5 +34,5 @@ pub use occupancy::{ClassOccupancy, PortClasses};
 pub use params::{ArbiterPolicy, InjectionVc, MulticastVa, Pipeline, Replication, RouterParams, Switching, VaPolicy};
 pub use port_set::PortSet;
 pub use route_compute::{PacketMeta, RouteDecision, RouterEnv};
-pub use router::{Departure, Ejection, MAX_PORTS, Routers, Schedule, VcActivity, VcView};
+pub use router::{AllocLog, Departure, Ejection, MAX_PORTS, Routers, Schedule, VaGrant, VcActivity, VcView};
 pub use vc_set::{MAX_ROUTER_VCS, VcBits};

@@ -77,6 +77,44 @@ pub struct Ejection {
     pub flit: Flit,
 }
 
+/// A VC allocation logged for probes ([`Routers::set_log`]): input VC `iv` (global index)
+/// was granted VC `vc` of its router's output `port` in this cycle (a network port, or
+/// `net_ports + ch` for ejection channel `ch`, whose ejection VC `vc` it got).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VaGrant {
+    pub iv: u32,
+    pub port: u8,
+    pub vc: u8,
+}
+
+/// What the allocators did in one cycle, logged for probes ([`Routers::set_log`]): VC
+/// allocation grants, switch allocation requests (router, a bit per local input VC; a router
+/// may appear twice, for ejection and for the network ports) and switch grants (the input
+/// VCs, global index, whose flit crossed the crossbar; a replicated flit once per branch).
+#[derive(Clone, Debug, Default)]
+pub struct AllocLog {
+    pub va_grants: Vec<VaGrant>,
+    pub sa_requests: Vec<(u32, u128)>,
+    pub sa_grants: Vec<u32>,
+}
+
+impl AllocLog {
+    /// Empty it for the next cycle (keeping the room).
+    pub fn clear(&mut self) {
+        self.va_grants.clear();
+        self.sa_requests.clear();
+        self.sa_grants.clear();
+    }
+}
+
+/// A VC set as one `u128` (a bit per local input VC).
+#[inline(always)]
+pub(crate) fn wide<S: VcBits>(x: S) -> u128 {
+    let mut s = EMPTY;
+    x.store_into(&mut s);
+    s[0] as u128 | (s[1] as u128) << 64
+}
+
 /// Which routers the stages visit. Results never depend on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -268,6 +306,8 @@ pub struct Routers {
     pub flits: u64,
     /// Departures logged for probes (when `log` is set), this cycle's.
     pub departures: Vec<Departure>,
+    /// Allocations logged for probes (when `log` is set), this cycle's.
+    pub allocs: AllocLog,
     pub(crate) log: bool,
     /// For probes (when `log` is set): credits on their way back per output VC, and the
     /// latest cycle one becomes visible.
@@ -388,6 +428,7 @@ impl Routers {
             popped_at: Vec::new(),
             flits: 0,
             departures: Vec::new(),
+            allocs: AllocLog::default(),
             log: false,
             in_flight: Vec::new(),
             horizon: 0,
@@ -710,6 +751,39 @@ impl Routers {
     pub fn credit_horizon(&self) -> u64 {
         self.horizon
     }
+    /// The input VCs of router `r` that request VC allocation (a bit per local VC): routed,
+    /// their RC delay passed, some branch without its output VC or ejection VC.
+    pub fn va_requesters(&self, r: NodeId) -> u128 {
+        if self.narrow() { self.va_requesters_in::<u64>(r.idx()) } else { self.va_requesters_in::<u128>(r.idx()) }
+    }
+    fn va_requesters_in<S: Width>(&self, r: usize) -> u128 {
+        let w = &S::w(self)[r];
+        let mc = if self.has_mc::<S>() { S::m(self)[r].mc_req } else { S::ZERO };
+        wide(w.va_req | w.ej_req | mc)
+    }
+
+    /// Log a VC allocation for probes.
+    #[inline(always)]
+    pub(crate) fn log_va(&mut self, r: usize, l: usize, port: usize, vc: usize) {
+        if self.log {
+            self.allocs.va_grants.push(VaGrant { iv: (r * self.npv + l) as u32, port: port as u8, vc: vc as u8 });
+        }
+    }
+    /// Log switch-allocation requests `req` of router `r` for probes.
+    #[inline(always)]
+    pub(crate) fn log_sa_req<S: VcBits>(&mut self, r: usize, req: S) {
+        if self.log && !req.is_empty() {
+            self.allocs.sa_requests.push((r as u32, wide(req)));
+        }
+    }
+    /// Log a switch grant (local VC `l` of router `r`) for probes.
+    #[inline(always)]
+    pub(crate) fn log_sa_gnt(&mut self, r: usize, l: usize) {
+        if self.log {
+            self.allocs.sa_grants.push((r * self.npv + l) as u32);
+        }
+    }
+
     /// Could router `r`'s state differ from the last cycle: does it hold flits, or have
     /// credits coming back?
     pub fn may_change(&self, r: NodeId) -> bool {

@@ -38,6 +38,7 @@ impl Routers {
         if want.is_empty() {
             return;
         }
+        self.log_sa_req(r, want);
         if want.is_single() {
             // One requester: its channel's arbiter grants it, if the crossbar can read it.
             let l = want.first();
@@ -137,6 +138,7 @@ impl Routers {
             }
             (self.inputs.vcs[iv].front, None)
         };
+        self.log_sa_gnt(r, l);
         ejected.push((NodeId(r as u32), Ejection { channel: ch as u8, vc, flit }));
         if self.branch_took::<S>(r, l, PortSet::LOCAL, flit, at) {
             self.pop_front::<S>(r, l, t, credits);
@@ -165,6 +167,7 @@ impl Routers {
                 if !bids.is_empty() {
                     let l = bids.first();
                     if let Some(o) = self.unicast_request(r, l) {
+                        self.log_sa_req(r, bids);
                         self.cross_unicast::<S>(r, l, o, t, filing);
                     }
                 }
@@ -177,6 +180,7 @@ impl Routers {
                     requested |= S::bit(l);
                 }
             }
+            self.log_sa_req(r, requested);
             let start = self.sa_start(t);
             let mut rest = outs.rotate_right(start);
             while rest != 0 {
@@ -257,6 +261,7 @@ impl Routers {
         if outs == 0 {
             return;
         }
+        self.log_sa_req(r, requested);
         let start = self.sa_start(t);
         let mut rest = outs.rotate_right(start);
         while rest != 0 {

@@ -151,6 +151,8 @@ impl Routers {
         c.ovc = vc as u8;
         c.sa_ready = c.sa_ready.max(t + self.va_delay);
         self.outputs.va_arb[op].grant_accepted(self.npv, l);
+        self.log_va(r, l, o, vc);
+        let c = &mut self.inputs.vcs[iv];
         if c.multicast() {
             self.inputs.branches[iv].granted |= PortSet::port(o);
         } else {
@@ -197,6 +199,8 @@ impl Routers {
         c.eject_ch = ch as u8;
         c.eject_vc = evc as u8;
         c.sa_ready = c.sa_ready.max(t + self.va_delay);
+        self.log_va(r, l, self.nnet + ch, evc);
+        let c = &mut self.inputs.vcs[iv];
         if c.multicast() {
             self.inputs.branches[iv].granted |= PortSet::LOCAL;
         } else {
@@ -245,6 +249,7 @@ impl Routers {
                 self.outputs.ovs[(pbase + o) * v + vc].owner = l as u8;
                 self.outputs.vc_granted(pbase + o, vc, v);
                 self.inputs.vcs[iv].ovc = vc as u8;
+                self.log_va(r, l, o, vc);
             }
             if b.pending.contains(PortSet::LOCAL) {
                 let ch = free_ch.trailing_zeros() as usize;
@@ -257,6 +262,7 @@ impl Routers {
                 self.outputs.vc_granted(pbase + self.nnet + ch, evc, self.ejv);
                 let c = &mut self.inputs.vcs[iv];
                 (c.eject_ch, c.eject_vc) = (ch as u8, evc as u8);
+                self.log_va(r, l, self.nnet + ch, evc);
             }
             self.inputs.branches[iv].granted = b.pending;
             let c = &mut self.inputs.vcs[iv];

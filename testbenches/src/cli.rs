@@ -183,6 +183,9 @@ pub struct RunArgs {
     /// Last cycle traced.
     #[arg(long, allow_hyphen_values = true)]
     pub trace_to: Option<String>,
+    /// Stop tracing (not the run) when a waveform file reaches this many MB.
+    #[arg(long, allow_hyphen_values = true)]
+    pub trace_limit: Option<String>,
     /// Write buffer and link statistics as CSV.
     #[arg(long, allow_hyphen_values = true)]
     pub stats_csv: Option<String>,
@@ -291,6 +294,7 @@ impl RunArgs {
             ("trace-nodes", &self.trace_nodes),
             ("trace-from", &self.trace_from),
             ("trace-to", &self.trace_to),
+            ("trace-limit", &self.trace_limit),
             ("stats-csv", &self.stats_csv),
             ("stats", &self.stats),
             ("threads", &self.threads),
@@ -337,10 +341,11 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
         None => Raw::default(),
     };
     raw.overlay(flags);
-    let cfg = Config::resolve(&raw)?;
+    let mut cfg = Config::resolve(&raw)?;
     // The JSON path and quiet may come from the file too.
     let json = raw.get("json");
     let quiet = raw.get("quiet").map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
+    cfg.outputs.announce = !quiet;
     run::check_distinct_outputs(json.filter(|p| *p != "-"), &cfg.outputs)?;
     let to_stdout = json == Some("-");
     // Open the JSON file before the run, so a bad path is reported before any output.

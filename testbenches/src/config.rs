@@ -81,6 +81,7 @@ pub const FIELDS: &[&str] = &[
     "trace-nodes",
     "trace-from",
     "trace-to",
+    "trace-limit",
     "stats-csv",
     "stats",
     "threads",
@@ -369,18 +370,27 @@ pub struct Outputs {
     pub vcd: Option<String>,
     pub fst: Option<String>,
     pub gtkw: Option<String>,
-    /// Clock period, ns: the waveforms' time unit.
-    pub clock_ns: u32,
+    /// Clock period, ns (a whole number of ps).
+    pub clock_ns: f64,
     /// Nodes traced (all if absent).
     pub trace_nodes: Option<Vec<u32>>,
     pub trace_from: u64,
     pub trace_to: Option<u64>,
+    /// Stop tracing once a waveform file reaches this many bytes.
+    pub trace_limit_bytes: Option<u64>,
     pub stats_csv: Option<String>,
+    /// Say each waveform's estimated size on standard error before the run (not `--quiet`).
+    #[serde(skip)]
+    pub announce: bool,
 }
 
 impl Outputs {
     pub fn tracing(&self) -> bool {
         self.vcd.is_some() || self.fst.is_some()
+    }
+    /// The clock period in ps.
+    pub fn clock_ps(&self) -> u64 {
+        (self.clock_ns * 1000.0).round() as u64
     }
 }
 
@@ -552,6 +562,25 @@ fn uint(field: &str, v: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
     let n: u64 = v.trim().parse().map_err(|_| err(field, v, allowed()))?;
     if n < min || n > max {
         return Err(err(field, v, allowed()));
+    }
+    Ok(n)
+}
+
+/// A decimal number with at most three decimals, in thousandths, from `min` to `max`
+/// thousandths (`0.8` is 800), described to the user as `what`.
+fn thousandths(field: &str, v: &str, min: u64, max: u64, what: &str) -> Result<u64, ConfigError> {
+    let bad = || err(field, v, what);
+    let t = v.trim();
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && frac.is_empty()) || !digits(whole) || !digits(frac) || frac.len() > 3 || whole.len() > 12 {
+        return Err(bad());
+    }
+    let w: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| bad())? };
+    let f: u64 = if frac.is_empty() { 0 } else { format!("{frac:0<3}").parse().map_err(|_| bad())? };
+    let n = w * 1000 + f;
+    if n < min || n > max {
+        return Err(bad());
     }
     Ok(n)
 }
@@ -949,8 +978,17 @@ impl Config {
             fst: raw.get("fst").map(String::from),
             gtkw: raw.get("gtkw").map(String::from),
             clock_ns: match raw.get("clock-ns") {
-                Some(v) => uint("clock-ns", v, 1, 1_000_000)? as u32,
-                None => 1,
+                Some(v) => {
+                    thousandths(
+                        "clock-ns",
+                        v,
+                        1,
+                        1_000_000_000,
+                        "a clock period in ns from 0.001 to 1000000 with at most three decimals (such as 0.8, 2.5 or 10)",
+                    )? as f64
+                        / 1000.0
+                }
+                None => 1.0,
             },
             trace_nodes: match raw.get("trace-nodes") {
                 Some(v) => parse_node_list("trace-nodes", v, nodes)?,
@@ -964,7 +1002,20 @@ impl Config {
                 Some(v) => Some(uint("trace-to", v, 0, 1 << 48)?),
                 None => None,
             },
+            trace_limit_bytes: match raw.get("trace-limit") {
+                Some(v) => Some(
+                    thousandths(
+                        "trace-limit",
+                        v,
+                        1,
+                        1_000_000_000,
+                        "a size in MB (10^6 bytes) from 0.001 to 1000000 with at most three decimals (such as 0.5 or 200)",
+                    )? * 1000,
+                ),
+                None => None,
+            },
             stats_csv: raw.get("stats-csv").map(String::from),
+            announce: false,
         };
         let stats = match raw.get("stats") {
             Some(v) => traces::stats::Detail::parse(v).ok_or_else(|| err("stats", v, traces::stats::Detail::NAMES))?,
@@ -994,7 +1045,7 @@ impl Config {
         {
             return Err(err("gtkw", g, "a GTKWave save file points at a dump: add --vcd PATH or --fst PATH"));
         }
-        for f in ["trace-nodes", "trace-from", "trace-to", "clock-ns"] {
+        for f in ["trace-nodes", "trace-from", "trace-to", "trace-limit", "clock-ns"] {
             if let Some(v) = raw.get(f)
                 && !outputs.tracing()
             {

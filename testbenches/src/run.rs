@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
 use traces::stats::{BufferStats, Occupancy, Stats};
-use traces::{FstSink, Threaded, TraceOptions, Tracer, VcdSink};
+use traces::{FstSink, SizeLimit, Threaded, TraceOptions, Tracer, VcdSink};
 
 /// Everything a run reports (the JSON result).
 #[derive(Clone, Debug, Serialize)]
@@ -96,6 +96,10 @@ pub struct Report {
     /// Traffic runs: the source queues grow without bound (more than 5 % of the offered
     /// load piles up at the sources and is missing at the sinks).
     pub saturated: Option<bool>,
+    /// The waveform files written: path, estimated and written bytes, and where
+    /// `--trace-limit` stopped them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waveforms: Vec<WaveformReport>,
     pub wall_seconds: f64,
     pub config: Config,
     /// Seidel broadcasts: cost_us, model_us, vs_model, steps.
@@ -527,6 +531,76 @@ impl Drop for Created {
     }
 }
 
+/// One waveform file of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct WaveformReport {
+    pub path: String,
+    /// Estimated before the run from the expected link traffic ([`estimate_waveform_bytes`]).
+    pub estimated_bytes: u64,
+    pub bytes: u64,
+    pub limit_bytes: Option<u64>,
+    /// `--trace-limit` reached: nothing was written from this cycle on (the run went on).
+    pub stopped_at_cycle: Option<u64>,
+}
+
+/// VCD bytes per flit crossing a link in a full trace (its link's, credits', buffers' and
+/// allocators' value changes), per traced cycle (the clock), and per signal (the header);
+/// an FST takes about a fifth of that. Measured on meshes and hypercubes under
+/// traffic and broadcasts (docs/performance.md).
+const VCD_BYTES_PER_FLIT_HOP: f64 = 80.0;
+const VCD_BYTES_PER_CYCLE: f64 = 24.0;
+const VCD_BYTES_PER_SIGNAL: f64 = 48.0;
+const FST_SHARE: f64 = 0.2;
+
+/// A waveform's size estimated before the run: the clock over the traced cycles, and the
+/// value changes of the flits expected over the traced nodes' links in the traced window
+/// (traffic: offered flits × mean distance; algorithms: the paper's transmissions, or one
+/// per node, times the packet's flits).
+pub fn estimate_waveform_bytes(cfg: &Config, f: &Fabric, bounds: &Bounds, signals: usize, fst: bool) -> u64 {
+    let topo = &f.topo;
+    let n = topo.nodes();
+    let flits = cfg.packet_flits as f64;
+    let (cycles, hops) = match &cfg.workload {
+        Workload::Traffic { offered_flits, cycles, .. } => {
+            // Mean distance over a sample of pairs.
+            let step = |k: usize| (n / k).max(1);
+            let (mut sum, mut pairs) = (0u64, 0u64);
+            for a in (0..n).step_by(step(64)) {
+                for b in (0..n).step_by(step(256)) {
+                    sum += topo.distance(NodeId(a as u32), NodeId(b as u32)) as u64;
+                    pairs += 1;
+                }
+            }
+            let mean = sum as f64 / pairs.max(1) as f64;
+            let drain = topo.diameter() as f64 + 2.0 * flits;
+            (*cycles as f64 + drain, offered_flits * n as f64 * *cycles as f64 * mean)
+        }
+        Workload::Algorithm { .. } => {
+            let slots = bounds.paper.or(bounds.lower).unwrap_or(topo.diameter() as f64);
+            let transmissions = bounds.transmissions.map_or(n.saturating_sub(1) as f64, |t| t as f64);
+            (slots * flits + topo.diameter() as f64 + 2.0 * flits, transmissions * flits)
+        }
+    };
+    let out = &cfg.outputs;
+    let traced = out.trace_nodes.as_ref().map_or(n, |v| v.len()) as f64 / n as f64;
+    let (from, to) = (out.trace_from as f64, out.trace_to.map_or(f64::INFINITY, |t| t as f64 + 1.0));
+    let window = (to.min(cycles) - from).max(0.0);
+    let share = if cycles > 0.0 { window / cycles } else { 0.0 };
+    let changes = VCD_BYTES_PER_CYCLE * window + VCD_BYTES_PER_FLIT_HOP * hops * traced * share;
+    let vcd = VCD_BYTES_PER_SIGNAL * signals as f64 + changes;
+    let bytes = if fst { vcd * FST_SHARE } else { vcd };
+    bytes as u64
+}
+
+/// "12.3 MB" (10^6 bytes), "850 kB", "900 bytes".
+pub fn megabytes(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} bytes"),
+        1_000..1_000_000 => format!("{:.0} kB", bytes as f64 / 1e3),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
+    }
+}
+
 /// Write the GTKWave save file `g` for the dump at `dump` (and its translate filters).
 fn write_gtkw(g: &str, dump: &str, t: &Tracer, title: &str, created: &mut Created) -> Result<(), ConfigError> {
     let filters = traces::gtkw::write_save_file(Path::new(g), Path::new(dump), t, title).map_err(|e| io_err("gtkw", g, e))?;
@@ -552,28 +626,60 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
     }
     let (mut f, bounds) = build(cfg);
     let title = cfg.title();
-    let opts =
-        TraceOptions { nodes: out.trace_nodes.clone(), from: out.trace_from, to: out.trace_to.unwrap_or(u64::MAX), clock_ns: out.clock_ns };
+    let opts = TraceOptions {
+        nodes: out.trace_nodes.clone(),
+        from: out.trace_from,
+        to: out.trace_to.unwrap_or(u64::MAX),
+        clock_ps: out.clock_ps(),
+    };
     let mut signals = None;
+    let limit = |_: &str| out.trace_limit_bytes.map(SizeLimit::new);
+    // Per waveform: its path, estimate and limit.
+    let mut waves: Vec<(String, u64, Option<SizeLimit>)> = Vec::new();
+    let mut announce = |p: &str, t: &mut Tracer, fst: bool, l: Option<SizeLimit>| {
+        let est = estimate_waveform_bytes(cfg, &f, &bounds, t.signals.len(), fst);
+        if out.announce {
+            let cap = l.as_ref().map_or(String::new(), |l| format!(" (--trace-limit {})", megabytes(l.bytes)));
+            eprintln!("waveform {p}: about {} estimated{cap}", megabytes(est));
+        }
+        if let Some(l) = &l {
+            t.set_limit(l.clone());
+        }
+        waves.push((p.to_string(), est, l));
+    };
+    let mut probes: Vec<Tracer> = Vec::new();
     if let Some(p) = &out.vcd {
-        let sink = VcdSink::create(Path::new(p), out.clock_ns, &title).map_err(|e| io_err("vcd", p, e))?;
+        let mut sink = VcdSink::create(Path::new(p), out.clock_ps(), &title).map_err(|e| io_err("vcd", p, e))?;
+        let l = limit(p);
+        if let Some(l) = &l {
+            sink.set_limit(l.clone());
+        }
         created.add(p);
-        let t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("vcd", p, e))?;
+        let mut t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("vcd", p, e))?;
         signals.get_or_insert(p.clone());
         if let Some(g) = &out.gtkw {
             write_gtkw(g, p, &t, &title, &mut created)?;
         }
-        f.add_probe(Box::new(t));
+        announce(p, &mut t, false, l);
+        probes.push(t);
     }
     if let Some(p) = &out.fst {
-        let sink = FstSink::create(Path::new(p), out.clock_ns).map_err(|e| io_err("fst", p, e))?;
+        let mut sink = FstSink::create(Path::new(p), out.clock_ps()).map_err(|e| io_err("fst", p, e))?;
+        let l = limit(p);
+        if let Some(l) = &l {
+            sink.set_limit(l.clone());
+        }
         created.add(p);
-        let t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("fst", p, e))?;
+        let mut t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("fst", p, e))?;
         if let Some(g) = &out.gtkw
             && signals.is_none()
         {
             write_gtkw(g, p, &t, &title, &mut created)?;
         }
+        announce(p, &mut t, true, l);
+        probes.push(t);
+    }
+    for t in probes {
         f.add_probe(Box::new(t));
     }
     create_stats_csv(cfg, &mut created)?;
@@ -587,7 +693,18 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
     }
     write_stats_csv(cfg, &f)?;
     created.keep();
-    Ok(report(cfg, &f, bounds, ending, wall))
+    let mut r = report(cfg, &f, bounds, ending, wall);
+    r.waveforms = waves
+        .into_iter()
+        .map(|(path, estimated_bytes, l)| WaveformReport {
+            bytes: std::fs::metadata(&path).map_or(0, |m| m.len()),
+            path,
+            estimated_bytes,
+            limit_bytes: l.as_ref().map(|l| l.bytes),
+            stopped_at_cycle: l.as_ref().and_then(|l| l.stopped_at_cycle()),
+        })
+        .collect();
+    Ok(r)
 }
 
 /// The report of a finished fabric.
@@ -662,6 +779,7 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         accepted_flits_per_node_cycle: m.as_ref().map(|m| m.accepted_flits_per_node_cycle),
         offered_flits_per_node_cycle: m.as_ref().map(|m| m.offered_flits_per_node_cycle),
         saturated: m.as_ref().map(|m| m.saturated),
+        waveforms: Vec::new(),
         wall_seconds,
         config: cfg.clone(),
         seidel: cost_report(cfg, completion),
@@ -818,6 +936,13 @@ pub fn summary(r: &Report) -> String {
             out.trace_from,
             r.simulated_cycles.saturating_sub(1)
         );
+    }
+    for w in &r.waveforms {
+        s += &format!("  waveform {}: {} (estimated {})", w.path, megabytes(w.bytes), megabytes(w.estimated_bytes));
+        if let (Some(c), Some(l)) = (w.stopped_at_cycle, w.limit_bytes) {
+            s += &format!("; stopped at cycle {c}: --trace-limit {} reached (the run went on)", megabytes(l));
+        }
+        s += "\n";
     }
     let o = &r.occupancy;
     s += &format!(

@@ -24,9 +24,38 @@ fn run_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// Every signal as a step function: full name (no bit range) → [(time, value)].
+/// Femtoseconds per time unit of a dump, from its timescale.
+fn fs_per_unit(w: &wellen::simple::Waveform) -> u64 {
+    let ts = w.hierarchy().timescale().expect("a timescale");
+    let exp = ts.unit.to_exponent().expect("a known unit") as i32 + 15;
+    assert!([1, 10, 100].contains(&ts.factor), "timescale factor {}", ts.factor);
+    ts.factor as u64 * 10u64.pow(exp as u32)
+}
+
+/// Every signal as a step function: full name (no bit range) → [(cycle, value)], for a
+/// clock of 1 ns (`top.clk`'s falling edges fall in the cycle they end).
 fn signals(path: &Path) -> BTreeMap<String, Vec<(u64, u64)>> {
+    signals_at(path, 1000)
+}
+
+/// [`signals`] for a clock of `clock_ps` ps; every change but the clock's on a rising edge.
+fn signals_at(path: &Path, clock_ps: u64) -> BTreeMap<String, Vec<(u64, u64)>> {
+    let fs = signals_fs(path);
+    let period = clock_ps * 1000;
+    fs.into_iter()
+        .map(|(name, ch)| {
+            if name != "top.clk" {
+                assert!(ch.iter().all(|&(t, _)| t % period == 0), "{name} changes between rising clock edges");
+            }
+            (name, ch.into_iter().map(|(t, v)| (t / period, v)).collect())
+        })
+        .collect()
+}
+
+/// Every signal as a step function with times in fs.
+fn signals_fs(path: &Path) -> BTreeMap<String, Vec<(u64, u64)>> {
     let mut w = wellen::simple::read(path).unwrap_or_else(|e| panic!("wellen cannot read {}: {e:?}", path.display()));
+    let unit = fs_per_unit(&w);
     let h = w.hierarchy();
     let vars: Vec<(String, wellen::SignalRef)> = h.all_vars().map(|v| (h[v].full_name(h), h[v].signal_ref())).collect();
     let refs: Vec<wellen::SignalRef> = vars.iter().map(|(_, r)| *r).collect();
@@ -39,7 +68,7 @@ fn signals(path: &Path) -> BTreeMap<String, Vec<(u64, u64)>> {
             .iter_changes()
             .map(|(ti, v)| {
                 let bits = v.to_bit_string().expect("a bit vector");
-                (times[ti as usize], u64::from_str_radix(&bits, 2).expect("2-state value"))
+                (times[ti as usize] * unit, u64::from_str_radix(&bits, 2).expect("2-state value"))
             })
             .collect();
         out.insert(name, changes);
@@ -106,6 +135,10 @@ fn dor_path(src: u64, dst: u64, sizes: &[u64]) -> Vec<(u64, u64)> {
     hops
 }
 
+/// Port names of a 2-dimensional mesh by port number (port 2i one step down in dimension i,
+/// 2i + 1 one step up), as the README documents them.
+const MESH_PORTS: [&str; 4] = ["xm", "xp", "ym", "yp"];
+
 const TRAFFIC: &[&str] = &[
     "run",
     "--topology",
@@ -137,14 +170,15 @@ fn vcd_read_back_matches_flit_hops_and_scoreboard() {
     let end = r["simulated_cycles"].as_u64().unwrap() + 1;
     let sig = signals(&vcd);
     let sizes = [4u64, 3];
-    let name = |node: u64, rest: &str| format!("top.n{node:04}.{rest}");
+    let name = |node: u64, rest: &str| format!("top.x{}_y{}.{rest}", node % 4, node / 4);
     let mut total = 0;
     // (msg) → link traversals (node, port) counted per flit
     let mut on_links: HashMap<u64, BTreeMap<(u64, u64), u64>> = HashMap::new();
     for node in 0..12u64 {
         for port in 0..4u64 {
-            let Some(valid) = sig.get(&name(node, &format!("router.out{port}.valid"))) else { continue };
-            let msg = &sig[&name(node, &format!("router.out{port}.msg"))];
+            let dir = MESH_PORTS[port as usize];
+            let Some(valid) = sig.get(&name(node, &format!("router.out_{dir}.valid"))) else { continue };
+            let msg = &sig[&name(node, &format!("router.out_{dir}.msg"))];
             for t in high_cycles(valid, end) {
                 total += 1;
                 *on_links.entry(at(msg, t)).or_default().entry((node, port)).or_default() += 1;
@@ -156,7 +190,7 @@ fn vcd_read_back_matches_flit_hops_and_scoreboard() {
     let mut src: HashMap<u64, (u64, u64)> = HashMap::new();
     let mut dst: HashMap<u64, (u64, u64)> = HashMap::new();
     for node in 0..12u64 {
-        for (dir, map) in [("inj0", &mut src), ("ej0", &mut dst)] {
+        for (dir, map) in [("inj", &mut src), ("ej", &mut dst)] {
             let valid = &sig[&name(node, &format!("nic.{dir}.valid"))];
             let msg = &sig[&name(node, &format!("nic.{dir}.msg"))];
             for t in high_cycles(valid, end) {
@@ -238,20 +272,29 @@ fn gtkwave_tools_accept_the_files() {
             return;
         }
     }
-    let (vcd, fst, conv) = (scratch("g.vcd"), scratch("g.fst"), scratch("conv.fst"));
-    let mut args = TRAFFIC.to_vec();
-    args.extend(["--vcd", vcd.to_str().unwrap(), "--fst", fst.to_str().unwrap()]);
-    run_json(&args);
-    let o = Command::new("vcd2fst").arg(&vcd).arg(&conv).output().unwrap();
-    assert!(o.status.success() && conv.exists(), "vcd2fst: {}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new("fst2vcd").arg(&fst).output().unwrap();
-    assert!(o.status.success(), "fst2vcd: {}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("$enddefinitions") && text.contains("top"), "fst2vcd output: {}", &text[..text.len().min(400)]);
-    // The converted FST reads back like ours.
-    let (a, b) = (signals(&fst), signals(&conv));
-    for (name, changes) in a.iter().filter(|(n, _)| n.ends_with(".valid")) {
-        assert_eq!(b.get(name), Some(changes), "{name}");
+    for clock in ["1", "0.8", "2.5"] {
+        let (vcd, fst, conv) = (scratch("g.vcd"), scratch("g.fst"), scratch("conv.fst"));
+        let mut args = TRAFFIC.to_vec();
+        args.extend(["--clock-ns", clock, "--vcd", vcd.to_str().unwrap(), "--fst", fst.to_str().unwrap()]);
+        run_json(&args);
+        let o = Command::new("vcd2fst").arg(&vcd).arg(&conv).output().unwrap();
+        assert!(o.status.success() && conv.exists(), "clock {clock}: vcd2fst: {}", String::from_utf8_lossy(&o.stderr));
+        let o = Command::new("fst2vcd").arg(&fst).output().unwrap();
+        assert!(o.status.success(), "clock {clock}: fst2vcd: {}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains("$enddefinitions") && text.contains("top"), "fst2vcd output: {}", &text[..text.len().min(400)]);
+        // GTKWave's VCD of our FST has our VCD's timescale and timestamps.
+        let timescale =
+            |t: &str| t.split("$timescale").nth(1).and_then(|r| r.split("$end").next()).map(|x| x.split_whitespace().collect::<String>());
+        let ours = std::fs::read_to_string(&vcd).unwrap();
+        assert_eq!(timescale(&text), timescale(&ours), "clock {clock}: fst2vcd's timescale");
+        // (fst2vcd puts the initial values in $dumpvars without `#0`.)
+        let stamps = |t: &str| t.lines().filter(|l| l.starts_with('#') && *l != "#0").map(String::from).collect::<Vec<String>>();
+        let (theirs, ours) = (stamps(&text), stamps(&ours));
+        assert!(theirs == ours, "clock {clock}: fst2vcd's {} timestamps differ from our {}", theirs.len(), ours.len());
+        // The converted FST reads back like ours, in fs.
+        let (a, b) = (signals_fs(&fst), signals_fs(&conv));
+        assert_eq!(a, b, "clock {clock}: vcd2fst's FST differs");
     }
 }
 
@@ -264,13 +307,15 @@ fn trace_selection_limits_nodes_and_time() {
     run_json(&args);
     let sig = signals(&vcd);
     let nodes: BTreeSet<String> = sig.keys().map(|k| k.split('.').nth(1).unwrap().to_string()).collect();
-    assert_eq!(nodes, ["n0000", "n0001", "n0002", "n0005"].iter().map(|s| s.to_string()).collect());
+    assert_eq!(nodes, ["clk", "x0_y0", "x1_y0", "x2_y0", "x1_y1"].iter().map(|s| s.to_string()).collect());
     for changes in sig.values() {
         assert!(changes.iter().all(|&(t, _)| (50..=121).contains(&t)), "{changes:?}");
     }
 }
 
-/// Every timestamp of a VCD but the last (the run's end) is followed by a value change.
+/// Every timestamp of a VCD is followed by a value change; the last is the clock's falling
+/// edge in the run's last cycle (with probes attached the run goes on until the last credits
+/// are back).
 #[test]
 fn vcd_has_no_empty_timestamps() {
     let vcd = scratch("e.vcd");
@@ -281,8 +326,12 @@ fn vcd_has_no_empty_timestamps() {
     let lines: Vec<&str> = text.lines().skip_while(|l| !l.starts_with('#')).collect();
     let empty = lines.windows(2).filter(|w| w[0].starts_with('#') && w[1].starts_with('#')).count();
     assert_eq!(empty, 0, "timestamps followed by no change");
-    let end: u64 = lines.last().and_then(|l| l.strip_prefix('#')).and_then(|t| t.parse().ok()).expect("ends with a timestamp");
-    assert!(end >= r["simulated_cycles"].as_u64().unwrap(), "the last timestamp {end} marks the end of the run");
+    assert!(!lines.last().unwrap().starts_with('#'), "ends with a timestamp and no change");
+    let end: u64 = lines.iter().rev().find_map(|l| l.strip_prefix('#')).and_then(|t| t.parse().ok()).expect("a timestamp");
+    // Clock 1 ns: the timescale is 100 ps, a cycle 10 units, the falling edge 5 after it.
+    let cycles = r["simulated_cycles"].as_u64().unwrap();
+    assert!(end >= 10 * cycles + 5, "the last timestamp {end} is the falling edge of the run's last cycle ({cycles} simulated)");
+    assert_eq!(end % 10, 5, "the last timestamp {end} is a falling edge");
 }
 
 /// A window that starts after the run's end is said in the summary (the dump holds only the
@@ -318,7 +367,7 @@ fn a_trace_window_agrees_with_the_full_trace() {
         run_json(&args);
         let (full, win) = (signals(&full), signals(&win));
         let mut held = 0;
-        for (name, changes) in &win {
+        for (name, changes) in win.iter().filter(|(n, _)| *n != "top.clk") {
             let whole = &full[name];
             for t in 60..=140 {
                 assert_eq!(at(changes, t), at(whole, t), "{extra:?} {name} at {t}");
@@ -375,33 +424,30 @@ fn stats_csv_accounts_for_every_cycle_and_flit() {
     assert_eq!(stalls, json_stalls);
 }
 
-/// A clock period that is not a power of ten of ns (`--clock-ns 3`, `250`): the VCD's
-/// timescale stays legal (1, 10 or 100 of a unit) and its times, read back in ns, are the
-/// FST's: cycle × period.
+/// A clock period that is not a power of ten of ns (`--clock-ns 3`, `250`) or not a whole
+/// number of ns (`0.8`, `2.5`): the VCD's timescale stays legal (1, 10 or 100 of a unit), its
+/// times, read back in fs, are the FST's, every change but the clock's is on a rising edge
+/// (cycle × period) and `clk` rises at every cycle and falls half a period later.
 #[test]
-fn vcd_and_fst_agree_in_ns_for_any_clock_period() {
-    let in_ns = |path: &Path| -> BTreeMap<String, Vec<(u64, u64)>> {
-        let w = wellen::simple::read(path).unwrap();
-        let ts = w.hierarchy().timescale().expect("a timescale");
-        let exp = ts.unit.to_exponent().expect("a known unit") as i32 + 9;
-        assert!([1, 10, 100].contains(&ts.factor), "{}: timescale factor {}", path.display(), ts.factor);
-        let ns = ts.factor as u64 * 10u64.pow(exp as u32);
-        signals(path).into_iter().map(|(n, ch)| (n, ch.into_iter().map(|(t, v)| (t * ns, v)).collect())).collect()
-    };
-    for clock in ["3", "250"] {
+fn vcd_and_fst_agree_in_time_for_any_clock_period() {
+    for (clock, ps) in [("3", 3000u64), ("250", 250_000), ("0.8", 800), ("2.5", 2500)] {
         let (vcd, fst) = (scratch("p.vcd"), scratch("p.fst"));
         let mut args = TRAFFIC.to_vec();
         args.extend(["--clock-ns", clock, "--vcd", vcd.to_str().unwrap(), "--fst", fst.to_str().unwrap()]);
-        run_json(&args);
-        let (v, f) = (in_ns(&vcd), in_ns(&fst));
-        let period: u64 = clock.parse().unwrap();
-        let mut checked = 0;
-        for (name, changes) in v.iter().filter(|(n, _)| n.ends_with(".valid")) {
-            assert_eq!(f.get(name), Some(changes), "clock {clock} ns: {name}");
-            assert!(changes.iter().all(|&(t, _)| t % period == 0), "clock {clock} ns: {name} changes between clock edges");
-            checked += changes.len();
-        }
-        assert!(checked > 0, "no valid signal changed");
+        let r = run_json(&args);
+        let (v, f) = (signals_fs(&vcd), signals_fs(&fst));
+        assert_eq!(v, f, "clock {clock} ns: VCD and FST differ");
+        // Every change on a rising edge: checked by signals_at.
+        let cycles = signals_at(&vcd, ps);
+        assert!(cycles.iter().filter(|(n, _)| n.ends_with(".valid")).map(|(_, c)| c.len()).sum::<usize>() > 0);
+        let clk = &v["top.clk"];
+        let end = r["simulated_cycles"].as_u64().unwrap();
+        let period = ps * 1000;
+        let rising: Vec<u64> = clk.iter().filter(|c| c.1 == 1).map(|c| c.0).collect();
+        let falling: Vec<u64> = clk.iter().filter(|c| c.1 == 0).map(|c| c.0).collect();
+        assert_eq!(rising, (0..rising.len() as u64).map(|c| c * period).collect::<Vec<_>>(), "clock {clock} ns: rising edges");
+        assert_eq!(falling, rising.iter().map(|t| t + period / 2).collect::<Vec<_>>(), "clock {clock} ns: falling edges");
+        assert!(rising.len() as u64 >= end, "clock {clock} ns: {} cycles of clk, {end} simulated", rising.len());
     }
 }
 
@@ -420,6 +466,7 @@ fn tracing_does_not_change_the_json() {
         // A traced run takes the scan kernel, an untraced one may take the event kernel.
         let strip = |mut v: serde_json::Value| {
             v.as_object_mut().unwrap().remove("wall_seconds");
+            v.as_object_mut().unwrap().remove("waveforms");
             v["config"].as_object_mut().unwrap().remove("outputs");
             v
         };
@@ -430,5 +477,293 @@ fn tracing_does_not_change_the_json() {
             a.extend([flag, p.to_str().unwrap()]);
             assert_eq!(strip(run_json(&a)), plain, "{a:?}");
         }
+    }
+}
+
+/// The value of a step function at cycle `t` (None if the signal does not exist).
+fn val(sig: &BTreeMap<String, Vec<(u64, u64)>>, name: &str, t: u64) -> Option<u64> {
+    sig.get(name).map(|c| at(c, t))
+}
+
+/// Cycles in which a step function is not 0, up to `end`.
+fn nonzero_cycles(changes: &[(u64, u64)], end: u64) -> Vec<(u64, u64)> {
+    let mut cycles = Vec::new();
+    for (i, &(t, v)) in changes.iter().enumerate() {
+        if v != 0 {
+            let until = changes.get(i + 1).map_or(end, |c| c.0);
+            cycles.extend((t..until).map(|c| (c, v)));
+        }
+    }
+    cycles
+}
+
+/// Every switch grant an input port shows (`sa_gnt`, a bit per VC) is one of its requests
+/// (`sa_req`) and puts a flit, in the same cycle, on the output the VC's `route` names, on
+/// the VC its `out_vc` names (or, for an ejection route, on the NIC's ejection channel);
+/// and the grants to network outputs add up to the run's flit_hops. Every VC allocation
+/// grant (`va_gnt`) is one of its requests (`va_req`), and the output VC it gave
+/// (`route`, `out_vc`) is the VC the packet's head then carries on that link, sent from this
+/// input VC.
+#[test]
+fn allocator_grants_match_the_flits_that_follow() {
+    for extra in [&[][..], &["--vcs", "3", "--arbiter", "round-robin"][..]] {
+        let vcd = scratch("alloc.vcd");
+        let mut args = TRAFFIC.to_vec();
+        args.extend(extra);
+        args.extend(["--vcd", vcd.to_str().unwrap()]);
+        let r = run_json(&args);
+        assert_eq!(r["missing_deliveries"], 0);
+        let end = r["simulated_cycles"].as_u64().unwrap() + 1;
+        let vcs: u64 = r["config"]["router"]["vcs"].as_u64().unwrap_or(if extra.is_empty() { 2 } else { 3 });
+        let sig = signals(&vcd);
+        let ports: Vec<String> = MESH_PORTS.iter().map(|p| p.to_string()).chain(["ej".to_string()]).collect();
+        let (mut sa_grants, mut to_links, mut va_checked) = (0u64, 0u64, 0u64);
+        for node in 0..12u64 {
+            let scope = format!("top.x{}_y{}.router", node % 4, node / 4);
+            let inputs: Vec<String> = MESH_PORTS.iter().map(|p| format!("in_{p}")).chain(["inj".to_string()]).collect();
+            for input in &inputs {
+                let Some(gnt) = sig.get(&format!("{scope}.{input}.sa_gnt")) else { continue };
+                let req = &sig[&format!("{scope}.{input}.sa_req")];
+                for (t, mask) in nonzero_cycles(gnt, end) {
+                    assert_eq!(at(req, t) & mask, mask, "{scope}.{input} at {t}: grant {mask:b} not requested");
+                    for v in (0..vcs).filter(|v| mask >> v & 1 == 1) {
+                        sa_grants += 1;
+                        let vc = format!("{scope}.{input}.vc{v}");
+                        let route = val(&sig, &format!("{vc}.route"), t).unwrap() as usize;
+                        let out_vc = val(&sig, &format!("{vc}.out_vc"), t).unwrap();
+                        if route < 4 {
+                            let out = format!("{scope}.out_{}", ports[route]);
+                            assert_eq!(val(&sig, &format!("{out}.valid"), t), Some(1), "{vc} granted at {t}: no flit on {out}");
+                            assert_eq!(val(&sig, &format!("{out}.vc"), t), Some(out_vc), "{vc} granted at {t}: {out} carries another VC");
+                            to_links += 1;
+                        } else {
+                            let ej = format!("top.x{}_y{}.nic.ej.valid", node % 4, node / 4);
+                            assert_eq!(val(&sig, &ej, t), Some(1), "{vc} granted ejection at {t}: no flit on {ej}");
+                        }
+                    }
+                }
+                for v in 0..vcs {
+                    let vc = format!("{scope}.{input}.vc{v}");
+                    let Some(va_gnt) = sig.get(&format!("{vc}.va_gnt")) else { continue };
+                    for t in high_cycles(va_gnt, end) {
+                        assert_eq!(val(&sig, &format!("{vc}.va_req"), t), Some(1), "{vc}: VA grant at {t} without a request");
+                        let route = val(&sig, &format!("{vc}.route"), t).unwrap() as usize;
+                        let out_vc = val(&sig, &format!("{vc}.out_vc"), t).unwrap();
+                        if route >= 4 {
+                            continue;
+                        }
+                        // The output VC was free when granted: the next flit on it is this
+                        // packet's head, read from this input VC.
+                        let out = format!("{scope}.out_{}", ports[route]);
+                        let valid = &sig[&format!("{out}.valid")];
+                        let first = high_cycles(valid, end)
+                            .into_iter()
+                            .find(|&c| c >= t && val(&sig, &format!("{out}.vc"), c) == Some(out_vc))
+                            .unwrap_or_else(|| panic!("{vc}: VA grant of {out} VC {out_vc} at {t}, no flit follows on it"));
+                        let flags = val(&sig, &format!("{out}.flags"), first).unwrap();
+                        assert!(
+                            flags & 1 == 1,
+                            "{vc}: the first flit on {out} VC {out_vc} after the grant at {t} is not a head ({flags:b})"
+                        );
+                        let gnt = val(&sig, &format!("{scope}.{input}.sa_gnt"), first).unwrap();
+                        assert_eq!(gnt >> v & 1, 1, "{vc}: the head on {out} VC {out_vc} at {first} came from another input VC");
+                        va_checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(to_links, r["flit_hops"].as_u64().unwrap(), "{extra:?}: switch grants to links vs flit_hops");
+        assert!(sa_grants > to_links && va_checked > 50, "{extra:?}: {sa_grants} SA grants, {va_checked} VA grants checked");
+    }
+}
+
+/// Node scopes are named by coordinates and ports by direction, as the topology is wired:
+/// every packet's head, leaving a node on port `<dir>`, next leaves (or is ejected at) the
+/// node one step that way, read from the input port named for the opposite direction, on
+/// the VC it travelled in (on the torus round the ring; on the hypercube across dimension
+/// i on both sides). Checked against coordinates computed here, not the model's tables.
+#[test]
+fn names_follow_the_wiring() {
+    for (topology, dims, sizes) in [("mesh", "4x3", vec![4u64, 3]), ("torus", "4x3", vec![4, 3]), ("hypercube", "3", vec![2, 2, 2])] {
+        let vcd = scratch("names.vcd");
+        let mut args: Vec<&str> = TRAFFIC.to_vec();
+        args[2] = topology;
+        args[4] = dims;
+        args.extend(["--vcd", vcd.to_str().unwrap()]);
+        let r = run_json(&args);
+        assert_eq!(r["missing_deliveries"], 0);
+        let end = r["simulated_cycles"].as_u64().unwrap() + 1;
+        let cube = topology == "hypercube";
+        let nodes: u64 = sizes.iter().product();
+        let scope = |n: u64| {
+            if cube { format!("n{n:04}") } else { format!("x{}_y{}", n % sizes[0], n / sizes[0]) }
+        };
+        let dirs: Vec<String> =
+            if cube { (0..3).map(|i| format!("d{i}")).collect() } else { MESH_PORTS.iter().map(|s| s.to_string()).collect() };
+        // The node one step in direction `d` from `n`, and the direction back.
+        let step = |n: u64, d: &str| -> (u64, String) {
+            if cube {
+                let i: u64 = d[1..].parse().unwrap();
+                return (n ^ (1 << i), d.to_string());
+            }
+            let (mut x, mut y) = (n % sizes[0], n / sizes[0]);
+            let (k, c) = if d.starts_with('x') { (sizes[0], &mut x) } else { (sizes[1], &mut y) };
+            let back = if d.ends_with('p') { d.replace('p', "m") } else { d.replace('m', "p") };
+            *c = if d.ends_with('p') { (*c + 1) % k } else { (*c + k - 1) % k };
+            (y * sizes[0] + x, back)
+        };
+        let sig = signals(&vcd);
+        // Every head flit on a link: msg → [(cycle, node, dir, vc)].
+        let mut hops: HashMap<u64, Vec<(u64, u64, String, u64)>> = HashMap::new();
+        for n in 0..nodes {
+            for d in &dirs {
+                let out = format!("top.{}.router.out_{d}", scope(n));
+                let Some(valid) = sig.get(&format!("{out}.valid")) else { continue };
+                for t in high_cycles(valid, end) {
+                    if val(&sig, &format!("{out}.flags"), t).unwrap() & 1 == 1 {
+                        let msg = val(&sig, &format!("{out}.msg"), t).unwrap();
+                        hops.entry(msg).or_default().push((t, n, d.clone(), val(&sig, &format!("{out}.vc"), t).unwrap()));
+                    }
+                }
+            }
+        }
+        // Where each head leaves a node and from which input port: (msg, node) → (cycle, input).
+        let mut ejected: HashMap<u64, (u64, u64)> = HashMap::new();
+        for n in 0..nodes {
+            let ej = format!("top.{}.nic.ej", scope(n));
+            for t in high_cycles(&sig[&format!("{ej}.valid")], end) {
+                if val(&sig, &format!("{ej}.flags"), t).unwrap() & 1 == 1 {
+                    ejected.insert(val(&sig, &format!("{ej}.msg"), t).unwrap(), (t, n));
+                }
+            }
+        }
+        let mut checked = 0;
+        for (msg, mut path) in hops {
+            path.sort();
+            for (k, (t, n, d, vc)) in path.iter().enumerate() {
+                let (next, back) = step(*n, d);
+                let (t_next, at_node) = match path.get(k + 1) {
+                    Some(h) => (h.0, h.1),
+                    None => *ejected.get(&msg).unwrap_or_else(|| panic!("message {msg} never ejected")),
+                };
+                assert_eq!(at_node, next, "message {msg}: left {} on {d} at {t}, next seen at {}", scope(*n), scope(at_node));
+                let gnt = format!("top.{}.router.in_{back}.sa_gnt", scope(next));
+                let g = val(&sig, &gnt, t_next).unwrap_or_else(|| panic!("{gnt} missing"));
+                assert_eq!(g >> vc & 1, 1, "message {msg}: leaves {} at {t_next}, but not from {gnt} VC {vc}", scope(next));
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "{topology}: {checked} hops checked");
+    }
+}
+
+/// `--trace-limit` stops the waveform (not the run) at the first timestamp at which the file
+/// holds the limit: the VCD ends within a line of it and still reads back, the FST (counted
+/// before compression) stays below it, the JSON and the summary say where they stopped, and
+/// every result is the untraced run's. The estimate comes before the run, on standard error.
+#[test]
+fn trace_limit_stops_the_waveform_not_the_run() {
+    let strip = |mut v: serde_json::Value| {
+        for k in ["wall_seconds", "waveforms"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v["config"].as_object_mut().unwrap().remove("outputs");
+        v
+    };
+    let plain = strip(run_json(TRAFFIC));
+    let (vcd, fst) = (scratch("lim.vcd"), scratch("lim.fst"));
+    let mut args = TRAFFIC.to_vec();
+    args.extend(["--vcd", vcd.to_str().unwrap(), "--fst", fst.to_str().unwrap(), "--trace-limit", "0.05"]);
+    let r = run_json(&args);
+    let limit = 50_000u64;
+    let w = r["waveforms"].as_array().unwrap();
+    assert_eq!(w.len(), 2);
+    for (file, entry) in [(&vcd, &w[0]), (&fst, &w[1])] {
+        let size = std::fs::metadata(file).unwrap().len();
+        assert_eq!(entry["bytes"], size);
+        assert_eq!(entry["limit_bytes"], limit);
+        assert!(size <= limit + 200, "{}: {size} bytes for a limit of {limit}", file.display());
+        assert!(entry["estimated_bytes"].as_u64().unwrap() > limit / 2, "{entry}");
+        let stop = entry["stopped_at_cycle"].as_u64().unwrap_or_else(|| panic!("{}: not stopped: {entry}", file.display()));
+        assert!(stop > 0 && stop < r["simulated_cycles"].as_u64().unwrap(), "{entry}");
+        // It reads back, and nothing was written from the cycle it stopped at.
+        for (name, changes) in signals(file) {
+            assert!(changes.iter().all(|&(t, _)| t <= stop), "{}: {name} changes after cycle {stop}", file.display());
+        }
+    }
+    assert!(std::fs::metadata(&vcd).unwrap().len() > limit, "the VCD stops at the limit, not before");
+    assert_eq!(strip(r), plain, "--trace-limit changed a result");
+    // The summary says so; the estimate comes first, on standard error.
+    let out = flitwave().args(&args).output().unwrap();
+    assert!(out.status.success());
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let note = format!("waveform {}: ", vcd.display());
+    assert!(text.lines().any(|l| l.contains(&note) && l.contains("stopped at cycle") && l.contains("--trace-limit 50 kB")), "{text}");
+    assert!(err.lines().any(|l| l.starts_with(&note) && l.contains("estimated")), "{err}");
+}
+
+/// Bad `--clock-ns` and `--trace-limit` values: one line naming the flag, the value and what
+/// is allowed, exit 2; fractional periods are accepted.
+#[test]
+fn bad_clock_and_limit_values_are_one_line_errors() {
+    let vcd = scratch("bad.vcd");
+    let base = ["run", "--dims", "3", "--quiet", "--vcd", vcd.to_str().unwrap()];
+    for (flag, value, allowed) in [
+        ("--clock-ns", "0", "a clock period in ns from 0.001 to 1000000"),
+        ("--clock-ns", "0.0005", "at most three decimals"),
+        ("--clock-ns", "-1", "a clock period in ns"),
+        ("--clock-ns", "1e3", "a clock period in ns"),
+        ("--clock-ns", "2000000", "a clock period in ns from 0.001 to 1000000"),
+        ("--trace-limit", "0", "a size in MB"),
+        ("--trace-limit", "lots", "a size in MB"),
+        ("--trace-limit", "1.2345", "at most three decimals"),
+    ] {
+        let out = flitwave().args(base).args([flag, value]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert_eq!(err.lines().count(), 1, "{flag} {value}: {err}");
+        assert!(err.contains(&format!("{}: {value}: ", &flag[2..])) && err.contains(allowed), "{flag} {value}: {err}");
+    }
+    for ok in ["0.8", "2.5", "0.001", "7"] {
+        let out = flitwave().args(base).args(["--clock-ns", ok]).output().unwrap();
+        assert!(out.status.success(), "--clock-ns {ok}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = flitwave().args(["run", "--dims", "3", "--trace-limit", "5"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("trace-limit: 5: only applies with --vcd PATH or --fst PATH"));
+}
+
+/// The waveform does not depend on which routers the stages visit (`--schedule all` visits
+/// every router every cycle and rebuilds the allocators' request registers from the VCs'
+/// state): the VCD is byte for byte the busy schedule's, allocator signals included.
+#[test]
+fn the_schedule_does_not_change_the_waveform() {
+    let runs: [&[&str]; 2] = [
+        TRAFFIC,
+        &[
+            "run",
+            "--dims",
+            "4",
+            "--forwarding",
+            "router",
+            "--router",
+            "realistic",
+            "--switching",
+            "wh",
+            "--packet-flits",
+            "4",
+            "--vcs",
+            "2",
+        ],
+    ];
+    for args in runs {
+        let (busy, all) = (scratch("busy.vcd"), scratch("all.vcd"));
+        let mut a = args.to_vec();
+        a.extend(["--vcd", busy.to_str().unwrap()]);
+        run_json(&a);
+        let mut b = args.to_vec();
+        b.extend(["--schedule", "all", "--vcd", all.to_str().unwrap()]);
+        run_json(&b);
+        assert!(std::fs::read(&busy).unwrap() == std::fs::read(&all).unwrap(), "{args:?}: --schedule all changed the VCD");
     }
 }

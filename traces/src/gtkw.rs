@@ -40,6 +40,12 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
         writeln!(states, "{v:01x} {name}").unwrap();
     }
     std::fs::write(&state_file, states)?;
+    let route_file = stem.with_extension("route.txt");
+    let mut routes = String::new();
+    for (v, name) in tracer.route_names.iter().enumerate() {
+        writeln!(routes, "{v:x} {name}").unwrap();
+    }
+    std::fs::write(&route_file, routes)?;
 
     let mut s = String::new();
     writeln!(s, "[*] flitwave: {title}").unwrap();
@@ -59,8 +65,13 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
             flags = f;
         }
     };
-    let filters = [abs(&flags_file), abs(&state_file)];
+    let filters = [abs(&flags_file), abs(&state_file), abs(&route_file)];
     let sigs = &tracer.signals;
+    // The clock on top, then the overview.
+    for sig in sigs.iter().filter(|x| x.node == usize::MAX) {
+        set(&mut s, BIN | RJUSTIFY);
+        writeln!(s, "{}", sig.name).unwrap();
+    }
     // Overview first: every link's valid and every NIC's ejections, one row each, so a
     // broadcast shows as a wave front without opening any group.
     set(&mut s, BLANK | GRP_BEGIN);
@@ -82,6 +93,9 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
     set(&mut s, BLANK | GRP_END);
     writeln!(s, "-overview: links (valid) and NIC ejections").unwrap();
     let mut i = 0;
+    while i < sigs.len() && sigs[i].node == usize::MAX {
+        i += 1;
+    }
     while i < sigs.len() {
         let node = sigs[i].node;
         let node_name = sigs[i].name.split('.').nth(1).unwrap_or("node").to_string();
@@ -115,6 +129,7 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
                 set(&mut s, f);
                 match sig.translate {
                     Some("flags") => writeln!(s, "^1 {}", filters[0].display()).unwrap(),
+                    Some("route") => writeln!(s, "^3 {}", filters[2].display()).unwrap(),
                     Some(_) => writeln!(s, "^2 {}", filters[1].display()).unwrap(),
                     None => {}
                 }
@@ -130,5 +145,5 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
     writeln!(s, "[pattern_trace] 1").unwrap();
     writeln!(s, "[pattern_trace] 0").unwrap();
     std::fs::write(save, s)?;
-    Ok(vec![flags_file, state_file])
+    Ok(vec![flags_file, state_file, route_file])
 }

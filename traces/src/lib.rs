@@ -10,5 +10,5 @@ pub mod sink;
 pub mod stats;
 pub mod tracer;
 
-pub use sink::{Discard, FstSink, Threaded, VcdSink, WaveSink};
+pub use sink::{Discard, FstSink, SizeLimit, Threaded, VcdSink, WaveSink};
 pub use tracer::{TraceOptions, Tracer};

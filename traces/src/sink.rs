@@ -4,6 +4,41 @@
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A size at which a waveform stops (`--trace-limit`): its writer, on reaching `bytes` at a
+/// timestamp, writes nothing more and records where it stopped, for the tracer (which then
+/// stops sampling) and the report. Clones share the record.
+#[derive(Clone, Debug)]
+pub struct SizeLimit {
+    pub bytes: u64,
+    /// The half cycle at which the writer stopped, `u64::MAX` while it has not.
+    stopped: Arc<AtomicU64>,
+}
+
+impl SizeLimit {
+    pub fn new(bytes: u64) -> SizeLimit {
+        SizeLimit { bytes, stopped: Arc::new(AtomicU64::new(u64::MAX)) }
+    }
+    /// The cycle from which on nothing was written, if the writer stopped.
+    pub fn stopped_at_cycle(&self) -> Option<u64> {
+        let h = self.stopped.load(Ordering::Relaxed);
+        (h != u64::MAX).then_some(h / 2)
+    }
+    /// Has the writer stopped?
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed) != u64::MAX
+    }
+    /// Stop at half cycle `t` if `written` bytes reach the limit. True if stopped.
+    fn check(&self, written: u64, t: u64) -> bool {
+        if written >= self.bytes {
+            self.stopped.store(t, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+}
 
 /// A waveform writer: declare scopes and variables, then timestamps and value changes.
 pub trait WaveSink: Send {
@@ -107,14 +142,14 @@ fn digits(value: u64, n: u32, out: &mut [u8; 64]) {
 }
 
 /// Writes a Value Change Dump with the `vcd` crate: `$timescale` is the largest power of ten
-/// of ns that divides the clock period (`clock_ns` ns; IEEE 1364 allows only 1, 10 or 100 of
-/// a unit), and timestamps are cycle numbers times the period in that unit. The value changes
+/// of fs that divides half the clock period (IEEE 1364 allows only 1, 10 or 100 of a unit),
+/// and timestamps are the tracer's half cycles times half the period in that unit. The value changes
 /// themselves are formatted here, the way the `vcd` crate writes them, straight into a large
 /// buffer.
 pub struct VcdSink {
     w: vcd::Writer<BufWriter<File>>,
-    /// Timescale units per clock cycle.
-    per_cycle: u64,
+    /// Timescale units per half clock cycle (the tracer's time unit).
+    per_half: u64,
     /// Per variable: its id code (at most 8 characters), the code's length and the width.
     vars: Vec<VcdVar>,
     /// Value-change text not yet handed to the file: `text[..pos]`.
@@ -125,6 +160,13 @@ pub struct VcdSink {
     /// A timestamp not written yet: written before the next change, replaced by a later
     /// timestamp with no change in between (no empty timestamps), written at the end.
     pending: Option<u64>,
+    /// Bytes in the file before the value changes (the header), and value-change text
+    /// handed to it since.
+    header_bytes: u64,
+    drained: u64,
+    limit: Option<SizeLimit>,
+    /// The limit was reached: nothing more is written.
+    stopped: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -134,22 +176,31 @@ struct VcdVar {
     width: u8,
 }
 
-/// A legal VCD `$timescale` (1, 10 or 100 of a unit) for a clock of `clock_ns` ns, and how
-/// many of it make one clock cycle: the period is `m * 10^e` ns with `m` not a multiple of 10,
-/// the timescale `10^e` ns in the largest unit that keeps it whole, and a cycle `m` of them.
-pub fn vcd_timescale(clock_ns: u32) -> (u32, vcd::TimescaleUnit, u64) {
-    let (mut m, mut e) = (clock_ns.max(1), 0);
+/// Half of a clock period of `clock_ps` ps (the time between the clock's edges) as
+/// `m * 10^e` fs with `m` not a multiple of 10: `(e, m)`.
+pub fn half_period_fs(clock_ps: u64) -> (u32, u64) {
+    let (mut m, mut e) = (clock_ps.max(1) * 500, 0);
     while m % 10 == 0 {
         m /= 10;
         e += 1;
     }
+    (e, m)
+}
+
+/// A legal VCD `$timescale` (1, 10 or 100 of a unit) for a clock of `clock_ps` ps, and how
+/// many of it make half a clock cycle: half the period is `m * 10^e` fs, the timescale
+/// `10^e` fs in the largest unit that keeps it whole, and half a cycle `m` of them.
+pub fn vcd_timescale(clock_ps: u64) -> (u32, vcd::TimescaleUnit, u64) {
+    let (e, m) = half_period_fs(clock_ps);
     let (unit, e) = match e {
-        0..=2 => (vcd::TimescaleUnit::NS, e),
-        3..=5 => (vcd::TimescaleUnit::US, e - 3),
-        6..=8 => (vcd::TimescaleUnit::MS, e - 6),
-        _ => (vcd::TimescaleUnit::S, e - 9),
+        0..=2 => (vcd::TimescaleUnit::FS, e),
+        3..=5 => (vcd::TimescaleUnit::PS, e - 3),
+        6..=8 => (vcd::TimescaleUnit::NS, e - 6),
+        9..=11 => (vcd::TimescaleUnit::US, e - 9),
+        12..=14 => (vcd::TimescaleUnit::MS, e - 12),
+        _ => (vcd::TimescaleUnit::S, e - 15),
     };
-    (10u32.pow(e), unit, m as u64)
+    (10u32.pow(e), unit, m)
 }
 
 /// Hand the value-change text to the file in pieces of about this size.
@@ -158,29 +209,51 @@ const VCD_CHUNK: usize = 1 << 20;
 const VCD_LINE: usize = 96;
 
 impl VcdSink {
-    pub fn create(path: &Path, clock_ns: u32, comment: &str) -> io::Result<VcdSink> {
+    pub fn create(path: &Path, clock_ps: u64, comment: &str) -> io::Result<VcdSink> {
         let mut w = vcd::Writer::new(BufWriter::with_capacity(1 << 20, File::create(path)?));
         w.comment(comment)?;
         w.version(concat!("flitwave ", env!("CARGO_PKG_VERSION")))?;
-        let (scale, unit, per_cycle) = vcd_timescale(clock_ns);
+        let (scale, unit, per_half) = vcd_timescale(clock_ps);
         w.timescale(scale, unit)?;
         Ok(VcdSink {
             w,
-            per_cycle,
+            per_half,
             vars: Vec::new(),
             text: vec![0; VCD_CHUNK + VCD_LINE],
             pos: 0,
             first_time: true,
             in_dumpvars: false,
             pending: None,
+            header_bytes: 0,
+            drained: 0,
+            limit: None,
+            stopped: false,
         })
+    }
+
+    /// Stop writing at the first timestamp at which the file holds `limit.bytes`.
+    pub fn set_limit(&mut self, limit: SizeLimit) {
+        self.limit = Some(limit);
     }
 
     fn drain_text(&mut self) -> io::Result<()> {
         use std::io::Write;
         self.w.writer().write_all(&self.text[..self.pos])?;
+        self.drained += self.pos as u64;
         self.pos = 0;
         Ok(())
+    }
+
+    /// At half cycle `t`: has the file reached its limit? Then stop.
+    #[inline]
+    fn over_limit(&mut self, t: u64) -> bool {
+        if let Some(l) = &self.limit
+            && l.check(self.header_bytes + self.drained + self.pos as u64, t)
+        {
+            self.stopped = true;
+            self.pending = None;
+        }
+        self.stopped
     }
 
     /// Append the line of one value change: `0!` for one bit, `b101 !` for a vector (leading
@@ -218,11 +291,11 @@ impl VcdSink {
         Ok(())
     }
 
-    /// Append `#t` (for cycle `t`).
+    /// Append `#t` (for half cycle `t`).
     fn stamp(&mut self, t: u64) -> io::Result<()> {
         let mut digits = [0u8; 20];
         let mut i = digits.len();
-        let mut x = t * self.per_cycle;
+        let mut x = t * self.per_half;
         loop {
             i -= 1;
             digits[i] = b'0' + (x % 10) as u8;
@@ -262,9 +335,16 @@ impl WaveSink for VcdSink {
         Ok(self.vars.len() - 1)
     }
     fn end_definitions(&mut self) -> io::Result<()> {
-        self.w.enddefinitions()
+        use std::io::Write;
+        self.w.enddefinitions()?;
+        self.w.writer().flush()?;
+        self.header_bytes = self.w.writer().get_ref().metadata().map_or(0, |m| m.len());
+        Ok(())
     }
     fn time(&mut self, t: u64) -> io::Result<()> {
+        if self.over_limit(t) {
+            return Ok(());
+        }
         self.drain_text()?;
         if self.in_dumpvars {
             self.in_dumpvars = false;
@@ -272,7 +352,7 @@ impl WaveSink for VcdSink {
         }
         if self.first_time {
             // The first timestamp carries every signal's initial value.
-            self.w.timestamp(t * self.per_cycle)?;
+            self.w.timestamp(t * self.per_half)?;
             self.first_time = false;
             self.in_dumpvars = true;
             self.w.begin(vcd::SimulationCommand::Dumpvars)?;
@@ -282,14 +362,26 @@ impl WaveSink for VcdSink {
         Ok(())
     }
     fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
         self.line(var, value)
     }
     fn ops(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
+        if self.stopped {
+            batch.clear();
+            return Ok(());
+        }
         for op in ops::decode(batch) {
             match op {
                 ops::Op::Change(var, value) => self.line(var, value)?,
                 // `#t`, as the `vcd` crate writes it.
-                ops::Op::Time(t) if !self.first_time && !self.in_dumpvars => self.pending = Some(t),
+                ops::Op::Time(t) if !self.first_time && !self.in_dumpvars => {
+                    if self.over_limit(t) {
+                        break;
+                    }
+                    self.pending = Some(t)
+                }
                 ops::Op::Time(t) => self.time(t)?,
             }
         }
@@ -311,12 +403,19 @@ impl WaveSink for VcdSink {
     }
 }
 
-/// Writes a Fast Signal Trace with the `fst-writer` crate, times in ns (cycle × `clock_ns`).
+/// Writes a Fast Signal Trace with the `fst-writer` crate: its time unit is `10^e` fs where
+/// half the clock period is `m * 10^e` fs ([`half_period_fs`]), times the tracer's half
+/// cycles × `m`.
 pub struct FstSink {
     header: Option<fst_writer::FstHeaderWriter<BufWriter<File>>>,
     body: Option<fst_writer::FstBodyWriter<BufWriter<File>>>,
     ids: Vec<(fst_writer::FstSignalId, u32)>,
-    clock_ns: u64,
+    per_half: u64,
+    /// Value-change bytes before compression flushed so far (what `--trace-limit` counts:
+    /// the file, compressed, stays below it).
+    flushed: u64,
+    limit: Option<SizeLimit>,
+    stopped: bool,
 }
 
 /// Flush FST value changes to disk every this many buffered bytes (small enough that the
@@ -324,18 +423,42 @@ pub struct FstSink {
 const FST_FLUSH_AT: usize = 32 << 20;
 
 impl FstSink {
-    pub fn create(path: &Path, clock_ns: u32) -> io::Result<FstSink> {
-        // FST stores times in units of 10^exponent s: write cycles * clock_ns in ns.
+    pub fn create(path: &Path, clock_ps: u64) -> io::Result<FstSink> {
+        // FST stores times in units of 10^exponent s.
+        let (e, per_half) = half_period_fs(clock_ps);
         let info = fst_writer::FstInfo {
             start_time: 0,
-            timescale_exponent: -9,
+            timescale_exponent: e as i8 - 15,
             version: concat!("flitwave ", env!("CARGO_PKG_VERSION")).to_string(),
             date: String::new(),
             file_type: fst_writer::FstFileType::Verilog,
         };
         let out = BufWriter::with_capacity(1 << 20, File::create(path)?);
         let header = fst_writer::FstHeaderWriter::new(out, &info).map_err(fst_err)?;
-        Ok(FstSink { header: Some(header), body: None, ids: Vec::new(), clock_ns: clock_ns as u64 })
+        Ok(FstSink { header: Some(header), body: None, ids: Vec::new(), per_half, flushed: 0, limit: None, stopped: false })
+    }
+
+    /// Stop writing at the first timestamp at which the value changes, before compression,
+    /// reach `limit.bytes`.
+    pub fn set_limit(&mut self, limit: SizeLimit) {
+        self.limit = Some(limit);
+    }
+
+    /// Start half cycle `t`, unless the limit is reached. False if stopped.
+    fn start_time(&mut self, t: u64) -> io::Result<bool> {
+        let b = self.body.as_mut().expect("FST body");
+        if let Some(l) = &self.limit
+            && l.check(self.flushed + b.size() as u64, t)
+        {
+            self.stopped = true;
+            return Ok(false);
+        }
+        if b.size() >= FST_FLUSH_AT {
+            self.flushed += b.size() as u64;
+            b.flush().map_err(fst_err)?;
+        }
+        b.time_change(t * self.per_half).map_err(fst_err)?;
+        Ok(true)
     }
 }
 
@@ -371,33 +494,34 @@ impl WaveSink for FstSink {
         Ok(())
     }
     fn time(&mut self, t: u64) -> io::Result<()> {
-        let b = self.body.as_mut().expect("FST body");
-        if b.size() >= FST_FLUSH_AT {
-            b.flush().map_err(fst_err)?;
+        if !self.stopped {
+            self.start_time(t)?;
         }
-        b.time_change(t * self.clock_ns).map_err(fst_err)
+        Ok(())
     }
     fn change(&mut self, var: usize, value: u64) -> io::Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
         let (id, width) = self.ids[var];
         let mut d = [0u8; 64];
         digits(value, width, &mut d);
         self.body.as_mut().expect("FST body").signal_change(id, &d[..width as usize]).map_err(fst_err)
     }
     fn ops(&mut self, batch: &mut Vec<u64>) -> io::Result<()> {
-        let b = self.body.as_mut().expect("FST body");
         for op in ops::decode(batch) {
+            if self.stopped {
+                break;
+            }
             match op {
                 ops::Op::Change(var, value) => {
                     let (id, width) = self.ids[var];
                     let mut d = [0u8; 64];
                     digits(value, width, &mut d);
-                    b.signal_change(id, &d[..width as usize]).map_err(fst_err)?;
+                    self.body.as_mut().expect("FST body").signal_change(id, &d[..width as usize]).map_err(fst_err)?;
                 }
                 ops::Op::Time(t) => {
-                    if b.size() >= FST_FLUSH_AT {
-                        b.flush().map_err(fst_err)?;
-                    }
-                    b.time_change(t * self.clock_ns).map_err(fst_err)?;
+                    self.start_time(t)?;
                 }
             }
         }
@@ -557,22 +681,26 @@ mod tests {
 
     #[test]
     fn vcd_timescales_are_legal_and_keep_the_period() {
-        let unit_ns = |u: vcd::TimescaleUnit| match u {
-            vcd::TimescaleUnit::NS => 1u64,
-            vcd::TimescaleUnit::US => 1_000,
-            vcd::TimescaleUnit::MS => 1_000_000,
-            vcd::TimescaleUnit::S => 1_000_000_000,
-            other => panic!("unexpected unit {other:?}"),
+        let unit_fs = |u: vcd::TimescaleUnit| match u {
+            vcd::TimescaleUnit::FS => 1u128,
+            vcd::TimescaleUnit::PS => 1_000,
+            vcd::TimescaleUnit::NS => 1_000_000,
+            vcd::TimescaleUnit::US => 1_000_000_000,
+            vcd::TimescaleUnit::MS => 1_000_000_000_000,
+            vcd::TimescaleUnit::S => 1_000_000_000_000_000,
         };
-        for clock in [1u32, 2, 3, 5, 10, 12, 30, 100, 250, 1000, 1500, 20_000, 1_000_000, 7_000_000, 1_000_000_000, 4_000_000_000, u32::MAX]
-        {
-            let (scale, unit, per_cycle) = vcd_timescale(clock);
-            assert!([1, 10, 100].contains(&scale), "clock {clock} ns: timescale {scale}");
-            assert_eq!(scale as u64 * unit_ns(unit) * per_cycle, clock as u64, "clock {clock} ns");
+        for clock_ps in [1u64, 2, 3, 5, 10, 12, 30, 100, 250, 800, 1000, 1500, 2500, 20_000, 1_000_000, 7_000_000, 1_000_000_000] {
+            let (scale, unit, per_half) = vcd_timescale(clock_ps);
+            assert!([1, 10, 100].contains(&scale), "clock {clock_ps} ps: timescale {scale}");
+            // Two half cycles make the period.
+            assert_eq!(2 * scale as u128 * unit_fs(unit) * per_half as u128, clock_ps as u128 * 1000, "clock {clock_ps} ps");
         }
-        assert_eq!(vcd_timescale(3), (1, vcd::TimescaleUnit::NS, 3));
-        assert_eq!(vcd_timescale(1000), (1, vcd::TimescaleUnit::US, 1));
-        assert_eq!(vcd_timescale(250), (10, vcd::TimescaleUnit::NS, 25));
+        // 1 ns: edges every 500 ps, in units of 100 ps.
+        assert_eq!(vcd_timescale(1000), (100, vcd::TimescaleUnit::PS, 5));
+        // 0.8 ns: edges every 400 ps.
+        assert_eq!(vcd_timescale(800), (100, vcd::TimescaleUnit::PS, 4));
+        assert_eq!(vcd_timescale(2500), (10, vcd::TimescaleUnit::PS, 125));
+        assert_eq!(vcd_timescale(3), (100, vcd::TimescaleUnit::FS, 15));
     }
 
     #[test]
@@ -626,7 +754,7 @@ mod tests {
         let widths = [1u32, 2, 4, 32, 64];
         let values = [0u64, 1, 5, 0xffff_ffff, u64::MAX];
         let write = |path: &Path, batched: bool| {
-            let mut s = VcdSink::create(path, 1, "test").unwrap();
+            let mut s = VcdSink::create(path, 1000, "test").unwrap();
             s.scope("top").unwrap();
             for (i, &w) in widths.iter().enumerate() {
                 assert_eq!(s.var(&format!("v{i}"), w).unwrap(), i);
@@ -663,7 +791,8 @@ mod tests {
             let mut w = vcd::Writer::new(&mut expect);
             let ids: Vec<vcd::IdCode> = (0..widths.len() as u32).map(vcd::IdCode::from).collect();
             for (t, &value) in values.iter().enumerate() {
-                w.timestamp(t as u64).unwrap();
+                // A clock of 1 ns: the sink writes half cycle t at 5t (units of 100 ps).
+                w.timestamp(5 * t as u64).unwrap();
                 if t == 0 {
                     w.begin(vcd::SimulationCommand::Dumpvars).unwrap();
                 }

@@ -1,22 +1,33 @@
 //! The waveform tracer: a [`Probe`] that turns each simulated cycle into value changes, with
-//! one scope per node, its router, each port and VC, named as RTL would be:
+//! one scope per node, its router, each port and VC, named as RTL would be: nodes by their
+//! coordinates ([`fabric::Topology::scope_name`]), ports by the direction their link leaves
+//! in ([`fabric::Topology::port_name`]), the NIC's channels `inj`/`ej` (numbered when a
+//! node has several):
 //!
 //! ```text
-//! top.n0005.router.out2.{valid, flags[2:0], vc, packet[31:0], msg[31:0]}
-//! top.n0005.router.out2.vc0.credits          credits of output VC 0 (free downstream slots)
-//! top.n0005.router.in1.vc0.{occupancy, state[1:0]}   network input port 1, VC 0
-//! top.n0005.router.inj0.vc0.{occupancy, state[1:0]}  NIC injection channel 0's buffer
-//! top.n0005.nic.{inject_valid, eject_valid, queue[15:0]}
-//! top.n0005.nic.inj0.{valid, flags, packet, msg}, top.n0005.nic.ej0.{...}
+//! top.clk
+//! top.x1_y2.router.out_xp.{valid, flags[2:0], vc, packet[31:0], dest[31:0], msg[31:0]}
+//! top.x1_y2.router.out_xp.vc0.credits          credits of output VC 0 (free downstream slots)
+//! top.x1_y2.router.in_xm.{sa_req, sa_gnt}      switch requests and grants, a bit per VC
+//! top.x1_y2.router.in_xm.vc0.{occupancy, state[1:0], va_req, va_gnt, route, out_vc}
+//! top.x1_y2.router.inj.vc0.{...}               the NIC injection channel's buffer
+//! top.x1_y2.nic.{inject_valid, eject_valid, queue[15:0]}
+//! top.x1_y2.nic.inj.{valid, flags, packet, msg}, top.x1_y2.nic.ej.{...}
 //! ```
 //!
-//! Timing: at time t (one unit per cycle) `valid` is high if a flit moved in cycle t;
-//! `flags` is {valid, tail, head} (shown as -, BODY, HEAD, TAIL, HEADTAIL); `vc`,
-//! `packet` and `msg` describe the last flit that moved (they hold, like a data register,
-//! while `valid` is low). Buffer occupancy, VC state (0 IDLE, 1 RC, 2 VA, 3 ACTIVE), credits and the NIC
-//! queue show the registers' values at the start of cycle t. The GTKWave save file shows
-//! flags and states by name. `msg` is the message (broadcast) the packet carries, `packet`
-//! its packet-table slot. With 2^ν-wide links each output port has `lane<k>` sub-scopes.
+//! Timing: the dump's times are half cycles (the sinks scale them to the clock period):
+//! `clk` rises at the start of each cycle and falls half-way; every other signal changes on
+//! a rising edge and shows the state at the end of the cycle. At cycle t `valid` is high if
+//! a flit moved in cycle t; `flags` is {valid, tail, head} (shown as -, BODY, HEAD, TAIL,
+//! HEADTAIL); `vc`, `packet`, `dest` and `msg` describe the last flit that moved (they hold,
+//! like a data register, while `valid` is low). `va_req`, `va_gnt`, `sa_req` and `sa_gnt`
+//! are high in the cycle the allocators saw the request or gave the grant; `route` and
+//! `out_vc` hold the output port and VC of the VC's last grant. Buffer occupancy, VC state
+//! (0 IDLE, 1 RC, 2 VA, 3 ACTIVE), credits and the NIC queue show the registers' values at
+//! the start of cycle t. The GTKWave save file shows flags, states and ports by name. `msg`
+//! is the message (broadcast) the packet carries, `packet` its packet-table slot, `dest` its
+//! destination node ([`DEST_BROADCAST`] and the span for a broadcast). With 2^ν-wide links
+//! each output port has `lane<k>` sub-scopes.
 
 use crate::sink::{WaveSink, ops};
 use fabric::Fabric;
@@ -32,13 +43,13 @@ pub struct TraceOptions {
     /// First and last cycle traced (inclusive).
     pub from: u64,
     pub to: u64,
-    /// Clock period in ns (the dump's time unit).
-    pub clock_ns: u32,
+    /// Clock period in ps.
+    pub clock_ps: u64,
 }
 
 impl Default for TraceOptions {
     fn default() -> Self {
-        TraceOptions { nodes: None, from: 0, to: u64::MAX, clock_ns: 1 }
+        TraceOptions { nodes: None, from: 0, to: u64::MAX, clock_ps: 1000 }
     }
 }
 
@@ -52,8 +63,12 @@ struct LinkSigs {
     flags: u32,
     vc: u32,
     packet: u32,
+    dest: u32,
     msg: u32,
 }
+
+/// `dest` of a broadcast packet: this bit, and the dimensions its tree spans.
+pub const DEST_BROADCAST: u64 = 1 << 31;
 
 /// The signals of one NIC channel.
 #[derive(Clone, Copy, Debug)]
@@ -74,12 +89,12 @@ pub struct SignalInfo {
     pub node: usize,
     /// `out2`, `in1.vc0`, `nic`, ... (the group the save file puts it in).
     pub group: String,
-    /// Display as a named value (`kind`, `state`).
+    /// Display as a named value (`flags`, `state`, `route`).
     pub translate: Option<&'static str>,
 }
 
-/// The occupancy signal of one input VC (`iv` its global index); its state signal is the
-/// next one. `up`: the traced output VC upstream (its index in `Tracer::credit_last`) that
+/// The occupancy signal of one input VC (`iv` its global index); the next ones are its
+/// `state`, `va_req`, `va_gnt`, `route` and `out_vc` ([`VA_REQ`] and on). `up`: the traced output VC upstream (its index in `Tracer::credit_last`) that
 /// gets a credit back when a flit leaves this VC, or NONE.
 #[derive(Clone, Copy, Debug)]
 struct IvcSigs {
@@ -108,10 +123,16 @@ struct OpInfo {
     port_sigs: u32,
 }
 
+/// Offsets of an input VC's allocator signals from its occupancy signal.
+const VA_REQ: u32 = 2;
+const VA_GNT: u32 = 3;
+const ROUTE: u32 = 4;
+const OUT_VC: u32 = 5;
+
 /// Hand the value changes to the sink in batches of about this many words.
 const BATCH: usize = 1 << 16;
 
-/// The tracer. Create it before the run, attach it with [`Fabric::set_probe`], and call
+/// The tracer. Create it before the run, attach it with [`Fabric::add_probe`], and call
 /// [`Tracer::finish`] on it afterwards.
 ///
 /// Each cycle it compares what can have changed with the values last written and puts only
@@ -122,6 +143,23 @@ pub struct Tracer {
     opts: TraceOptions,
     pub signals: Vec<SignalInfo>,
     pub traced: Vec<NodeId>,
+    /// Names of the router's ports (network ports by direction, then the NIC channels'
+    /// ejection side), the values `route` shows.
+    pub route_names: Vec<String>,
+    /// The `clk` signal.
+    clk: u32,
+    /// Per traced node × port: its input port's `sa_req` signal (`sa_gnt` the next), or NONE.
+    in_port: Vec<u32>,
+    /// Per traced node: the VCs requesting VC allocation as last written, and whether its
+    /// requesters must be looked at again next cycle (some were granted).
+    va_last: Vec<u128>,
+    va_recheck: Vec<bool>,
+    /// Per traced node: VCs granted VC allocation in this cycle.
+    va_granted: Vec<u128>,
+    /// Per traced node: this cycle's switch requests and grants (a bit per local VC), and
+    /// the nodes that have some.
+    sa_now: Vec<(u128, u128)>,
+    sa_touched: Vec<u32>,
     /// Each signal's value as last written (before the first timestamp: its initial value).
     last: Vec<u64>,
     slot: Vec<u32>,
@@ -199,6 +237,8 @@ pub struct Tracer {
     masks: Vec<(u32, u64)>,
     /// Timestamps and changes not yet handed to the sink.
     batch: Vec<u64>,
+    /// Where the sink stops for `--trace-limit` (then the tracer stops too).
+    limit: Option<crate::sink::SizeLimit>,
 }
 
 fn bits_for(max: u64) -> u32 {
@@ -224,19 +264,31 @@ impl Tracer {
         for (i, nd) in traced.iter().enumerate() {
             slot[nd.idx()] = i as u32;
         }
-        let width = (n.max(2) - 1).to_string().len().max(4);
+        let topo = &fabric.topo;
+        // Port names: network ports by the direction their link leaves in, NIC channels
+        // `inj`/`ej` (numbered when a node has several).
+        let chan = |dir: &str, ch: usize| if k == 1 { dir.to_string() } else { format!("{dir}{ch}") };
+        let route_names: Vec<String> = (0..net).map(|o| topo.port_name(o)).chain((0..k).map(|ch| chan("ej", ch))).collect();
         let mut t = Tracer {
             sink: None,
             opts,
             signals: Vec::new(),
             traced: traced.clone(),
+            route_names: route_names.clone(),
+            clk: 0,
+            in_port: vec![NONE; traced.len() * ports],
+            va_last: vec![0; traced.len()],
+            va_recheck: vec![false; traced.len()],
+            va_granted: vec![0; traced.len()],
+            sa_now: vec![(0, 0); traced.len()],
+            sa_touched: Vec::new(),
             last: Vec::new(),
             slot,
             net,
             vcs,
             lanes,
             k,
-            links: vec![LinkSigs { valid: NONE, flags: NONE, vc: NONE, packet: NONE, msg: NONE }; traced.len() * net * lanes],
+            links: vec![LinkSigs { valid: NONE, flags: NONE, vc: NONE, packet: NONE, dest: NONE, msg: NONE }; traced.len() * net * lanes],
             ivcs: Vec::new(),
             ivc_start: vec![0],
             ivc_last: Vec::new(),
@@ -275,6 +327,7 @@ impl Tracer {
             lane_used: vec![0; traced.len() * net],
             masks: Vec::new(),
             batch: Vec::with_capacity(BATCH + 4096),
+            limit: None,
         };
         let mut path: Vec<String> = Vec::new();
         struct Decl<'a> {
@@ -293,6 +346,8 @@ impl Tracer {
             }
         }
         let vc_bits = bits_for(vcs as u64 - 1);
+        let route_bits = bits_for(route_names.len() as u64 - 1);
+        let out_vc_bits = bits_for(vcs.max(r.params.ejection_vcs as usize) as u64 - 1);
         let (credit_bits, buf_bits) = (bits_for(depth), bits_for(deepest));
         {
             let mut d = Decl { sink: sink.as_mut(), path: &mut path };
@@ -316,14 +371,15 @@ impl Tracer {
                 Ok(h)
             };
             d.scope("top".into())?;
+            t.clk = var(&mut d, &mut t, "clk", 1, usize::MAX, "clk", 0, None)? as u32;
             for (i, &node) in traced.iter().enumerate() {
-                d.scope(format!("n{:0width$}", node.0))?;
+                d.scope(topo.scope_name(node))?;
                 d.scope("router".into())?;
                 for o in 0..net {
                     if fabric.downstream(r.port_index(node, o)).is_none() {
                         continue;
                     }
-                    let g = format!("out{o}");
+                    let g = format!("out_{}", topo.port_name(o));
                     d.scope(g.clone())?;
                     for lane in 0..lanes {
                         let lg = if lanes > 1 {
@@ -337,6 +393,7 @@ impl Tracer {
                             flags: var(&mut d, &mut t, "flags", 3, i, &lg, 0, Some("flags"))? as u32,
                             vc: var(&mut d, &mut t, "vc", vc_bits, i, &lg, 0, None)? as u32,
                             packet: var(&mut d, &mut t, "packet", 32, i, &lg, 0, None)? as u32,
+                            dest: var(&mut d, &mut t, "dest", 32, i, &lg, 0, None)? as u32,
                             msg: var(&mut d, &mut t, "msg", 32, i, &lg, 0, None)? as u32,
                         };
                         t.links[(i * net + o) * lanes + lane] = s;
@@ -362,14 +419,25 @@ impl Tracer {
                     if p < net && fabric.upstream(r.port_index(node, p)).is_none() {
                         continue;
                     }
-                    let g = if p < net { format!("in{p}") } else { format!("inj{}", p - net) };
+                    let g = if p < net { format!("in_{}", topo.port_name(p)) } else { chan("inj", p - net) };
                     d.scope(g.clone())?;
+                    let sa = var(&mut d, &mut t, "sa_req", vcs as u32, i, &g, 0, None)?;
+                    let gnt = var(&mut d, &mut t, "sa_gnt", vcs as u32, i, &g, 0, None)?;
+                    debug_assert_eq!(gnt, sa + 1);
+                    t.in_port[i * ports + p] = sa as u32;
                     for vc in 0..vcs {
                         d.scope(format!("vc{vc}"))?;
                         let gg = format!("{g}.vc{vc}");
                         let occ = var(&mut d, &mut t, "occupancy", buf_bits, i, &gg, 0, None)?;
                         let state = var(&mut d, &mut t, "state", 2, i, &gg, 0, Some("state"))?;
-                        debug_assert_eq!(state, occ + 1);
+                        let va_req = var(&mut d, &mut t, "va_req", 1, i, &gg, 0, None)?;
+                        let va_gnt = var(&mut d, &mut t, "va_gnt", 1, i, &gg, 0, None)?;
+                        let route = var(&mut d, &mut t, "route", route_bits, i, &gg, 0, Some("route"))?;
+                        let out_vc = var(&mut d, &mut t, "out_vc", out_vc_bits, i, &gg, 0, None)?;
+                        debug_assert_eq!(
+                            [state, va_req, va_gnt, route, out_vc],
+                            [1, VA_REQ, VA_GNT, ROUTE, OUT_VC].map(|k| occ + k as usize)
+                        );
                         let iv = r.ivc_index(node, p, vc);
                         t.ivc_entry[iv] = t.ivcs.len() as u32;
                         t.ivcs.push(IvcSigs { iv: iv as u32, occ: occ as u32, up: NONE });
@@ -389,8 +457,8 @@ impl Tracer {
                 t.queue_last.push(0);
                 for dir in ["inj", "ej"] {
                     for ch in 0..k {
-                        let g = format!("nic.{dir}{ch}");
-                        d.scope(format!("{dir}{ch}"))?;
+                        let g = format!("nic.{}", chan(dir, ch));
+                        d.scope(chan(dir, ch))?;
                         let s = ChanSigs {
                             valid: var(&mut d, &mut t, "valid", 1, i, &g, 0, None)? as u32,
                             flags: var(&mut d, &mut t, "flags", 3, i, &g, 0, Some("flags"))? as u32,
@@ -460,11 +528,36 @@ impl Tracer {
         Ok(t)
     }
 
-    /// Start timestamp `t`.
+    /// Stop sampling once the sink has stopped at `limit` (the sink enforces it).
+    pub fn set_limit(&mut self, limit: crate::sink::SizeLimit) {
+        self.limit = Some(limit);
+    }
+
+    /// Start cycle `t`'s timestamp, its clock's rising edge: the dump's times are half
+    /// cycles (the sink scales them), `clk` high at 2t and low at 2t + 1. The cycles since
+    /// the last timestamp get their edges first.
     #[inline]
     fn time(&mut self, t: u64) {
-        ops::push_time(&mut self.batch, t);
+        if let Some(p) = self.open {
+            self.clock_edges(p, t);
+        }
+        ops::push_time(&mut self.batch, 2 * t);
         self.open = Some(t);
+        self.set(self.clk, 1);
+    }
+
+    /// The falling edge of cycle `p` (the open one) and both edges of every cycle after it
+    /// and before `t`.
+    #[cold]
+    fn clock_edges(&mut self, p: u64, t: u64) {
+        ops::push_time(&mut self.batch, 2 * p + 1);
+        self.set(self.clk, 0);
+        for c in p + 1..t {
+            ops::push_time(&mut self.batch, 2 * c);
+            self.set(self.clk, 1);
+            ops::push_time(&mut self.batch, 2 * c + 1);
+            self.set(self.clk, 0);
+        }
     }
 
     /// Set signal `s` to `v` at the open timestamp.
@@ -741,7 +834,9 @@ impl Tracer {
     /// dump shows them.
     #[inline]
     fn link(&mut self, s: LinkSigs, vc: u8, flit: router::Flit, f: &Fabric, show: bool) {
-        let msg = f.packets.get(flit.packet).msg;
+        let p = f.packets.get(flit.packet);
+        let msg = p.msg;
+        let dest = if p.is_broadcast() { DEST_BROADCAST | p.header.span as u64 } else { p.dest().0 as u64 };
         if show {
             self.pulse(s.valid, 1);
             self.pulse(s.flags, 4 | flit.flags.bits() as u64);
@@ -749,7 +844,123 @@ impl Tracer {
         }
         self.set(s.vc, vc as u64);
         self.set(s.packet, flit.packet.0 as u64);
+        self.set(s.dest, dest);
         self.set(s.msg, msg as u64);
+    }
+
+    /// This cycle's allocations: switch requests and grants per input port (pulses, if
+    /// `show`), VC grants (pulses) and the output port and VC they gave (held), and which
+    /// VCs request VC allocation (those still waiting at the end of the cycle and those
+    /// granted in it).
+    fn allocators(&mut self, v: &CycleView<'_>, show: bool) {
+        let r = &v.fabric.routers;
+        let (ports, vcs, npv) = (r.ports(), self.vcs, r.ports() * self.vcs);
+        let vmask = if vcs >= 64 { u64::MAX } else { (1u64 << vcs) - 1 };
+        if show {
+            for &(node, req) in &v.allocs.sa_requests {
+                let i = self.slot[node as usize];
+                if i != NONE {
+                    let now = &mut self.sa_now[i as usize];
+                    if *now == (0, 0) {
+                        self.sa_touched.push(i);
+                    }
+                    now.0 |= req;
+                }
+            }
+            for &iv in &v.allocs.sa_grants {
+                let i = self.slot[iv as usize / npv];
+                if i != NONE {
+                    let now = &mut self.sa_now[i as usize];
+                    if *now == (0, 0) {
+                        self.sa_touched.push(i);
+                    }
+                    now.1 |= 1 << (iv as usize % npv);
+                }
+            }
+            let touched = std::mem::take(&mut self.sa_touched);
+            for &i in &touched {
+                let (req, gnt) = std::mem::take(&mut self.sa_now[i as usize]);
+                let mut left = req | gnt;
+                while left != 0 {
+                    let p = left.trailing_zeros() as usize / vcs;
+                    let (r, g) = ((req >> (p * vcs)) as u64 & vmask, (gnt >> (p * vcs)) as u64 & vmask);
+                    left &= !((vmask as u128) << (p * vcs));
+                    let sig = self.in_port[i as usize * ports + p];
+                    if sig == NONE {
+                        continue;
+                    }
+                    if r != 0 {
+                        self.pulse(sig, r);
+                    }
+                    if g != 0 {
+                        self.pulse(sig + 1, g);
+                    }
+                }
+            }
+            self.sa_touched = touched;
+            self.sa_touched.clear();
+        }
+        for g in &v.allocs.va_grants {
+            let node = g.iv as usize / npv;
+            let i = self.slot[node];
+            if i == NONE {
+                continue;
+            }
+            self.va_granted[i as usize] |= 1 << (g.iv as usize % npv);
+            let e = self.ivc_entry[g.iv as usize];
+            if e == NONE {
+                continue;
+            }
+            let occ = self.ivcs[e as usize].occ;
+            if show {
+                self.pulse(occ + VA_GNT, 1);
+            }
+            self.set(occ + ROUTE, g.port as u64);
+            self.set(occ + OUT_VC, g.vc as u64);
+        }
+        for i in 0..self.traced.len() {
+            let node = self.traced[i];
+            let granted = std::mem::take(&mut self.va_granted[i]);
+            // Requesters join only where the router registers work, and leave only by a
+            // grant.
+            if !(granted != 0 || self.va_recheck[i] || self.va_last[i] != 0 || r.has_work(node)) {
+                continue;
+            }
+            self.va_recheck[i] = granted != 0;
+            let now = r.va_requesters(node) | granted;
+            let mut changed = now ^ self.va_last[i];
+            self.va_last[i] = now;
+            while changed != 0 {
+                let l = changed.trailing_zeros() as usize;
+                changed &= changed - 1;
+                let e = self.ivc_entry[node.idx() * npv + l];
+                if e != NONE {
+                    self.set(self.ivcs[e as usize].occ + VA_REQ, (now >> l) as u64 & 1);
+                }
+            }
+        }
+    }
+
+    /// Pulse each signal in `masks` with the OR of its masks.
+    fn pulse_masks(&mut self) {
+        if self.masks.is_empty() {
+            return;
+        }
+        self.masks.sort_unstable();
+        let masks = std::mem::take(&mut self.masks);
+        let mut j = 0;
+        while j < masks.len() {
+            let (s, mut m) = masks[j];
+            j += 1;
+            while j < masks.len() && masks[j].0 == s {
+                m |= masks[j].1;
+                j += 1;
+            }
+            if m != 0 {
+                self.pulse(s, m);
+            }
+        }
+        self.masks = masks;
     }
 
     /// This cycle's NIC activity: flits into injection buffers and the NIC signals (before
@@ -784,19 +995,7 @@ impl Tracer {
             }
         }
         // One value per signal: the channels of a node together.
-        self.masks.sort_unstable();
-        let masks = std::mem::take(&mut self.masks);
-        let mut j = 0;
-        while j < masks.len() {
-            let (s, mut m) = masks[j];
-            j += 1;
-            while j < masks.len() && masks[j].0 == s {
-                m |= masks[j].1;
-                j += 1;
-            }
-            self.pulse(s, m);
-        }
-        self.masks = masks;
+        self.pulse_masks();
     }
 
     /// A flit through a traced NIC channel: pulses (if `show`) and held values, as [`Self::link`].
@@ -819,6 +1018,7 @@ impl Tracer {
             self.emit = false;
             self.departures(v, false);
             self.nics(v, false);
+            self.allocators(v, false);
             self.sample_registers(v.fabric, t);
             self.emit = true;
             return Ok(());
@@ -831,7 +1031,10 @@ impl Tracer {
         let dump_now = !self.started && t == self.opts.from;
         if !self.started {
             self.started = true;
+            // The first timestamp's clock edge goes with the dump.
+            self.emit = false;
             self.time(self.opts.from);
+            self.emit = true;
             if dump_now {
                 self.emit = false;
             } else {
@@ -849,6 +1052,7 @@ impl Tracer {
         }
         self.departures(v, true);
         self.nics(v, true);
+        self.allocators(v, true);
         self.lows();
         if dump_now {
             self.emit = true;
@@ -859,6 +1063,11 @@ impl Tracer {
         self.sample_registers(v.fabric, t);
         if self.batch.len() >= BATCH {
             self.sink.as_mut().expect("tracer sink").ops(&mut self.batch)?;
+            if self.limit.as_ref().is_some_and(|l| l.stopped()) {
+                // The writer reached the size limit: nothing more goes to it.
+                self.done = true;
+                self.batch.clear();
+            }
         }
         Ok(())
     }
@@ -871,12 +1080,19 @@ impl Tracer {
         self.done = true;
         if !self.started {
             // Nothing happened inside the window: dump the values at its start.
+            self.emit = false;
             self.time(self.opts.from);
+            self.emit = true;
             self.dump();
         } else {
             // The last traced cycle's pulses go low at the timestamp after it.
             debug_assert!(self.open.is_some_and(|p| p <= end), "timestamp {:?} after the end {end}", self.open);
             self.lows();
+        }
+        // The last cycle's falling edge ends the dump.
+        if let Some(p) = self.open {
+            ops::push_time(&mut self.batch, 2 * p + 1);
+            self.set(self.clk, 0);
         }
         let sink = self.sink.as_mut().expect("tracer sink");
         sink.ops(&mut self.batch)
