@@ -87,6 +87,8 @@ pub struct Row {
 pub struct Comparison {
     /// The workload and fabric, as `flitwave run` titles it, without the forwarding.
     pub title: String,
+    /// The router, switching, VCs, buffers and ports every case shares.
+    pub fabric: String,
     /// What the speed-up divides: `completion_cycles` or `broadcast_latency_avg_cycles`.
     pub figure: &'static str,
     /// Each case by the nodes, then by the routers: start-up, copy cost, packet length.
@@ -139,6 +141,7 @@ struct Plan {
     json: Option<String>,
     quiet: bool,
     title: String,
+    fabric: String,
 }
 
 fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
@@ -204,7 +207,12 @@ fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
     for c in &cases {
         match resolve(&c.raw) {
             Ok(cfg) => {
-                title = Some(cfg.title().replace(&format!(" ({} forwarding)", c.forwarding), ""));
+                let buffers = match base.get("buffer-flits") {
+                    Some(_) => format!("{} flits", cfg.buffer_flits),
+                    None => "2 x packet flits".to_string(),
+                };
+                let fabric = format!("router {} ({}), {} VCs of {buffers}, ports {}", cfg.router, cfg.switching.name(), cfg.vcs, cfg.ports);
+                title = Some((cfg.title().replace(&format!(" ({} forwarding)", c.forwarding), ""), fabric));
                 break;
             }
             Err(e) => {
@@ -212,8 +220,8 @@ fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
             }
         }
     }
-    let Some(title) = title else { return Err(first_error.expect("at least one case")) };
-    Ok(Plan { cases, jobs, json, quiet, title })
+    let Some((title, fabric)) = title else { return Err(first_error.expect("at least one case")) };
+    Ok(Plan { cases, jobs, json, quiet, title, fabric })
 }
 
 /// Run one case.
@@ -261,10 +269,9 @@ fn run_case(c: &Case) -> Row {
     row
 }
 
-/// Run every case of `plan`; rows in the order of the cases, speed-ups on the router rows.
-fn compare(plan: &Plan) -> Comparison {
-    let started = std::time::Instant::now();
-    let mut rows = crate::parallel::map(plan.jobs, &plan.cases, run_case);
+/// Each router row's speed-up over the node row before it: the mean broadcast latencies
+/// where both runs report one, else the completion times; none unless both ran to the end.
+fn speedups(rows: &mut [Row]) {
     for k in (0..rows.len()).step_by(2) {
         let (node, router) = (&rows[k], &rows[k + 1]);
         debug_assert!(node.forwarding == "node" && router.forwarding == "router" && node.packet_flits == router.packet_flits);
@@ -274,9 +281,17 @@ fn compare(plan: &Plan) -> Comparison {
         };
         rows[k + 1].speedup = figures.filter(|&(_, r)| r > 0.0).map(|(n, r)| n / r);
     }
+}
+
+/// Run every case of `plan`; rows in the order of the cases, speed-ups on the router rows.
+fn compare(plan: &Plan) -> Comparison {
+    let started = std::time::Instant::now();
+    let mut rows = crate::parallel::map(plan.jobs, &plan.cases, run_case);
+    speedups(&mut rows);
     let latency = rows.iter().any(|r| r.broadcast_latency_avg_cycles.is_some());
     Comparison {
         title: plan.title.clone(),
+        fabric: plan.fabric.clone(),
         figure: if latency { "broadcast_latency_avg_cycles" } else { "completion_cycles" },
         runs: rows.iter().filter(|r| r.outcome != "refused").count(),
         rows,
@@ -289,6 +304,7 @@ fn compare(plan: &Plan) -> Comparison {
 pub fn table(c: &Comparison) -> String {
     let latency = c.figure == "broadcast_latency_avg_cycles";
     let mut t = format!("flitwave compare-forwarding: {}; {} runs on {} jobs, {:.1} s\n", c.title, c.runs, c.jobs, c.wall_seconds);
+    t += &format!("  {}\n", c.fabric);
     let dash = || "-".to_string();
     let n = |x: Option<u64>| x.map_or_else(dash, |x| x.to_string());
     t += &format!(
@@ -461,6 +477,44 @@ pub fn cmd_compare_forwarding(args: &CompareArgs) -> Result<i32, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(forwarding: &'static str, completion: Option<u64>, latency: Option<f64>) -> Row {
+        Row {
+            forwarding,
+            packet_flits: 4,
+            startup_cycles: 0,
+            copy_cycles_per_flit: 0,
+            outcome: if completion.is_some() { "ok" } else { "deadlock" },
+            reason: None,
+            completion_cycles: completion,
+            broadcast_latency_avg_cycles: latency,
+            broadcast_latency_p99_cycles: None,
+            nic_packets: None,
+            max_nic_queue: None,
+            flit_hops: None,
+            occupancy_p99_flits: None,
+            occupancy_max_flits: None,
+            speedup: None,
+        }
+    }
+
+    /// Broadcast latency where both runs report it, else completion; nothing from a failed run.
+    #[test]
+    fn speedups_prefer_the_broadcast_latency() {
+        let mut rows = vec![
+            row("node", Some(300), None),
+            row("router", Some(100), None),
+            row("node", Some(900), Some(60.0)),
+            row("router", Some(1000), Some(20.0)),
+            row("node", Some(300), Some(60.0)),
+            row("router", Some(150), None),
+            row("node", Some(300), None),
+            row("router", None, None),
+        ];
+        speedups(&mut rows);
+        let s: Vec<Option<f64>> = rows.iter().map(|r| r.speedup).collect();
+        assert_eq!(s, [None, Some(3.0), None, Some(3.0), None, Some(2.0), None, None]);
+    }
 
     #[test]
     fn the_delta_start_up_is_938_cycles() {
