@@ -303,7 +303,8 @@ fn compare(plan: &Plan) -> Comparison {
 /// The table people read.
 pub fn table(c: &Comparison) -> String {
     let latency = c.figure == "broadcast_latency_avg_cycles";
-    let mut t = format!("flitwave compare-forwarding: {}; {} runs on {} jobs, {:.1} s\n", c.title, c.runs, c.jobs, c.wall_seconds);
+    let runs = if c.runs == 1 { "1 run".to_string() } else { format!("{} runs", c.runs) };
+    let mut t = format!("flitwave compare-forwarding: {}; {runs} on {} jobs, {:.1} s\n", c.title, c.jobs, c.wall_seconds);
     t += &format!("  {}\n", c.fabric);
     let dash = || "-".to_string();
     let n = |x: Option<u64>| x.map_or_else(dash, |x| x.to_string());
