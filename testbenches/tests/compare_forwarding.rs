@@ -253,3 +253,19 @@ fn the_default_grid() {
     assert_eq!(flits, [1, 1, 4, 4, 16, 16, 64, 64]);
     assert!(rows.iter().all(|r| r["copy_cycles_per_flit"] == 0));
 }
+
+/// README's table is this build's output of README's command (but for the timing line).
+#[test]
+fn readme_table_is_current() {
+    let readme = include_str!("../../README.md");
+    let start = readme.find("flitwave compare-forwarding: mnb-sbt on hypercube 6").expect("README shows the 6-cube table");
+    let block = &readme[start..start + readme[start..].find("```").expect("the block ends")];
+    let a = words(
+        "compare-forwarding --dims 6 --algorithm mnb-sbt --switching wh --vcs 2 --router realistic --packet-flits 1,4,16,64 --startup-cycles 0,50",
+    );
+    let o = flitwave(&a);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&a, &o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let rest = |t: &str| t.lines().skip(1).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(rest(block), rest(&out), "README:\n{block}\nnow:\n{out}");
+}
