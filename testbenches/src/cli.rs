@@ -38,6 +38,9 @@ pub enum Cmd {
     /// The smallest buffer depth per port class within a tolerance of deep buffers, for one
     /// or more loads (run flags as for `run`).
     SizeBuffers(Box<crate::size_buffers::SizeArgs>),
+    /// Each case (packet length, start-up and copy cost) forwarded by the nodes and replicated
+    /// by the routers, side by side, with the speed-up (docs/compare-forwarding.md).
+    CompareForwarding(Box<crate::compare_forwarding::CompareArgs>),
     /// Run every combination of some run keys' values (and seeds) in parallel, one row a run
     /// in DIR/results.jsonl and DIR/results.csv; a rerun resumes (docs/sweep.md).
     Sweep(Box<crate::sweep::SweepArgs>),

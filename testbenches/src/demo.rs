@@ -58,20 +58,34 @@ pub const SCENARIOS: &[DemoScenario] = &[
     ),
 ];
 
+/// The demo's waveform: a broadcast the routers replicate, small enough to read cycle by
+/// cycle in GTKWave (`<stem>.fst` and `<stem>.gtkw`).
+pub const WAVEFORM: DemoScenario = DemoScenario(
+    "snb-mesh4x4-router-wave",
+    "one 4-flit worm replicated by realistic routers, as a waveform (FST + GTKWave save file)",
+    &[("topology", "mesh"), ("dims", "4x4"), ("forwarding", "router"), ("router", "realistic"), ("switching", "wh"), ("packet-flits", "4")],
+);
+
 pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
     std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
-    println!("flitwave demo: {} scenarios, results in {}/", SCENARIOS.len(), out.display());
+    println!("flitwave demo: {} scenarios, results in {}/", SCENARIOS.len() + 1, out.display());
     let mut table = String::from(
         "| scenario | what it shows | completion (cycles) | slots | paper bound | lower bound | link transmissions | latency avg / p99 (cycles) | delivered |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut code = 0;
-    for DemoScenario(stem, what, settings) in SCENARIOS {
+    let (fst, gtkw) = (out.join(format!("{}.fst", WAVEFORM.0)), out.join(format!("{}.gtkw", WAVEFORM.0)));
+    for DemoScenario(stem, what, settings) in SCENARIOS.iter().chain([&WAVEFORM]) {
         let mut raw = Raw::default();
         for (k, v) in settings.iter() {
             raw.values.insert(k.to_string(), v.to_string());
         }
+        let wave = *stem == WAVEFORM.0;
+        if wave {
+            raw.values.insert("fst".into(), fst.display().to_string());
+            raw.values.insert("gtkw".into(), gtkw.display().to_string());
+        }
         let cfg = Config::resolve(&raw)?;
-        let r = run::run(&cfg);
+        let r = if wave { run::run_with_outputs(&cfg, false)? } else { run::run(&cfg) };
         code = code.max(r.exit_code());
         let path = out.join(format!("{stem}.json"));
         std::fs::write(&path, crate::json::to_string(&r) + "\n")
@@ -120,6 +134,7 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
     let summary = out.join("summary.md");
     std::fs::write(&summary, table).map_err(|e| ConfigError(format!("out: {}: cannot write it: {e}", summary.display())))?;
     println!("summary table: {}", summary.display());
+    println!("waveform of {}: gtkwave {} {}", WAVEFORM.0, fst.display(), gtkw.display());
     println!("next: flitwave list; flitwave run --help");
     Ok(code)
 }

@@ -1,12 +1,14 @@
 //! # testbenches — scenarios, the `flitwave` CLI, integration tests and benchmarks
 
 pub mod cli;
+pub mod compare_forwarding;
 pub mod config;
 pub mod cost_model;
 pub mod demo;
 pub mod input;
 pub mod json;
 pub mod list;
+pub mod parallel;
 pub mod plot;
 pub mod reproduce;
 pub mod reproduce_seidel;

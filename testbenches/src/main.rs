@@ -114,6 +114,7 @@ fn main() {
         }
         Some(Cmd::Run(args)) => cmd_run(&args),
         Some(Cmd::SizeBuffers(args)) => testbenches::size_buffers::cmd_size_buffers(&args),
+        Some(Cmd::CompareForwarding(args)) => testbenches::compare_forwarding::cmd_compare_forwarding(&args),
         Some(Cmd::Sweep(args)) => testbenches::sweep::cmd_sweep(&args),
         Some(Cmd::Merge(args)) => testbenches::sweep::cmd_merge(&args),
         Some(Cmd::Plot(args)) => testbenches::sweep_plot::cmd_plot(&args),

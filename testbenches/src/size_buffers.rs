@@ -26,7 +26,6 @@ use clap::Args;
 use plotters::prelude::*;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use traces::stats::ClassStats;
 
@@ -327,33 +326,21 @@ struct Job {
     depths: Vec<(Class, u32)>,
 }
 
-/// Run `jobs` on `threads` threads; results in the order of `jobs`.
+/// Run `jobs` on `plan.jobs` threads; results in the order of `jobs`.
 fn run_all(plan: &Plan, jobs: &[Job], runs: &AtomicUsize) -> Vec<Outcome> {
-    let next = AtomicUsize::new(0);
-    let out: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; jobs.len()]);
-    std::thread::scope(|s| {
-        for _ in 0..plan.jobs.min(jobs.len()) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else { break };
-                    let mut raw = with(&plan.base, &job.depths, plan.max_depth);
-                    if let Some(rate) = job.rate {
-                        raw.values.insert("rate".into(), rate.to_string());
-                    }
-                    let outcome = match Config::resolve(&raw) {
-                        Ok(cfg) => {
-                            runs.fetch_add(1, Ordering::Relaxed);
-                            Outcome::Ran(Box::new(run::run(&cfg)))
-                        }
-                        Err(e) => Outcome::Refused(e.0),
-                    };
-                    out.lock().expect("no worker panics")[i] = Some(outcome);
-                }
-            });
+    crate::parallel::map(plan.jobs, jobs, |job| {
+        let mut raw = with(&plan.base, &job.depths, plan.max_depth);
+        if let Some(rate) = job.rate {
+            raw.values.insert("rate".into(), rate.to_string());
         }
-    });
-    out.into_inner().expect("no worker panics").into_iter().map(|o| o.expect("every job ran")).collect()
+        match Config::resolve(&raw) {
+            Ok(cfg) => {
+                runs.fetch_add(1, Ordering::Relaxed);
+                Outcome::Ran(Box::new(run::run(&cfg)))
+            }
+            Err(e) => Outcome::Refused(e.0),
+        }
+    })
 }
 
 /// The depths the search runs first: the powers of two below `max`, and `max`.

@@ -305,6 +305,24 @@ fn no_arguments_runs_the_demo_and_writes_its_outputs() {
         }
     }
     assert!(jsons >= 2, "only {jsons} JSON files in {}", out.display());
+    // The waveform of a router-replicated broadcast on a 4x4 mesh, and the command opening it.
+    let (fst, gtkw) = (out.join("snb-mesh4x4-router-wave.fst"), out.join("snb-mesh4x4-router-wave.gtkw"));
+    let size = std::fs::metadata(&fst).expect("the demo writes an FST").len();
+    assert!(size > 0 && size < 1 << 20, "{} is {size} bytes", fst.display());
+    let mut w = wellen::simple::read(&fst).unwrap_or_else(|e| panic!("wellen cannot read {}: {e:?}", fst.display()));
+    let h = w.hierarchy();
+    let vars: Vec<(String, wellen::SignalRef)> = h.all_vars().map(|v| (h[v].full_name(h), h[v].signal_ref())).collect();
+    assert!(vars.len() > 16, "{} signals", vars.len());
+    w.load_signals(&vars.iter().map(|(_, r)| *r).collect::<Vec<_>>());
+    let changes: usize = vars.iter().map(|(_, r)| w.get_signal(*r).expect("loaded").iter_changes().count()).sum();
+    assert!(changes > vars.len(), "the waveform hardly changes: {changes} changes of {} signals", vars.len());
+    assert!(w.time_table().last().is_some_and(|&t| t > 0));
+    let save = std::fs::read_to_string(&gtkw).expect("the demo writes a GTKWave save file");
+    let abs = std::fs::canonicalize(&fst).unwrap();
+    assert!(save.contains(&format!("[dumpfile] \"{}\"", abs.display())), "{save:.400}");
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    let command = stdout.lines().find(|l| l.contains("gtkwave ")).unwrap_or_else(|| panic!("no gtkwave command:\n{stdout}"));
+    assert!(command.ends_with("gtkwave flitwave-out/snb-mesh4x4-router-wave.fst flitwave-out/snb-mesh4x4-router-wave.gtkw"), "{command}");
 }
 
 #[test]
