@@ -256,7 +256,7 @@ impl RunArgs {
     /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
     pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 58] = [
+        let fields: [(&str, &Option<String>); 59] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),

@@ -261,7 +261,11 @@ fn run_case(c: &Case) -> Row {
     row.occupancy_max_flits = Some(r.occupancy.network.max_flits);
     if outcome == "ok" {
         row.completion_cycles = Some(r.completion_cycles);
-        // Broadcast traffic's own fields, where the run reports them.
+        // Broadcast traffic's own fields (an algorithm's broadcasts are compared by the
+        // completion of the whole run).
+        if !matches!(cfg.workload, crate::config::Workload::Traffic { .. }) {
+            return row;
+        }
         let v = serde_json::to_value(&r).expect("a report serializes");
         row.broadcast_latency_avg_cycles = v.get("broadcast_latency_avg_cycles").and_then(|x| x.as_f64());
         row.broadcast_latency_p99_cycles = v.get("broadcast_latency_p99_cycles").and_then(|x| x.as_f64()).map(|x| x.round() as u64);
