@@ -497,10 +497,12 @@ impl Fabric {
     /// [`Routers::still_cycles_for_certainty`] cycles up to `t`, and nothing due in the
     /// delay lines or the timers? (NICs that still stream wait for room only a move makes.)
     pub(crate) fn stuck_for_good(&self, t: u64, last_move: u64) -> bool {
-        !self.routers.is_empty()
-            && t - last_move >= self.routers.still_cycles_for_certainty()
-            && self.step.timers.is_empty()
-            && self.routers.next_due().is_none()
+        !self.routers.is_empty() && t - last_move >= self.routers.still_cycles_for_certainty() && self.nothing_due()
+    }
+
+    /// Is nothing due in this part's delay lines or timers?
+    pub(crate) fn nothing_due(&self) -> bool {
+        self.step.timers.is_empty() && self.routers.next_due().is_none()
     }
 
     /// Node `n`'s NIC may have something to do this cycle.

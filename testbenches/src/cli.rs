@@ -332,18 +332,41 @@ impl RunArgs {
         }
         Ok(raw)
     }
+
+    /// The scenario file's settings (if one is given) with the flags over them.
+    pub fn settings(&self) -> Result<Raw, ConfigError> {
+        // The flags first: a flag left without its value took the next one's, and the one
+        // after may have become the scenario file.
+        let flags = self.raw()?;
+        let mut raw = match &self.scenario {
+            Some(p) => Raw::from_toml_file(p)?,
+            None => Raw::default(),
+        };
+        raw.overlay(flags);
+        Ok(raw)
+    }
+
+    /// [`RunArgs::settings`] for a command that runs many configurations and reads only
+    /// their network-wide figures (`command`: its name; `instead`: the one run to make
+    /// with `flitwave run` for waveforms and statistics files, which it refuses).
+    pub(crate) fn settings_of_many_runs(&self, command: &str, instead: &str) -> Result<Raw, ConfigError> {
+        let mut base = self.settings()?;
+        // No per-VC and per-link detail to build.
+        base.values.entry("stats".to_string()).or_insert_with(|| "summary".to_string());
+        for key in ["vcd", "fst", "gtkw", "stats-csv"] {
+            if let Some(v) = base.get(key) {
+                return Err(ConfigError(format!(
+                    "{key}: {v}: {command} writes no waveforms or statistics files; run {instead} with `flitwave run` for them"
+                )));
+            }
+        }
+        Ok(base)
+    }
 }
 
 /// `flitwave run`: returns the process exit code.
 pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
-    // The flags first: a flag left without its value took the next one's, and the one after
-    // may have become the scenario file.
-    let flags = args.raw()?;
-    let mut raw = match &args.scenario {
-        Some(p) => Raw::from_toml_file(p)?,
-        None => Raw::default(),
-    };
-    raw.overlay(flags);
+    let raw = args.settings()?;
     let mut cfg = Config::resolve(&raw)?;
     // The JSON path and quiet may come from the file too.
     let json = raw.get("json");

@@ -145,22 +145,7 @@ struct Plan {
 }
 
 fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
-    let flags = args.run.raw()?;
-    let mut base = match &args.run.scenario {
-        Some(p) => Raw::from_toml_file(p)?,
-        None => Raw::default(),
-    };
-    base.overlay(flags);
-    base.values.entry("stats".to_string()).or_insert_with(|| "summary".to_string());
-    for key in ["vcd", "fst", "gtkw", "stats-csv"] {
-        if let Some(v) = base.get(key) {
-            return Err(bad(
-                key,
-                v,
-                "compare-forwarding writes no waveforms or statistics files; run one case with `flitwave run` for them",
-            ));
-        }
-    }
+    let mut base = args.run.settings_of_many_runs("compare-forwarding", "one case")?;
     if let Some(v) = base.get("forwarding") {
         return Err(bad("forwarding", v, "compare-forwarding runs every case both ways, node and router; leave it out"));
     }

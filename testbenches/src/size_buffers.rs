@@ -229,23 +229,7 @@ pub(crate) fn bad(field: &str, value: &str, allowed: &str) -> ConfigError {
 }
 
 fn plan(args: &SizeArgs) -> Result<Plan, ConfigError> {
-    let flags = args.run.raw()?;
-    let mut base = match &args.run.scenario {
-        Some(p) => Raw::from_toml_file(p)?,
-        None => Raw::default(),
-    };
-    base.overlay(flags);
-    // Only the network-wide figures are read: no per-VC and per-link detail to build.
-    base.values.entry("stats".to_string()).or_insert_with(|| "summary".to_string());
-    for key in ["vcd", "fst", "gtkw", "stats-csv"] {
-        if let Some(v) = base.get(key) {
-            return Err(bad(
-                key,
-                v,
-                "size-buffers writes no waveforms or statistics files; run the recommended depth with `flitwave run` for them",
-            ));
-        }
-    }
+    let base = args.run.settings_of_many_runs("size-buffers", "the recommended depth")?;
     if let (Some(v), Some(_)) = (base.get("rate"), &args.rates) {
         return Err(bad("rate", v, "given with --rates: give every load in --rates"));
     }

@@ -637,7 +637,7 @@ pub fn run_split_watched(
                             }
                             // Flits buffered, and (the high half) whether anything is due in
                             // the part's delay lines or timers: summed over the parts.
-                            let pending = f.step.timers.next().is_some() || f.routers.next_due().is_some();
+                            let pending = !f.nothing_due();
                             let report = [next, (f.routers.flits > 0) as u64 | (pending as u64) << 32, f.step.last_move, needed];
                             let (gnext, gbuf, moved, gneeded) =
                                 meeting.meet(k, round, report, &f.part.mail[f.part.mail_at..f.part.mail_at + parts]);
