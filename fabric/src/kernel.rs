@@ -178,7 +178,12 @@ impl RouterEnv for Env<'_> {
             RouteKind::Broadcast => self.topo.route_broadcast(at, in_port, p.dest(), p.header.span),
         };
         (
-            RouteDecision { ports: hop.ports, vc_mask: self.class_mask[hop.class as usize] },
+            RouteDecision {
+                ports: hop.ports,
+                vc_mask: self.class_mask[hop.class as usize],
+                other: hop.high,
+                other_mask: self.class_mask[1],
+            },
             PacketMeta { len: p.flits(), key: p.key(), birth: p.birth },
         )
     }

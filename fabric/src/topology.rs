@@ -67,6 +67,10 @@ pub struct Hop {
     pub ports: PortSet,
     /// Dateline class of the next hop (0 or 1), for the torus.
     pub class: u8,
+    /// A broadcast's branches whose next hop is in dateline class 1 (each branch has its own
+    /// class: the one continuing a ring may have crossed its wrap-around link, the ones
+    /// starting a new dimension have not); empty for unicast, whose class is `class`.
+    pub high: PortSet,
 }
 
 impl Topology {
@@ -294,12 +298,12 @@ impl Topology {
         if self.kind == TopologyKind::Hypercube {
             // The lowest differing dimension; LOCAL (bit 63) at the destination.
             let x = (at.0 ^ dest.0) as u64 | 1 << 63;
-            return Hop { ports: PortSet::from_bits_retain(1 << x.trailing_zeros()), class: 0 };
+            return Hop { ports: PortSet::from_bits_retain(1 << x.trailing_zeros()), class: 0, high: PortSet::empty() };
         }
         if !self.routes.is_empty() {
             // No branch on the way: LOCAL is bit 63 like any other.
             let bit = self.routes[at.idx() * self.nodes + dest.idx()];
-            return Hop { ports: PortSet::from_bits_retain(1 << bit), class: 0 };
+            return Hop { ports: PortSet::from_bits_retain(1 << bit), class: 0, high: PortSet::empty() };
         }
         self.route_unicast_computed(at, src, dest)
     }
@@ -307,18 +311,18 @@ impl Topology {
     /// [`Topology::route_unicast`] computed from the coordinates.
     fn route_unicast_computed(&self, at: NodeId, src: NodeId, dest: NodeId) -> Hop {
         if at == dest {
-            return Hop { ports: PortSet::LOCAL, class: 0 };
+            return Hop { ports: PortSet::LOCAL, class: 0, high: PortSet::empty() };
         }
         match self.kind {
             TopologyKind::Hypercube => {
                 let dim = (at.0 ^ dest.0).trailing_zeros() as usize;
-                Hop { ports: PortSet::port(dim), class: 0 }
+                Hop { ports: PortSet::port(dim), class: 0, high: PortSet::empty() }
             }
             TopologyKind::Linear | TopologyKind::Mesh => {
                 for i in 0..self.ndims() {
                     let (c, d) = (self.coord(at, i), self.coord(dest, i));
                     if c != d {
-                        return Hop { ports: PortSet::port(2 * i + (d > c) as usize), class: 0 };
+                        return Hop { ports: PortSet::port(2 * i + (d > c) as usize), class: 0, high: PortSet::empty() };
                     }
                 }
                 unreachable!("distinct nodes with equal coordinates")
@@ -330,7 +334,7 @@ impl Topology {
                         let up_dist = (d + k - c) % k;
                         let up = up_dist <= k - up_dist;
                         let class = Self::ring_class(c, up, self.coord(src, i), k);
-                        return Hop { ports: PortSet::port(2 * i + up as usize), class };
+                        return Hop { ports: PortSet::port(2 * i + up as usize), class, high: PortSet::empty() };
                     }
                 }
                 unreachable!("distinct nodes with equal coordinates")
@@ -349,7 +353,7 @@ impl Topology {
     pub fn route_broadcast(&self, at: NodeId, in_port: PortId, root: NodeId, span: u32) -> Hop {
         let from_nic = in_port.idx() >= self.net_ports();
         let mut ports = if from_nic { PortSet::empty() } else { PortSet::LOCAL };
-        let mut class = 0;
+        let mut high = PortSet::empty();
         match self.kind {
             TopologyKind::Hypercube => {
                 let below = if from_nic { self.ndims() } else { in_port.idx() };
@@ -357,28 +361,26 @@ impl Topology {
                 ports |= PortSet::from_bits_retain(mask as u64);
             }
             _ => {
-                let first_dim = if from_nic {
-                    0
-                } else {
-                    let dim = in_port.idx() / 2;
-                    // Arrived from the neighbour below (port 2i) means travelling up.
-                    let up = in_port.idx().is_multiple_of(2);
-                    if let Some(out) = self.tree_branch(at, root, dim, up) {
-                        ports |= PortSet::port(out);
-                        class = self.tree_class(at, root, dim, up);
-                    }
-                    dim + 1
-                };
+                // The ring the packet arrived in (it goes on the same way), then every
+                // higher dimension both ways: each branch of the dimension-order tree.
+                let first_dim = if from_nic { 0 } else { in_port.idx() / 2 };
                 for dim in first_dim..self.ndims() {
                     for up in [false, true] {
+                        // Arrived from the neighbour below (port 2i) means travelling up.
+                        if dim == first_dim && !from_nic && up != in_port.idx().is_multiple_of(2) {
+                            continue;
+                        }
                         if let Some(out) = self.tree_branch(at, root, dim, up) {
                             ports |= PortSet::port(out);
+                            if self.tree_class(at, root, dim, up) == 1 {
+                                high |= PortSet::port(out);
+                            }
                         }
                     }
                 }
             }
         }
-        Hop { ports, class }
+        Hop { ports, class: 0, high }
     }
 
     /// On a hypercube, the part of a broadcast tree over `span` from `at` (entered on
@@ -615,6 +617,41 @@ mod tests {
                 }
                 for (n, &g) in got.iter().enumerate() {
                     assert_eq!(g, (n != root.idx()) as u32, "{t:?} root {root} node {n}");
+                }
+            }
+        }
+    }
+
+    /// On a torus each branch of a broadcast tree is in dateline class 1 exactly when it has
+    /// crossed its ring's wrap-around link (from side − 1 up to 0, or from 0 down to side − 1)
+    /// since it entered that ring: followed hop by hop from every root, tracking the crossing
+    /// apart from the routing code. Other topologies have no class-1 branch.
+    #[test]
+    fn broadcast_branches_take_their_own_dateline_class() {
+        let mut tori = shapes();
+        tori.extend([Topology::new(TopologyKind::Torus, &[4, 4]), Topology::new(TopologyKind::Torus, &[3, 4, 2])]);
+        for t in tori {
+            let torus = t.kind == TopologyKind::Torus;
+            for root in 0..t.nodes() as u32 {
+                let root = NodeId(root);
+                // (node, arrival port, dimension of the arrival hop, crossed a wrap link in it)
+                let mut stack = vec![(root, PortId(t.net_ports() as u8), usize::MAX, false)];
+                while let Some((n, inp, dim_in, crossed_in)) = stack.pop() {
+                    let h = t.route_broadcast(n, inp, root, t.full_span());
+                    assert!(h.high.difference(h.ports).is_empty(), "{t:?}: class-1 branches off the route");
+                    for p in h.ports.net_ports() {
+                        let m = t.neighbor(n, p).expect("tree uses a missing link");
+                        let (dim, up) = (p / 2, p % 2 == 1);
+                        let k = t.sizes[dim];
+                        let wraps = torus && {
+                            let (c, d) = (t.coord(n, dim), t.coord(m, dim));
+                            (up && c == k - 1 && d == 0) || (!up && c == 0 && d == k - 1)
+                        };
+                        let crossed = wraps || (dim == dim_in && crossed_in);
+                        let class1 = h.high.contains(PortSet::port(p));
+                        assert_eq!(class1, torus && crossed, "{t:?} root {root} at {n} port {p}");
+                        stack.push((m, PortId(t.reverse_port(p) as u8), dim, crossed));
+                    }
                 }
             }
         }

@@ -127,6 +127,18 @@ pub(crate) struct Branches {
     pub route: PortSet,
     pub granted: PortSet,
     pub pending: PortSet,
+    /// The branches in `route` whose output VCs come from `other_mask` instead of the VC's
+    /// `vc_mask` (their own dateline class: [`crate::RouteDecision::other`]).
+    pub other: PortSet,
+    pub other_mask: u16,
+}
+
+impl Branches {
+    /// The output VCs branch `o` may take, given the VC's `vc_mask`.
+    #[inline]
+    pub fn vc_mask(&self, o: usize, vc_mask: u16) -> u16 {
+        if self.other.contains(PortSet::port(o)) { self.other_mask } else { vc_mask }
+    }
 }
 
 /// All input VCs of the fabric: control state in one line each, the rings, the statistics.

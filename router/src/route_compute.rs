@@ -22,6 +22,17 @@ pub struct RouteDecision {
     pub ports: PortSet,
     /// Output VCs the packet may use on those ports (bit v = VC v): dateline classes.
     pub vc_mask: u16,
+    /// Branches of a replicated packet that use `other_mask` instead of `vc_mask`: on a
+    /// torus each branch of a broadcast tree has its own dateline class (empty for unicast).
+    pub other: PortSet,
+    pub other_mask: u16,
+}
+
+impl RouteDecision {
+    /// A route whose every branch may use the output VCs of `vc_mask`.
+    pub fn new(ports: PortSet, vc_mask: u16) -> RouteDecision {
+        RouteDecision { ports, vc_mask, other: PortSet::empty(), other_mask: 0 }
+    }
 }
 
 /// Header fields the allocators need, read once at route computation.
@@ -65,7 +76,7 @@ impl Routers {
             if meta.len > 1 && self.params.replication == Replication::Async {
                 c.flags |= ASYNC;
             }
-            self.route_multicast(r, l, rd.ports);
+            self.route_multicast(r, l, &rd);
         }
         self.inputs.rank[iv] = (meta.key, meta.birth);
         if self.rc_delay == 0 {
@@ -78,7 +89,8 @@ impl Routers {
     /// A packet the router replicates to `ports` was routed at local VC `l` of router `r`.
     #[cold]
     #[inline(never)]
-    fn route_multicast(&mut self, r: usize, l: usize, ports: PortSet) {
+    fn route_multicast(&mut self, r: usize, l: usize, rd: &RouteDecision) {
+        let ports = rd.ports;
         self.start_multicast();
         let iv = r * self.npv + l;
         if self.inputs.vcs[iv].flags & ASYNC != 0 {
@@ -90,6 +102,7 @@ impl Routers {
             let b = self.branch_slot(iv, true, 0);
             self.inputs.branch_pos[b] = 0;
         }
-        self.inputs.branches[iv] = Branches { route: ports, granted: PortSet::empty(), pending: ports };
+        self.inputs.branches[iv] =
+            Branches { route: ports, granted: PortSet::empty(), pending: ports, other: rd.other & ports, other_mask: rd.other_mask };
     }
 }

@@ -657,7 +657,7 @@ impl Routers {
             return self.inputs.branches[iv];
         }
         let route = if c.out == crate::input_unit::LOCAL_OUT { PortSet::LOCAL } else { PortSet::port(c.out as usize) };
-        Branches { route, granted: if c.granted() { route } else { PortSet::empty() }, pending: route }
+        Branches { route, granted: if c.granted() { route } else { PortSet::empty() }, pending: route, ..Branches::default() }
     }
 
     /// Input VC `iv` (global index) as seen from outside.

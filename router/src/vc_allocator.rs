@@ -71,7 +71,7 @@ impl Routers {
                 }
                 let mut want = S::ZERO;
                 for l in members(req) {
-                    if self.inputs.vcs[base + l].vc_mask & (1 << vc) != 0 {
+                    if self.vc_mask_for(base + l, o) & (1 << vc) != 0 {
                         want |= S::bit(l);
                     }
                 }
@@ -92,6 +92,14 @@ impl Routers {
                 S::w_mut(self)[r].va_req &= !S::bit(l);
             }
         }
+    }
+
+    /// The output VCs the packet at VC `iv` may take on network port `o`: its `vc_mask`, or a
+    /// replicated packet's branch's own class ([`Branches::vc_mask`]).
+    #[inline(always)]
+    fn vc_mask_for(&self, iv: usize, o: usize) -> u16 {
+        let c = &self.inputs.vcs[iv];
+        if c.multicast() { self.inputs.branches[iv].vc_mask(o, c.vc_mask) } else { c.vc_mask }
     }
 
     /// The branches of the packet at VC `iv` still owed the front flit and holding no output
@@ -211,7 +219,7 @@ impl Routers {
 
     /// Atomic allocation for the replicated packets in `which` (able requesters of router
     /// `r`): in the order of the router's multicast arbiter, each packet whose every branch
-    /// finds a free output VC its `vc_mask` allows (and, for LOCAL, a free ejection channel)
+    /// finds a free output VC its branch's mask allows (and, for LOCAL, a free ejection channel)
     /// takes them all; the others take nothing and try again when something is freed. No
     /// reservation: outputs a waiting packet cannot use yet stay free for others.
     #[inline(never)]
@@ -241,11 +249,11 @@ impl Routers {
             if b.pending.contains(PortSet::LOCAL) && free_ch == 0 {
                 continue;
             }
-            if !b.pending.network().net_ports().all(|o| free_vc(self, o, c.vc_mask).is_some()) {
+            if !b.pending.network().net_ports().all(|o| free_vc(self, o, self.vc_mask_for(iv, o)).is_some()) {
                 continue;
             }
             for o in b.pending.network().net_ports() {
-                let vc = free_vc(self, o, c.vc_mask).expect("checked free above");
+                let vc = free_vc(self, o, self.vc_mask_for(iv, o)).expect("checked free above");
                 self.outputs.ovs[(pbase + o) * v + vc].owner = l as u8;
                 self.outputs.vc_granted(pbase + o, vc, v);
                 self.inputs.vcs[iv].ovc = vc as u8;

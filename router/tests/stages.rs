@@ -13,7 +13,7 @@ struct Env {
 impl RouterEnv for Env {
     fn route(&self, _at: NodeId, _in_port: PortId, p: PacketId) -> (RouteDecision, PacketMeta) {
         let (ports, len, key, birth) = self.routes[&p.0];
-        (RouteDecision { ports, vc_mask: 0xffff }, PacketMeta { len, key, birth })
+        (RouteDecision::new(ports, 0xffff), PacketMeta { len, key, birth })
     }
 }
 
