@@ -39,6 +39,10 @@ pub struct CompareArgs {
     /// A directory for compare.txt, compare.json and compare.svg.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Several fabrics in one comparison, instead of --topology and --dims: TOPOLOGY:DIMS,…
+    /// (like hypercube:6,mesh:8x8,torus:4x4).
+    #[arg(long, value_name = "T:D,…", allow_hyphen_values = true)]
+    pub fabrics: Option<String>,
 }
 
 /// The packet lengths compared by default, flits.
@@ -55,6 +59,9 @@ pub fn delta_startup_cycles() -> u64 {
 /// One case run one way.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
+    /// The fabric: `hypercube`, `linear`, `mesh` or `torus`, and its sides (`6`, `8x8`).
+    pub topology: String,
+    pub dims: String,
     /// `node` or `router`.
     pub forwarding: &'static str,
     pub packet_flits: u64,
@@ -85,8 +92,11 @@ pub struct Row {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
-    /// The workload and fabric, as `flitwave run` titles it, without the forwarding.
+    /// The workload and fabric, as `flitwave run` titles it, without the forwarding (the
+    /// fabrics' titles joined by "; " when several are compared).
     pub title: String,
+    /// Each fabric's title, in the order of the rows.
+    pub titles: Vec<String>,
     /// The router, switching, VCs, buffers and ports every case shares.
     pub fabric: String,
     /// What the speed-up divides: `completion_cycles` or `broadcast_latency_avg_cycles`.
@@ -120,6 +130,9 @@ fn list(field: &str, v: &str, min: u64, max: u64, example: &str) -> Result<Vec<u
 
 /// A case: its values, and the run's settings.
 struct Case {
+    /// Its fabric, named as the rows name it.
+    topology: String,
+    dims: String,
     forwarding: &'static str,
     packet_flits: u64,
     startup: u64,
@@ -140,8 +153,25 @@ struct Plan {
     jobs: usize,
     json: Option<String>,
     quiet: bool,
-    title: String,
+    titles: Vec<String>,
     fabric: String,
+}
+
+/// `--fabrics T:D,…`: each fabric's topology and sides, as `--topology` and `--dims` take them.
+fn fabrics(v: &str) -> Result<Vec<(String, String)>, ConfigError> {
+    let allowed = "TOPOLOGY:DIMS separated by commas, like hypercube:6,mesh:8x8 (topologies hypercube, linear, mesh, torus)";
+    let mut out: Vec<(String, String)> = Vec::new();
+    for part in v.split(',') {
+        let Some((t, d)) = part.trim().split_once(':') else { return Err(bad("fabrics", v, allowed)) };
+        if !["hypercube", "linear", "mesh", "torus"].contains(&t) || d.is_empty() {
+            return Err(bad("fabrics", v, &format!("{part}: {allowed}")));
+        }
+        if out.iter().any(|(a, b)| a == t && b == d) {
+            return Err(bad("fabrics", v, &format!("{part} is given twice; {allowed}")));
+        }
+        out.push((t.to_string(), d.to_string()));
+    }
+    Ok(out)
 }
 
 fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
@@ -167,51 +197,86 @@ fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
         None => vec![0],
     };
     let jobs = parse_jobs(args.jobs.as_deref())?;
+    // The fabrics: --fabrics, or the one of --topology and --dims (or their defaults).
+    let fabrics = match &args.fabrics {
+        Some(v) => {
+            if let Some((flag, given)) = [("topology", &args.run.topology), ("dims", &args.run.dims)]
+                .into_iter()
+                .find_map(|(flag, given)| given.as_ref().map(|g| (flag, g)))
+            {
+                return Err(bad(flag, given, "either --fabrics or --topology and --dims, not both"));
+            }
+            fabrics(v)?.into_iter().map(Some).collect()
+        }
+        None => vec![None],
+    };
     let mut cases = Vec::new();
-    for &startup in &startups {
-        for &copy in &copies {
-            for &packet_flits in &packet_flits {
-                for forwarding in FORWARDINGS {
-                    let mut raw = base.clone();
-                    for (k, v) in [
-                        ("packet-flits", packet_flits.to_string()),
-                        ("startup-cycles", startup.to_string()),
-                        ("copy-cycles-per-flit", copy.to_string()),
-                        ("forwarding", forwarding.to_string()),
-                    ] {
-                        raw.values.insert(k.to_string(), v);
+    let mut titles = Vec::new();
+    let mut router = None;
+    for fab in &fabrics {
+        let mut raw = base.clone();
+        if let Some((topology, dims)) = fab {
+            raw.values.insert("topology".to_string(), topology.clone());
+            raw.values.insert("dims".to_string(), dims.clone());
+        }
+        let first = cases.len();
+        for &startup in &startups {
+            for &copy in &copies {
+                for &packet_flits in &packet_flits {
+                    for forwarding in FORWARDINGS {
+                        let mut raw = raw.clone();
+                        for (k, v) in [
+                            ("packet-flits", packet_flits.to_string()),
+                            ("startup-cycles", startup.to_string()),
+                            ("copy-cycles-per-flit", copy.to_string()),
+                            ("forwarding", forwarding.to_string()),
+                        ] {
+                            raw.values.insert(k.to_string(), v);
+                        }
+                        let (topology, dims) = (String::new(), String::new());
+                        cases.push(Case { topology, dims, forwarding, packet_flits, startup, copy, raw });
                     }
-                    cases.push(Case { forwarding, packet_flits, startup, copy, raw });
                 }
             }
         }
-    }
-    // A comparison no case of which can run is bad input: its one line.
-    let mut first_error = None;
-    let mut title = None;
-    for c in &cases {
-        match resolve(&c.raw) {
-            Ok(cfg) => {
-                let buffers = match base.get("buffer-flits") {
-                    Some(_) => format!("{} flits", cfg.buffer_flits),
-                    None => "2 x packet flits".to_string(),
-                };
-                let fabric = format!("router {} ({}), {} VCs of {buffers}, ports {}", cfg.router, cfg.switching.name(), cfg.vcs, cfg.ports);
-                title = Some((cfg.title().replace(&format!(" ({} forwarding)", c.forwarding), ""), fabric));
-                break;
-            }
-            Err(e) => {
-                first_error.get_or_insert(e);
+        // A fabric no case of which can run is bad input: its one line.
+        let mut first_error = None;
+        let mut found = None;
+        for c in &cases[first..] {
+            match resolve(&c.raw) {
+                Ok(cfg) => {
+                    found = Some(cfg);
+                    break;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
         }
+        let Some(cfg) = found else { return Err(first_error.expect("at least one case")) };
+        let buffers = match base.get("buffer-flits") {
+            Some(_) => format!("{} flits", cfg.buffer_flits),
+            None => "2 x packet flits".to_string(),
+        };
+        router.get_or_insert_with(|| {
+            format!("router {} ({}), {} VCs of {buffers}, ports {}", cfg.router, cfg.switching.name(), cfg.vcs, cfg.ports)
+        });
+        let forwarding = cases[first].forwarding;
+        titles.push(cfg.title().replace(&format!(" ({forwarding} forwarding)"), ""));
+        let dims = cfg.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+        for c in &mut cases[first..] {
+            (c.topology, c.dims) = (cfg.topology.name().to_string(), dims.clone());
+        }
     }
-    let Some((title, fabric)) = title else { return Err(first_error.expect("at least one case")) };
-    Ok(Plan { cases, jobs, json, quiet, title, fabric })
+    let fabric = router.expect("at least one fabric");
+    Ok(Plan { cases, jobs, json, quiet, titles, fabric })
 }
 
 /// Run one case.
 fn run_case(c: &Case) -> Row {
     let mut row = Row {
+        topology: c.topology.clone(),
+        dims: c.dims.clone(),
         forwarding: c.forwarding,
         packet_flits: c.packet_flits,
         startup_cycles: c.startup,
@@ -279,7 +344,8 @@ fn compare(plan: &Plan) -> Comparison {
     speedups(&mut rows);
     let latency = rows.iter().any(|r| r.broadcast_latency_avg_cycles.is_some());
     Comparison {
-        title: plan.title.clone(),
+        title: plan.titles.join("; "),
+        titles: plan.titles.clone(),
         fabric: plan.fabric.clone(),
         figure: if latency { "broadcast_latency_avg_cycles" } else { "completion_cycles" },
         runs: rows.iter().filter(|r| r.outcome != "refused").count(),
@@ -312,7 +378,14 @@ pub fn table(c: &Comparison) -> String {
         "outcome"
     );
     let mut reasons: Vec<String> = Vec::new();
+    // Several fabrics: each one's rows under its title.
+    let mut titles = c.titles.iter();
+    let mut fabric: Option<(&str, &str)> = None;
     for r in &c.rows {
+        if c.titles.len() > 1 && fabric != Some((&r.topology, &r.dims)) {
+            fabric = Some((&r.topology, &r.dims));
+            t += &format!("{}:\n", titles.next().expect("a title per fabric"));
+        }
         let figure = if latency {
             match (r.broadcast_latency_avg_cycles, r.broadcast_latency_p99_cycles) {
                 (Some(a), Some(p)) => format!("{a:.1}/{p}"),
@@ -357,7 +430,7 @@ fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
     std::fs::write(path, text).map_err(|e| bad("out", &path.display().to_string(), &format!("a writable path ({e})")))
 }
 
-/// The series of the plot: one per start-up and copy cost, (packet flits, speed-up).
+/// The series of the plot: one per fabric, start-up and copy cost, (packet flits, speed-up).
 fn series(c: &Comparison) -> Vec<(String, Vec<(f64, f64)>)> {
     let copies: Vec<u64> = c.rows.iter().map(|r| r.copy_cycles_per_flit).fold(Vec::new(), |mut v, x| {
         if !v.contains(&x) {
@@ -372,6 +445,7 @@ fn series(c: &Comparison) -> Vec<(String, Vec<(f64, f64)>)> {
         } else {
             format!("start-up {} cycles", r.startup_cycles)
         };
+        let label = if c.titles.len() > 1 { format!("{} {}, {label}", r.topology, r.dims) } else { label };
         let k = match out.iter().position(|(l, _)| *l == label) {
             Some(k) => k,
             None => {
@@ -470,6 +544,8 @@ mod tests {
 
     fn row(forwarding: &'static str, completion: Option<u64>, latency: Option<f64>) -> Row {
         Row {
+            topology: "hypercube".to_string(),
+            dims: "3".to_string(),
             forwarding,
             packet_flits: 4,
             startup_cycles: 0,

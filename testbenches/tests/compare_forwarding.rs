@@ -177,6 +177,11 @@ fn bad_values_exit_2_with_one_line() {
         ("--forwarding router", vec!["forwarding: router", "both ways"]),
         ("--jobs 0", vec!["jobs: 0", "1 to 256"]),
         ("--fst x.fst", vec!["fst: x.fst"]),
+        ("--fabrics cube:6", vec!["fabrics: cube:6", "TOPOLOGY:DIMS", "hypercube:6,mesh:8x8"]),
+        ("--fabrics mesh", vec!["fabrics: mesh", "TOPOLOGY:DIMS"]),
+        ("--fabrics mesh:4x4,mesh:4x4", vec!["fabrics: mesh:4x4,mesh:4x4", "twice"]),
+        ("--fabrics hypercube:3 --dims 3", vec!["dims: 3", "either --fabrics or --topology and --dims"]),
+        ("--fabrics hypercube:3,mesh:0x4", vec!["dims"]),
         // Every case refused: the refusal, once.
         ("--switching sf --buffer-flits 2 --packet-flits 4,16", vec!["buffer-flits: 2", "whole packet"]),
     ] {
@@ -258,14 +263,49 @@ fn the_default_grid() {
 #[test]
 fn readme_table_is_current() {
     let readme = include_str!("../../README.md");
-    let start = readme.find("flitwave compare-forwarding: mnb-sbt on hypercube 6").expect("README shows the 6-cube table");
+    let start = readme.find("flitwave compare-forwarding: mnb-sbt on hypercube 6").expect("README shows the 6-cube and mesh table");
     let block = &readme[start..start + readme[start..].find("```").expect("the block ends")];
     let a = words(
-        "compare-forwarding --dims 6 --algorithm mnb-sbt --switching wh --vcs 2 --router realistic --packet-flits 1,4,16,64 --startup-cycles 0,50",
+        "compare-forwarding --fabrics hypercube:6,mesh:8x8 --algorithm mnb-sbt --switching wh --vcs 2 --router realistic --packet-flits 1,4,16,64 --startup-cycles 0,50",
     );
     let o = flitwave(&a);
     assert_eq!(o.status.code(), Some(0), "{}", describe(&a, &o));
     let out = String::from_utf8(o.stdout).unwrap();
     let rest = |t: &str| t.lines().skip(1).map(str::to_string).collect::<Vec<_>>();
     assert_eq!(rest(block), rest(&out), "README:\n{block}\nnow:\n{out}");
+}
+
+/// Several fabrics in one command (`--fabrics`): each fabric's rows are those of the same
+/// comparison run on that fabric alone, in the order given, named by topology and sides;
+/// the table has each fabric's rows under its title, and the plot a line per fabric.
+#[test]
+fn several_fabrics_in_one_command() {
+    let common = "--algorithm mnb-sbt --switching wh --vcs 2 --router realistic --packet-flits 1,4 --startup-cycles 0,50";
+    let (code, rows) = compare(&format!("--fabrics hypercube:4,mesh:4x3,torus:4x4 {common}"));
+    assert_eq!(code, 0);
+    assert_eq!(rows.len(), 3 * 8);
+    for (k, (topology, dims)) in [("hypercube", "4"), ("mesh", "4x3"), ("torus", "4x4")].into_iter().enumerate() {
+        let (code, alone) = compare(&format!("--topology {topology} --dims {dims} {common}"));
+        assert_eq!(code, 0);
+        for (got, want) in rows[8 * k..8 * (k + 1)].iter().zip(&alone) {
+            assert_eq!((got["topology"].as_str(), got["dims"].as_str()), (Some(topology), Some(dims)), "{got}");
+            for f in ["forwarding", "packet_flits", "startup_cycles", "completion_cycles", "nic_packets", "flit_hops", "speedup"] {
+                assert_eq!(got[f], want[f], "{topology} {dims} {f}: {got} against {want}");
+            }
+        }
+    }
+    let dir = scratch("fabrics");
+    let d = dir.to_str().unwrap();
+    let mut a = vec!["compare-forwarding", "--fabrics", "hypercube:4,mesh:4x3", "--out", d];
+    a.extend(words(common));
+    let o = flitwave(&a);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&a, &o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let (cube, mesh) =
+        (text.find("mnb-sbt on hypercube 4 (16 nodes):\n").unwrap(), text.find("mnb-sbt on mesh 4x3 (12 nodes):\n").unwrap());
+    assert!(cube < mesh, "{text}");
+    assert_eq!(text[cube..mesh].lines().filter(|l| l.starts_with("router ")).count(), 4, "{text}");
+    let svg = std::fs::read_to_string(dir.join("compare.svg")).unwrap();
+    assert!(svg.contains("hypercube 4, start-up 50 cycles") && svg.contains("mesh 4x3, start-up 0 cycles"), "{svg:.300}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
