@@ -46,6 +46,12 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
         writeln!(routes, "{v:x} {name}").unwrap();
     }
     std::fs::write(&route_file, routes)?;
+    let owner_file = stem.with_extension("owner.txt");
+    let mut owners = String::new();
+    for (v, name) in &tracer.owner_names {
+        writeln!(owners, "{v:x} {name}").unwrap();
+    }
+    std::fs::write(&owner_file, owners)?;
 
     let mut s = String::new();
     writeln!(s, "[*] flitwave: {title}").unwrap();
@@ -65,7 +71,7 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
             flags = f;
         }
     };
-    let filters = [abs(&flags_file), abs(&state_file), abs(&route_file)];
+    let filters = [abs(&flags_file), abs(&state_file), abs(&route_file), abs(&owner_file)];
     let sigs = &tracer.signals;
     // The clock on top, then the overview.
     for sig in sigs.iter().filter(|x| x.node == usize::MAX) {
@@ -130,6 +136,7 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
                 match sig.translate {
                     Some("flags") => writeln!(s, "^1 {}", filters[0].display()).unwrap(),
                     Some("route") => writeln!(s, "^3 {}", filters[2].display()).unwrap(),
+                    Some("owner") => writeln!(s, "^4 {}", filters[3].display()).unwrap(),
                     Some(_) => writeln!(s, "^2 {}", filters[1].display()).unwrap(),
                     None => {}
                 }
@@ -145,5 +152,5 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
     writeln!(s, "[pattern_trace] 1").unwrap();
     writeln!(s, "[pattern_trace] 0").unwrap();
     std::fs::write(save, s)?;
-    Ok(vec![flags_file, state_file, route_file])
+    Ok(vec![flags_file, state_file, route_file, owner_file])
 }

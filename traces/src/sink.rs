@@ -382,7 +382,13 @@ impl WaveSink for VcdSink {
                     }
                     self.pending = Some(t)
                 }
-                ops::Op::Time(t) => self.time(t)?,
+                ops::Op::Time(t) => {
+                    self.time(t)?;
+                    // The limit may be reached within the first timestamp's dump.
+                    if self.stopped {
+                        break;
+                    }
+                }
             }
         }
         batch.clear();

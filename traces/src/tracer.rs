@@ -8,6 +8,7 @@
 //! top.clk
 //! top.x1_y2.router.out_xp.{valid, flags[2:0], vc, packet[31:0], dest[31:0], msg[31:0]}
 //! top.x1_y2.router.out_xp.vc0.credits          credits of output VC 0 (free downstream slots)
+//! top.x1_y2.router.out_xp.vc0.owner            the input VC holding output VC 0 (`in_xm.vc1`)
 //! top.x1_y2.router.in_xm.{sa_req, sa_gnt}      switch requests and grants, a bit per VC
 //! top.x1_y2.router.in_xm.vc0.{occupancy, state[1:0], va_req, va_gnt, route, out_vc}
 //! top.x1_y2.router.inj.vc0.{...}               the NIC injection channel's buffer
@@ -22,7 +23,10 @@
 //! HEADTAIL); `vc`, `packet`, `dest` and `msg` describe the last flit that moved (they hold,
 //! like a data register, while `valid` is low). `va_req`, `va_gnt`, `sa_req` and `sa_gnt`
 //! are high in the cycle the allocators saw the request or gave the grant; `route` and
-//! `out_vc` hold the output port and VC of the VC's last grant. Buffer occupancy, VC state
+//! `out_vc` hold the output port and VC of the VC's last grant (a packet the router
+//! replicates has a grant per branch: `owner` on each output VC shows them all). `owner`
+//! holds the input VC that output VC is allocated to, from its grant to the cycle its tail
+//! leaves (then `-`, free; the save file names input VCs like `in_xm.vc1`). Buffer occupancy, VC state
 //! (0 IDLE, 1 RC, 2 VA, 3 ACTIVE), credits and the NIC queue show the registers' values at
 //! the start of cycle t. The GTKWave save file shows flags, states and ports by name. `msg`
 //! is the message (broadcast) the packet carries, `packet` its packet-table slot, `dest` its
@@ -103,7 +107,8 @@ struct IvcSigs {
     up: u32,
 }
 
-/// The credits signals of one output port (global index `op`): VC `v`'s is `sig + v`.
+/// The credits and owner signals of one output port (global index `op`): VC `v`'s credits
+/// are `sig + 2v`, its owner `sig + 2v + 1`.
 #[derive(Clone, Copy, Debug)]
 struct PortSigs {
     op: u32,
@@ -146,6 +151,9 @@ pub struct Tracer {
     /// Names of the router's ports (network ports by direction, then the NIC channels'
     /// ejection side), the values `route` shows.
     pub route_names: Vec<String>,
+    /// The values `owner` shows: each input VC's local index and name (`in_xm.vc1`), and
+    /// free (`-`).
+    pub owner_names: Vec<(u64, String)>,
     /// The `clk` signal.
     clk: u32,
     /// Per traced node × port: its input port's `sa_req` signal (`sa_gnt` the next), or NONE.
@@ -210,6 +218,9 @@ pub struct Tracer {
     touched: Vec<u32>,
     /// Per traced node × network port: its index in `ports`, or NONE.
     port_of: Vec<u32>,
+    /// `owner`'s value for a free output VC, and the owners this cycle's tails free.
+    owner_free: u64,
+    owner_frees: Vec<u32>,
     nic_inject: Vec<u32>,
     nic_eject: Vec<u32>,
     nic_queue: Vec<u32>,
@@ -275,6 +286,7 @@ impl Tracer {
             signals: Vec::new(),
             traced: traced.clone(),
             route_names: route_names.clone(),
+            owner_names: Vec::new(),
             clk: 0,
             in_port: vec![NONE; traced.len() * ports],
             va_last: vec![0; traced.len()],
@@ -308,6 +320,8 @@ impl Tracer {
             returns: std::collections::VecDeque::new(),
             touched: Vec::new(),
             port_of: vec![NONE; traced.len() * net],
+            owner_free: 0,
+            owner_frees: Vec::new(),
             nic_inject: Vec::new(),
             nic_eject: Vec::new(),
             nic_queue: Vec::new(),
@@ -349,6 +363,15 @@ impl Tracer {
         let route_bits = bits_for(route_names.len() as u64 - 1);
         let out_vc_bits = bits_for(vcs.max(r.params.ejection_vcs as usize) as u64 - 1);
         let (credit_bits, buf_bits) = (bits_for(depth), bits_for(deepest));
+        // `owner`: an input VC's local index (port × VCs + VC), all ones when free.
+        let owner_bits = bits_for((ports * vcs) as u64);
+        let owner_free = (1u64 << owner_bits) - 1;
+        t.owner_free = owner_free;
+        for p in 0..ports {
+            let port = if p < net { format!("in_{}", topo.port_name(p)) } else { chan("inj", p - net) };
+            t.owner_names.extend((0..vcs).map(|vc| ((p * vcs + vc) as u64, format!("{port}.vc{vc}"))));
+        }
+        t.owner_names.push((owner_free, "-".to_string()));
         {
             let mut d = Decl { sink: sink.as_mut(), path: &mut path };
             let var = |d: &mut Decl,
@@ -405,10 +428,12 @@ impl Tracer {
                     for vc in 0..vcs {
                         d.scope(format!("vc{vc}"))?;
                         let sig = var(&mut d, &mut t, "credits", credit_bits, i, &format!("{g}.credits"), depth, None)?;
+                        let owner = var(&mut d, &mut t, "owner", owner_bits, i, &format!("{g}.credits"), owner_free, Some("owner"))?;
                         if vc == 0 {
                             t.ports.push(PortSigs { op: r.port_index(node, o) as u32, sig: sig as u32 });
                         }
-                        debug_assert_eq!(sig, t.ports.last().unwrap().sig as usize + vc, "credits signals in VC order");
+                        debug_assert_eq!(sig, t.ports.last().unwrap().sig as usize + 2 * vc, "credits signals in VC order");
+                        debug_assert_eq!(owner, sig + 1);
                         t.credit_last.push(depth as u16);
                         d.up()?;
                     }
@@ -605,7 +630,7 @@ impl Tracer {
         }
         for (k, p) in self.ports.iter().enumerate() {
             for v in 0..self.vcs {
-                self.last[p.sig as usize + v] = self.credit_last[k * self.vcs + v] as u64;
+                self.last[p.sig as usize + 2 * v] = self.credit_last[k * self.vcs + v] as u64;
             }
         }
         for (&s, &v) in self.nic_queue.iter().zip(&self.queue_last) {
@@ -713,7 +738,7 @@ impl Tracer {
                     let now = r.credits(op, v);
                     if now != *last {
                         *last = now;
-                        change(p.sig as usize + v, now as u64);
+                        change(p.sig as usize + 2 * v, now as u64);
                     }
                 }
             }
@@ -736,7 +761,7 @@ impl Tracer {
             let (c, now) = (c as usize, credit_now[c as usize]);
             if now != credit_last[c] {
                 credit_last[c] = now;
-                change(ports[c / vcs].sig as usize + c % vcs, now as u64);
+                change(ports[c / vcs].sig as usize + 2 * (c % vcs), now as u64);
             }
         }
         touched.clear();
@@ -764,7 +789,7 @@ impl Tracer {
     /// A flit leaves on output port `op` (global index) for VC `vc`: it enters the VC
     /// downstream and takes a credit. Returns the traced port (`i * net + o`) or NONE.
     #[inline(always)]
-    fn departure(&mut self, op: usize, vc: u8) -> u32 {
+    fn departure(&mut self, op: usize, vc: u8, tail: bool) -> u32 {
         let info = self.by_op[op];
         if info.down != NONE {
             // The port's VCs are consecutive entries and bits.
@@ -774,6 +799,11 @@ impl Tracer {
         }
         if info.port_sigs != NONE {
             let k = info.port_sigs as usize;
+            if tail {
+                // The output VC is free from the cycle its tail leaves (after this cycle's
+                // grants: a one-flit packet may be granted and leave in one cycle).
+                self.owner_frees.push(self.ports[k].sig + 2 * vc as u32 + 1);
+            }
             if self.counted[k] {
                 let c = k * self.vcs + vc as usize;
                 self.credit_now[c] -= 1;
@@ -791,7 +821,7 @@ impl Tracer {
         if self.lanes == 1 {
             // One flit per link and cycle: no lanes to assign.
             for d in v.departures {
-                let port = self.departure(d.out_port as usize, d.vc);
+                let port = self.departure(d.out_port as usize, d.vc, d.flit.is_tail());
                 if port != NONE {
                     let s = self.links[port as usize];
                     if s.valid != NONE {
@@ -804,7 +834,7 @@ impl Tracer {
         let p = v.fabric.routers.ports();
         self.deps.clear();
         for d in v.departures {
-            if self.departure(d.out_port as usize, d.vc) != NONE {
+            if self.departure(d.out_port as usize, d.vc, d.flit.is_tail()) != NONE {
                 self.deps.push((d.out_port, d.vc, d.flit));
             }
         }
@@ -918,6 +948,24 @@ impl Tracer {
             self.set(occ + ROUTE, g.port as u64);
             self.set(occ + OUT_VC, g.vc as u64);
         }
+        // The output VCs' owners (network ports; traced whether or not the input VC is).
+        for g in &v.allocs.va_grants {
+            let (node, port) = (g.iv as usize / npv, g.port as usize);
+            let i = self.slot[node];
+            if i == NONE || port >= self.net {
+                continue;
+            }
+            let k = self.port_of[i as usize * self.net + port];
+            if k != NONE {
+                self.set(self.ports[k as usize].sig + 2 * g.vc as u32 + 1, (g.iv as usize % npv) as u64);
+            }
+        }
+        let frees = std::mem::take(&mut self.owner_frees);
+        for &s in &frees {
+            self.set(s, self.owner_free);
+        }
+        self.owner_frees = frees;
+        self.owner_frees.clear();
         for i in 0..self.traced.len() {
             let node = self.traced[i];
             let granted = std::mem::take(&mut self.va_granted[i]);
