@@ -370,7 +370,7 @@ fn rh_any_source_costs_table_1_when_one_exchange_step_contends() {
 /// at least `rh_linear_cycles`'s bound, and the sources k and n − 1 − k cost the same,
 /// for XOR-ing with n − 1 reflects the array (p ↦ n − 1 − p) and the fabric is symmetric.
 /// The costs measured from every source of the 16-node array at ν = 0 are pinned below, as
-/// the README lists them: neither derived nor equal to Table I (0.924 to 1.175 of it).
+/// docs/papers.md lists them: neither derived nor equal to Table I (0.924 to 1.175 of it).
 #[test]
 fn rh_cost_depends_on_the_source_when_two_exchange_steps_contend() {
     for (n, nu) in [(8u32, 0u32), (16, 0), (16, 1)] {
@@ -385,13 +385,13 @@ fn rh_cost_depends_on_the_source_when_two_exchange_steps_contend() {
                 assert_eq!(costs[root], costs[n as usize - 1 - root], "n {n} nu {nu} m {m}: roots {root} and its mirror");
             }
             if (n, nu) == (16, 0) {
-                // Measured (README, "Broadcasting on linear arrays and meshes"): roots 0..7.
+                // Measured (docs/papers.md, "Broadcasting on linear arrays and meshes"): roots 0..7.
                 let pinned: &[u64] = if m == 8192 {
                     &[16262, 16241, 17810, 17515, 17315, 17085, 16114, 15060]
                 } else {
                     &[13212, 15291, 14844, 14796, 13837, 14602, 13266, 12390]
                 };
-                assert_eq!(&costs[..8], pinned, "m {m}: the README's table is out of date");
+                assert_eq!(&costs[..8], pinned, "m {m}: docs/papers.md's table is out of date");
             }
         }
     }

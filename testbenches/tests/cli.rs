@@ -1192,7 +1192,7 @@ fn bad_threads() {
     bad(&[&traffic[..], &["--threads", "2", "--vcd", "/tmp/x.vcd"]].concat(), &["threads: 2", "--vcd"]);
 }
 
-/// README's hardware-multicast example: the routers replicate one packet per node where the
+/// The hardware-multicast example of docs/examples.md: the routers replicate one packet per node where the
 /// nodes forward N(N-1), every broadcast reaches every node either way, and the synchronous
 /// replicating router deadlocks on the same worms (exit 3, a wait-for cycle named).
 #[test]

@@ -63,7 +63,7 @@ fn run_json(args: &[&str]) -> (i32, serde_json::Value) {
 
 /// A deadlock is certain when flits are buffered, none has moved for a while and nothing is
 /// due in any delay line or timer: the run ends there (exit 3), whatever the watchdog says,
-/// on one thread and on two alike. README's tornado deadlock stops moving at cycle 5; its
+/// on one thread and on two alike. The tornado deadlock of docs/examples.md stops moving at cycle 5; its
 /// sources create packets up to cycle 399, so that is when nothing is due any more.
 #[test]
 fn a_certain_deadlock_ends_the_run_at_once_whatever_the_watchdog() {

@@ -136,7 +136,7 @@ fn dor_path(src: u64, dst: u64, sizes: &[u64]) -> Vec<(u64, u64)> {
 }
 
 /// Port names of a 2-dimensional mesh by port number (port 2i one step down in dimension i,
-/// 2i + 1 one step up), as the README documents them.
+/// 2i + 1 one step up), as docs/waveforms.md documents them.
 const MESH_PORTS: [&str; 4] = ["xm", "xp", "ym", "yp"];
 
 const TRAFFIC: &[&str] = &[

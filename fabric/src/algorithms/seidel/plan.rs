@@ -210,7 +210,7 @@ impl B {
     /// one after another (one lane each); the pairs served first start their next, longer
     /// exchange early, into partners still receiving, where the worm stops and keeps its
     /// circuit. On 16 nodes with ν = 0 the sources cost 0.924 … 1.093 of Table I at 8 KB
-    /// and 0.952 … 1.175 at 64 KB (README). With ν >= d − 2 only the first exchange step
+    /// and 0.952 … 1.175 at 64 KB (docs/papers.md). With ν >= d − 2 only the first exchange step
     /// contends: the broadcast ends d − 1 contention-free steps after its busiest link has
     /// carried its worms, in whatever order, and every source costs Table I. Both are
     /// derived and checked in `fabric/tests/seidel.rs` (`rh_linear_cycles`).
