@@ -1321,10 +1321,10 @@ fn round_broadcast_shape(name: &str, topo: &fabric::Topology) -> Result<(), Conf
     let dims = || topo.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
     match name {
         "edn" if algorithms::edn::levels(topo).is_none() => {
-            Err(err("dims", &dims(), "edn runs on square meshes of side 4^k: 4x4, 16x16, 64x64, 256x256"))
+            Err(err("dims", dims(), "edn runs on square meshes of side 4^k: 4x4, 16x16, 64x64, 256x256"))
         }
-        "dilated-diagonal" if topo.ndims() != 2 => Err(err("dims", &dims(), "dilated-diagonal runs on 2-D tori, like 25x25")),
-        "dilated-diagonal" => algorithms::dilated_diagonal::plan(topo, NodeId(0)).map(|_| ()).map_err(|e| err("dims", &dims(), e)),
+        "dilated-diagonal" if topo.ndims() != 2 => Err(err("dims", dims(), "dilated-diagonal runs on 2-D tori, like 25x25")),
+        "dilated-diagonal" => algorithms::dilated_diagonal::plan(topo, NodeId(0)).map(|_| ()).map_err(|e| err("dims", dims(), e)),
         _ => Ok(()),
     }
 }

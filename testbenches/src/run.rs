@@ -218,8 +218,11 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                     (Box::new(kb), fabric::algorithms::kbcast::bounds(k.variant, d, k.active.len() as u32, k.tp))
                 }
                 "snb" => {
-                    let one_port_nodes = one_port && *forwarding == Forwarding::Node;
-                    let mut bounds = Snb::bounds(&topo, root, one_port_nodes);
+                    let k_ports = match cfg.port_model {
+                        PortModel::K(k) if *forwarding == Forwarding::Node => Some(k as u32),
+                        _ => None,
+                    };
+                    let mut bounds = Snb::bounds(&topo, root, k_ports);
                     if *forwarding == Forwarding::Router && cfg.switching != router::Switching::StoreAndForward {
                         bounds.lower = Some(Snb::worm_lower_bound(&topo, root, l));
                     }

@@ -145,7 +145,7 @@ fn dilated_diagonal_rounds_on_tori() {
         roots.push((x - 1, 0));
         for root in roots {
             let (rounds, lower) = run_rounds("torus", &format!("{x}x{y}"), "dilated-diagonal", root);
-            let third = if y % x == 0 { log_ceil(5, x as u64) } else { log_ceil(3, x as u64) };
+            let third = if y.is_multiple_of(x) { log_ceil(5, x as u64) } else { log_ceil(3, x as u64) };
             assert_eq!(rounds, log_ceil(5, y as u64) + 1 + third, "T({x},{y}) from {root:?}");
             assert_eq!(lower, log_ceil(5, (x * y) as u64));
             assert!(rounds <= lower + 5, "T({x},{y}): {rounds} rounds, lower bound {lower}");

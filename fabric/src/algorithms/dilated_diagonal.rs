@@ -159,7 +159,7 @@ fn by_sender(sends: &[(u32, i64, i64)]) -> Vec<((u32, i64), Vec<i64>)> {
 
 /// Do columns keep diagonals (X divides Y), so that phase 3 may move along them?
 pub fn column_moves(topo: &Topology) -> bool {
-    topo.sizes[1] % topo.sizes[0] == 0
+    topo.sizes[1].is_multiple_of(topo.sizes[0])
 }
 
 /// The plan from `root` on the 2-D torus `topo`; Err if some band could not be split (a

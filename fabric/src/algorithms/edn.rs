@@ -50,7 +50,7 @@ pub fn levels(topo: &Topology) -> Option<u32> {
         return None;
     }
     let side = topo.sizes[0];
-    (side >= 4 && side.is_power_of_two() && side.trailing_zeros() % 2 == 0).then(|| side.trailing_zeros() / 2)
+    (side >= 4 && side.is_power_of_two() && side.trailing_zeros().is_multiple_of(2)).then(|| side.trailing_zeros() / 2)
 }
 
 /// The hub's offset in a block of side 4^j: (h, h), h = (4^j − 1)/3.
