@@ -116,7 +116,7 @@ fn edn_rounds_on_meshes_of_side_4_to_the_k() {
 
 /// Dilated diagonal on T(X, Y): ⌈log_5 Y⌉ rounds to put a copy in every row, one to align
 /// the copies on a diagonal, then ⌈log_5 X⌉ when X divides Y (column moves keep diagonals)
-/// and ⌈log_3 X⌉ otherwise. The notes' claims measured: on T(5^k, 5^k) it takes 2k + 1,
+/// and ⌈log_3 X⌉ otherwise (X = 2: the alignment round may be idle). The notes' claims measured: on T(5^k, 5^k) it takes 2k + 1,
 /// one more than the lower bound 2k (not optimal, as the notes say); on every torus tried it
 /// stays within the lower bound + 5.
 #[test]
@@ -127,6 +127,8 @@ fn dilated_diagonal_rounds_on_tori() {
         (125, 125),
         (3, 3),
         (4, 4),
+        (2, 9),
+        (9, 2),
         (6, 6),
         (7, 7),
         (9, 9),
@@ -155,7 +157,9 @@ fn dilated_diagonal_rounds_on_tori() {
         for root in roots {
             let (rounds, lower) = run_rounds("torus", &format!("{x}x{y}"), "dilated-diagonal", root);
             let third = if y.is_multiple_of(x) { log_ceil(5, x as u64) } else { log_ceil(3, x as u64) };
-            assert_eq!(rounds, log_ceil(5, y as u64) + 1 + third, "T({x},{y}) from {root:?}");
+            // On a ring of 2 columns phase 1 may leave every copy on the diagonal already.
+            let base = log_ceil(5, y as u64) + third;
+            assert!(rounds == base + 1 || x == 2 && rounds == base, "T({x},{y}) from {root:?}: {rounds} rounds");
             assert_eq!(lower, log_ceil(5, (x * y) as u64));
             assert!(rounds <= lower + 5, "T({x},{y}): {rounds} rounds, lower bound {lower}");
             if x == y && 5u64.pow(log_ceil(5, x as u64) as u32) == x as u64 {

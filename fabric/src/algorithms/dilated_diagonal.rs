@@ -284,14 +284,24 @@ mod tests {
         assert_eq!(canonical(25, 2, 2), 12);
     }
 
-    /// Plans on tori of every shape from 2×2 to 40×40 inform every node once.
+    /// Plans on tori of every shape from 2×2 to 64×64 inform every node once, in
+    /// ⌈log_5 Y⌉ + 1 + ⌈log_5 X⌉ rounds when X divides Y and ⌈log_5 Y⌉ + 1 + ⌈log_3 X⌉
+    /// otherwise (the alignment round always needed from X = 3 on), within the notes'
+    /// lower bound + 5 (at most 3 more here).
     #[test]
     fn plans_inform_every_node_once() {
-        for (xs, ys) in (2..=40).flat_map(|x| (2..=40).map(move |y| (x, y))) {
+        use super::super::rounds::log_ceil;
+        for (xs, ys) in (2..=64).flat_map(|x| (2..=64).map(move |y| (x, y))) {
             let topo = Topology::new(TopologyKind::Torus, &[xs, ys]);
             for root in [0, topo.nodes() as u32 / 2 + xs / 3, topo.nodes() as u32 - 1] {
                 let p = plan(&topo, NodeId(root)).unwrap_or_else(|e| panic!("T({xs},{ys}): {e}"));
-                p.informed_rounds().unwrap_or_else(|e| panic!("T({xs},{ys}) root {root}: {e}"));
+                let got = p.informed_rounds().unwrap_or_else(|e| panic!("T({xs},{ys}) root {root}: {e}"));
+                let rounds = *got.iter().max().unwrap();
+                let third = log_ceil(if ys.is_multiple_of(xs) { 5 } else { 3 }, xs as u64);
+                if xs >= 3 {
+                    assert_eq!(rounds, log_ceil(5, ys as u64) + 1 + third, "T({xs},{ys}) root {root}");
+                }
+                assert!(rounds <= log_ceil(5, (xs * ys) as u64) + 3, "T({xs},{ys}) root {root}: {rounds}");
             }
         }
     }
