@@ -5,27 +5,30 @@
 //!    nearly equal width; the row holding the copy sends to a row in each of the other four
 //!    bands, two each way: straight up and down its column, and one hop east or west then
 //!    up or down (⌈log_5 Y⌉ rounds);
-//! 2. each row's copy moves along its row onto the diagonal x ≡ y + c (mod X) through the
-//!    source (one round);
-//! 3. the diagonals (offsets x − y mod X) are split recursively into five bands; every node
-//!    of a band's informed diagonal sends east and west along its row and north and south
-//!    along its column to the diagonals in the middle of the other four bands (a move of d
-//!    rows down shifts the diagonal by +d), ⌈log_5 X⌉ rounds. Each node's worms stay inside
-//!    its band, so the 4·Y worms of a round share no link.
+//! 2. each row's copy moves along its row onto the line x ≡ s·y + c (mod X) through the
+//!    source (one round; idle if phase 1 left every copy on it);
+//! 3. the X lines x ≡ s·y + c' (offsets c') are split recursively: every node of a band's
+//!    informed line sends east and west along its row and north and south along its column
+//!    to lines in the middle of the other bands. Each node's worms stay inside its band, so
+//!    the worms of a round share no link.
 //!
-//! A move down a column keeps to one diagonal's numbering only if the column's Y nodes wrap
-//! onto the same diagonals, that is when X divides Y (the square torus among them). Otherwise
-//! the "diagonals" are dilated: a column move would shift rows of one diagonal onto different
-//! diagonals; this implementation then splits the diagonals three ways with the row moves
-//! alone (⌈log_3 X⌉ rounds in phase 3). Bands are split as evenly as the ring allows, the
-//! informed member at the same place of its band at every level ([`canonical`]); a move of
-//! exactly half a ring goes the way the torus routing sends it (up on ties), or the other
-//! mechanism is used.
+//! A move of d rows down a column shifts the offset by s·d, the same in every row only if the
+//! column wraps onto the same lines, s·Y ≡ 0 (mod X): s = X/g for a common divisor g of X and
+//! Y. With g = X (X divides Y, square tori among them) the lines are the diagonals and phase
+//! 3 splits them five ways, ⌈log_5 X⌉ rounds. Otherwise the diagonals are dilated (slope
+//! X/g): first the g lines c + s·i, five ways (a row move of s·d or a column move of d rows
+//! shifts i by d; ⌈log_5 g⌉ rounds), then around each of them its s neighbouring lines, three
+//! ways by row moves (⌈log_3 s⌉ rounds); g is the common divisor with the fewest rounds
+//! ([`slopes`]). Bands are split as evenly as the ring allows, the informed member at the
+//! same place of its band at every level ([`canonical`]); a move of exactly half a ring goes
+//! the way the torus routing sends it (up on ties), or another move is used.
 //!
-//! Rounds: ⌈log_5 Y⌉ + 1 + ⌈log_5 X⌉ (X | Y) against the lower bound ⌈log_5 XY⌉: on
-//! T(5^k, 5^k), 2k + 1, one more than the notes' "optimal" (phase 2 is a round of its own).
+//! Rounds: ⌈log_5 Y⌉ + 1 + min over g (⌈log_5 g⌉ + ⌈log_3 (X/g)⌉) (phase 1 four ways on 2
+//! columns) against the lower bound ⌈log_5 XY⌉: on T(5^k, 5^k), 2k + 1, one more than the
+//! notes' "optimal" (phase 2 is a round of its own); at most 3 more than the bound on every
+//! torus up to 64×64, within the notes' "at most 5 more".
 
-use super::rounds::Plan;
+use super::rounds::{Plan, log_ceil};
 use crate::topology::Topology;
 use router::NodeId;
 
@@ -157,14 +160,29 @@ fn by_sender(sends: &[(u32, i64, i64)]) -> Vec<((u32, i64), Vec<i64>)> {
     groups
 }
 
-/// Do columns keep diagonals (X divides Y), so that phase 3 may move along them?
-pub fn column_moves(topo: &Topology) -> bool {
-    topo.sizes[1].is_multiple_of(topo.sizes[0])
+/// The common divisors g of X and Y by the rounds of phase 3 with lines of slope X/g,
+/// ⌈log_5 g⌉ + ⌈log_3 (X/g)⌉, fewest first (the larger g on ties).
+pub fn slopes(xs: u32, ys: u32) -> Vec<u32> {
+    let mut g: Vec<u32> = (1..=xs.min(ys)).filter(|&d| xs.is_multiple_of(d) && ys.is_multiple_of(d)).collect();
+    g.sort_by_key(|&d| (log_ceil(5, d as u64) + log_ceil(3, (xs / d) as u64), u32::MAX - d));
+    g
 }
 
 /// The plan from `root` on the 2-D torus `topo`; Err if some band could not be split (a
 /// ring too small for the moves), which the tests rule out for the sizes they try.
 pub fn plan(topo: &Topology, root: NodeId) -> Result<Plan, String> {
+    let mut why = String::new();
+    for g in slopes(topo.sizes[0], topo.sizes[1]) {
+        match plan_with(topo, root, g) {
+            Ok(p) => return Ok(p),
+            Err(e) => why = e,
+        }
+    }
+    Err(why)
+}
+
+/// [`plan`] with lines of slope X/g.
+fn plan_with(topo: &Topology, root: NodeId, g: u32) -> Result<Plan, String> {
     let (xs, ys) = (topo.sizes[0], topo.sizes[1]);
     let (x0, y0) = (topo.coord(root, 0) as i64, topo.coord(root, 1) as i64);
     let at = |x: i64, y: i64| topo.node_at(&[x.rem_euclid(xs as i64) as u32, y.rem_euclid(ys as i64) as u32]);
@@ -204,56 +222,78 @@ pub fn plan(topo: &Topology, root: NodeId) -> Result<Plan, String> {
         last = last.max(r);
     }
 
-    // Phase 2: onto the diagonal x ≡ y + c through the source.
-    let c = x0 - y0;
+    // Phase 2: onto the dilated diagonal x ≡ s·y + c through the source.
+    let s = (xs / g) as i64;
+    let c = x0 - s * y0;
     let mut aligned = false;
     let mut early = vec![false; topo.nodes()];
     for y in 0..ys as i64 {
         let x = col[y as usize].expect("phase 1 reached every row");
         early[at(x, y).idx()] = true;
-        if (x - y - c).rem_euclid(xs as i64) != 0 {
-            plan.add(last + 1, at(x, y), at(y + c, y));
+        if (x - s * y - c).rem_euclid(xs as i64) != 0 {
+            plan.add(last + 1, at(x, y), at(s * y + c, y));
             aligned = true;
         }
     }
     last += aligned as u32;
+    // Line c + o's node in row y informs the node a row move of `dx` or a column move of
+    // `dy` rows away, in every row, unless phase 1 informed it.
+    let mut lines = |r: u32, o: i64, dx: i64, dy: i64| {
+        for y in 0..ys as i64 {
+            let x = s * y + c + o;
+            let to = at(x + dx, y + dy);
+            // A row's phase-1 copy off the diagonal is informed already: it then only does
+            // its line's part from here on.
+            if !early[to.idx()] {
+                plan.add(r, at(x, y), to);
+            }
+        }
+    };
 
-    // Phase 3: diagonals, five ways with column moves, else three.
-    let columns = column_moves(topo) && xs > 1;
-    let (l3, r3) = if columns { (2, 2) } else { (1, 1) };
-    let diag = if columns { vec![Move::Row(0), Move::Column] } else { vec![Move::Row(0)] };
+    // Phase 3a: the g lines c + s·i, five ways: a row move of s·d or a column move of d
+    // rows down shifts i by d. Row moves of the first round may go either way round (each
+    // row carries one node's worm); column moves pass other nodes of the same line g rows
+    // on, so they keep to the short way the numbering assumes.
     let mut sends = Vec::new();
-    split(c - canonical(xs, l3, r3) as i64, xs, l3, r3, last + 1, &mut sends);
+    split(-(canonical(g, 2, 2) as i64), g, 2, 2, last + 1, &mut sends);
+    let first = last + 1;
     for ((r, from), targets) in by_sender(&sends) {
         let d: Vec<i64> = targets.iter().map(|t| t - from).collect();
-        // A row move by d shifts the diagonal by d; a column move by −d rows shifts it by d.
-        // Row moves of the first round may go either way round (each row carries one node's);
-        // column moves pass other nodes of the same diagonal a column further, so they keep
-        // to the short way the diagonal numbering assumes.
-        let first = r == last + 1;
-        let moves = assign(&d, &diag, true, |m, d| match m {
+        let moves = assign(&d, &[Move::Row(0), Move::Column], true, |m, d| match m {
             Move::Row(_) => {
-                let up = routed_up(d, xs);
-                (first || up == (d > 0)).then_some(up)
+                let up = routed_up(s * d, xs);
+                (r == first || up == (d > 0)).then_some(up)
             }
             Move::Column => {
                 let up = routed_up(-d, ys);
                 (up == (d < 0)).then_some(up)
             }
         })
-        .ok_or_else(|| format!("phase 3: diagonal {from} cannot reach diagonals at {d:?} on T({xs},{ys})"))?;
+        .ok_or_else(|| format!("phase 3: line {from} cannot reach lines at {d:?} on T({xs},{ys}), slope {s}"))?;
         for (&dd, m) in d.iter().zip(moves) {
-            for y in 0..ys as i64 {
-                let x = y + from;
-                let to = match m {
-                    Move::Row(_) => at(x + dd, y),
-                    Move::Column => at(x, y - dd),
-                };
-                // A row's phase-1 copy off the diagonal is informed already: it then only
-                // does its diagonal's part from here on.
-                if !early[to.idx()] {
-                    plan.add(r, at(x, y), to);
-                }
+            match m {
+                Move::Row(_) => lines(r, s * from, s * dd, 0),
+                Move::Column => lines(r, s * from, 0, -dd),
+            }
+        }
+        last = last.max(r);
+    }
+
+    // Phase 3b: each line c + s·i, three ways along the rows over the s lines around it.
+    let mut sends = Vec::new();
+    split(-(canonical(s as u32, 1, 1) as i64), s as u32, 1, 1, last + 1, &mut sends);
+    let first = last + 1;
+    for ((r, from), targets) in by_sender(&sends) {
+        let d: Vec<i64> = targets.iter().map(|t| t - from).collect();
+        // Row moves of the first round may go either way round when one line sends (g = 1).
+        let moves = assign(&d, &[Move::Row(0)], true, |_, d| {
+            let up = routed_up(d, xs);
+            (r == first && g == 1 || up == (d > 0)).then_some(up)
+        })
+        .ok_or_else(|| format!("phase 3: line {from} cannot reach lines at {d:?} on T({xs},{ys}), slope {s}"))?;
+        for (&dd, _) in d.iter().zip(moves) {
+            for i in 0..g as i64 {
+                lines(r, s * i + from, dd, 0);
             }
         }
     }
@@ -285,22 +325,28 @@ mod tests {
     }
 
     /// Plans on tori of every shape from 2×2 to 64×64 inform every node once, in
-    /// ⌈log_5 Y⌉ + 1 + ⌈log_5 X⌉ rounds when X divides Y and ⌈log_5 Y⌉ + 1 + ⌈log_3 X⌉
-    /// otherwise (the alignment round always needed from X = 3 on), within the notes'
-    /// lower bound + 5 (at most 3 more here).
+    /// ⌈log_5 Y⌉ + 1 + min over common divisors g of X and Y of ⌈log_5 g⌉ + ⌈log_3 (X/g)⌉
+    /// rounds (the alignment round idle when phase 1 left every copy on the line: lines of
+    /// slope X are columns, which column moves keep to), within the notes' lower
+    /// bound + 5 (at most 3 more here).
     #[test]
     fn plans_inform_every_node_once() {
-        use super::super::rounds::log_ceil;
         for (xs, ys) in (2..=64).flat_map(|x| (2..=64).map(move |y| (x, y))) {
             let topo = Topology::new(TopologyKind::Torus, &[xs, ys]);
             for root in [0, topo.nodes() as u32 / 2 + xs / 3, topo.nodes() as u32 - 1] {
                 let p = plan(&topo, NodeId(root)).unwrap_or_else(|e| panic!("T({xs},{ys}): {e}"));
                 let got = p.informed_rounds().unwrap_or_else(|e| panic!("T({xs},{ys}) root {root}: {e}"));
                 let rounds = *got.iter().max().unwrap();
-                let third = log_ceil(if ys.is_multiple_of(xs) { 5 } else { 3 }, xs as u64);
-                if xs >= 3 {
-                    assert_eq!(rounds, log_ceil(5, ys as u64) + 1 + third, "T({xs},{ys}) root {root}");
-                }
+                // Lines of slope X/g for a common divisor g: ⌈log_5 g⌉ + ⌈log_3 (X/g)⌉.
+                let third = (1..=xs)
+                    .filter(|&g| xs % g == 0 && ys % g == 0)
+                    .map(|g| log_ceil(5, g as u64) + log_ceil(3, (xs / g) as u64))
+                    .min()
+                    .unwrap();
+                // The alignment round is idle when phase 1 left every copy on the line.
+                // Phase 1 four ways on 2 columns (one hop east or west is the same link).
+                let base = log_ceil(if xs >= 3 { 5 } else { 4 }, ys as u64) + third;
+                assert!(rounds == base + 1 || rounds == base, "T({xs},{ys}) root {root}: {rounds}, {base} without alignment");
                 assert!(rounds <= log_ceil(5, (xs * ys) as u64) + 3, "T({xs},{ys}) root {root}: {rounds}");
             }
         }

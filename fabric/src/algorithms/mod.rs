@@ -198,7 +198,7 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         name: "dilated-diagonal",
         topologies: &[TopologyKind::Torus],
         reference: "one-to-all broadcast lecture notes, 'Dilated-diagonal-based approach' (rows in five bands, align to the diagonal, diagonal bands; XY routing)",
-        summary: "all-port wormhole broadcast from --root on 2-D tori T(X,Y) in synchronous rounds: ceil(log5 Y) + 1 + ceil(log5 X) when X divides Y, phase 3 three-way otherwise; reports rounds and lower_bound_rounds ceil(log5 XY)",
+        summary: "all-port wormhole broadcast from --root on 2-D tori T(X,Y) in synchronous rounds: ceil(log5 Y) + 1 + ceil(log5 X) when X divides Y, dilated diagonals of slope X/g otherwise (g a common divisor); reports rounds and lower_bound_rounds ceil(log5 XY)",
         all_or_one_port: false,
         rooted: true,
         router_forwarding: false,
