@@ -938,13 +938,16 @@ impl Config {
                 return Err(err("root", raw.get("root").unwrap(), format!("{name} involves every node; it takes no root")));
             }
             let is_pmnb = name.starts_with("pmnb-");
-            if (name == "kbcast" || is_pmnb || name == "dynamic") && port_model != PortModel::All {
+            if (name == "kbcast" || is_pmnb || name == "dynamic" || name == "edn" || name == "dilated-diagonal")
+                && port_model != PortModel::All
+            {
                 return Err(err(
                     "ports",
                     port_model.name(),
                     format!("{name} assumes every node sends and receives on all links at once: --ports all"),
                 ));
             }
+            round_broadcast_shape(&name, &topo)?;
             for (f, algs) in ALGORITHM_FLAGS {
                 if let Some(v) = raw.get(f)
                     && !algs.contains(&name.as_str())
@@ -1313,6 +1316,19 @@ fn check_workload_memory(
 }
 
 /// A node given as an id or as coordinates `c0,c1,...` in the order of `--dims`.
+/// `edn` runs on M(4^k, 4^k), `dilated-diagonal` on 2-D tori its construction can split.
+fn round_broadcast_shape(name: &str, topo: &fabric::Topology) -> Result<(), ConfigError> {
+    let dims = || topo.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
+    match name {
+        "edn" if algorithms::edn::levels(topo).is_none() => {
+            Err(err("dims", dims(), "edn runs on square meshes of side 4^k: 4x4, 16x16, 64x64, 256x256"))
+        }
+        "dilated-diagonal" if topo.ndims() != 2 => Err(err("dims", dims(), "dilated-diagonal runs on 2-D tori, like 25x25")),
+        "dilated-diagonal" => algorithms::dilated_diagonal::plan(topo, NodeId(0)).map(|_| ()).map_err(|e| err("dims", dims(), e)),
+        _ => Ok(()),
+    }
+}
+
 fn parse_node(field: &str, v: &str, topo: &fabric::Topology) -> Result<u32, ConfigError> {
     let n = topo.nodes() as u64;
     if v.contains(',') {

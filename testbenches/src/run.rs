@@ -218,8 +218,11 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                     (Box::new(kb), fabric::algorithms::kbcast::bounds(k.variant, d, k.active.len() as u32, k.tp))
                 }
                 "snb" => {
-                    let one_port_nodes = one_port && *forwarding == Forwarding::Node;
-                    let mut bounds = Snb::bounds(&topo, root, one_port_nodes);
+                    let k_ports = match cfg.port_model {
+                        PortModel::K(k) if *forwarding == Forwarding::Node => Some(k as u32),
+                        _ => None,
+                    };
+                    let mut bounds = Snb::bounds(&topo, root, k_ports);
                     if *forwarding == Forwarding::Router && cfg.switching != router::Switching::StoreAndForward {
                         bounds.lower = Some(Snb::worm_lower_bound(&topo, root, l));
                     }
@@ -233,6 +236,13 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                 "gather" => (Box::new(scatter::Gather::new(d, root, one_port, l)), scatter::bounds(d, one_port)),
                 "total-exchange" => (Box::new(total_exchange::TotalExchange::new(d, one_port, l)), total_exchange::bounds(d, one_port)),
                 "mnb-sbt" => (Box::new(MnbSbt::new(l, *forwarding)), MnbSbt::bounds(&topo, one_port)),
+                "edn" | "dilated-diagonal" => {
+                    use fabric::algorithms::{dilated_diagonal, edn, rounds};
+                    let plan =
+                        if name == "edn" { edn::plan(&topo, root) } else { dilated_diagonal::plan(&topo, root).expect("shape validated") };
+                    let lower = rounds::log_ceil(5, topo.nodes() as u64);
+                    (Box::new(rounds::RoundBroadcast::new(plan, rounds::round_period(&cfg.spec(), l), l, lower)), Bounds::default())
+                }
                 "st" | "bst" | "rh" | "st-simple" | "bst-simple" => {
                     let c = cfg.cost.as_ref().expect("the cost model is resolved for the Seidel broadcasts");
                     let setup = c.setup(cfg.topology.clone(), &cfg.dims, cfg.nu, root.0);

@@ -1,13 +1,16 @@
 //! The algorithms, as per-node programs, and the registry `flitwave list` shows.
 
 pub mod accumulate;
+pub mod dilated_diagonal;
 pub mod dynamic;
+pub mod edn;
 pub mod hypercube;
 pub mod kbcast;
 pub mod mnb;
 pub mod mnb_sbt;
 pub mod pmnb;
 pub mod prefix;
+pub mod rounds;
 pub mod scatter;
 pub mod seidel;
 pub mod snb;
@@ -181,6 +184,24 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         all_or_one_port: false,
         rooted: false,
         router_forwarding: true,
+    },
+    AlgorithmInfo {
+        name: "edn",
+        topologies: &[TopologyKind::Mesh],
+        reference: "one-to-all broadcast lecture notes, 'Extended dominating set approach' (hierarchy of extended dominating nodes on M(4^k,4^k), XY routing)",
+        summary: "all-port wormhole broadcast from --root on M(4^k,4^k) in synchronous rounds: 2k rounds from the hub, 2k+1 from elsewhere (M(16,16): 5); reports rounds and lower_bound_rounds ceil(log5 N)",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "dilated-diagonal",
+        topologies: &[TopologyKind::Torus],
+        reference: "one-to-all broadcast lecture notes, 'Dilated-diagonal-based approach' (rows in five bands, align to the diagonal, diagonal bands; XY routing)",
+        summary: "all-port wormhole broadcast from --root on 2-D tori T(X,Y) in synchronous rounds: ceil(log5 Y) + 1 + ceil(log5 X) when X divides Y, dilated diagonals of slope X/g otherwise (g a common divisor); reports rounds and lower_bound_rounds ceil(log5 XY)",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
     },
     AlgorithmInfo {
         name: "st",

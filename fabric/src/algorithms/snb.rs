@@ -36,28 +36,24 @@ impl Snb {
         Snb { root, forwarding, one_port, flits, msg: 0, order: Vec::new() }
     }
 
-    /// Slot bounds: Table 1 (d, both port models) on the hypercube; on meshes and tori the
-    /// root's eccentricity (all-port, flooding along the tree is optimal) and, one-port,
-    /// the lower bound max(eccentricity, ⌈log2 N⌉) and the slots the notes' farthest-first
-    /// tree takes, computed from its send order. (The notes bound that tree by the
-    /// diameter, which on a torus, the mesh tree with the root in the middle, can be below
-    /// the lower bound: 2 on a 3×3 torus, where 9 nodes need 4 one-port slots.)
-    pub fn bounds(topo: &Topology, root: NodeId, one_port_nodes: bool) -> Bounds {
+    /// Slot bounds: Table 1 (d, both port models) on the hypercube, and all-port on meshes
+    /// and tori the root's eccentricity (flooding along the tree is optimal). With `ports`
+    /// K (the nodes forwarding, K = 1 one-port) the notes' lower bound for a K-port
+    /// store-and-forward network, max(eccentricity, ⌈log_{K+1} N⌉) (the informed nodes
+    /// multiply by at most K + 1 a slot; the root's eccentricity rather than the diameter,
+    /// for a given root), and the slots the tree takes sending to its children K a slot in
+    /// its send order ([`Snb::k_port_slots`]; d on the cube for every K). (The notes bound
+    /// the one-port tree by the diameter, which on a torus, the mesh tree with the root in
+    /// the middle, can be below the lower bound: 2 on a 3×3 torus, where 9 nodes need 4
+    /// one-port slots.)
+    pub fn bounds(topo: &Topology, root: NodeId, ports: Option<u32>) -> Bounds {
         let ecc = topo.eccentricity(root) as u64;
-        match topo.kind {
-            TopologyKind::Hypercube => {
-                Bounds { lower: Some(ecc as f64), paper: Some(ecc as f64), transmissions: Some(topo.nodes() as u64 - 1) }
-            }
-            _ if one_port_nodes => {
-                let log = (topo.nodes() as u64).next_power_of_two().trailing_zeros() as u64;
-                Bounds {
-                    lower: Some(ecc.max(log) as f64),
-                    paper: Some(Self::one_port_slots(topo, root) as f64),
-                    transmissions: Some(topo.nodes() as u64 - 1),
-                }
-            }
-            _ => Bounds { lower: Some(ecc as f64), paper: Some(ecc as f64), transmissions: Some(topo.nodes() as u64 - 1) },
-        }
+        let n = topo.nodes() as u64;
+        let (lower, paper) = match ports {
+            Some(k) => (ecc.max(super::rounds::log_ceil(k as u64 + 1, n) as u64), Self::k_port_slots(topo, root, k as u64)),
+            None => (ecc, ecc),
+        };
+        Bounds { lower: Some(lower as f64), paper: Some(paper as f64), transmissions: Some(n - 1) }
     }
 
     /// Lower bound in slots on broadcasting one packet of `flits` flits that the routers
@@ -80,16 +76,16 @@ impl Snb {
         order.into_iter().map(|(_, p)| p).collect()
     }
 
-    /// Slots the one-port tree takes in the slot model: a node reached in slot t sends to
-    /// its children one per slot, in [`Snb::send_order`].
-    fn one_port_slots(topo: &Topology, root: NodeId) -> u64 {
+    /// Slots the tree takes in the slot model with `k` ports: a node reached in slot t sends
+    /// to its children k per slot, in [`Snb::send_order`] (child i in slot t + ⌊i/k⌋ + 1).
+    pub fn k_port_slots(topo: &Topology, root: NodeId, k: u64) -> u64 {
         let mut latest = 0;
         let mut stack = vec![(root, topo.net_ports(), 0u64)];
         while let Some((node, in_port, t)) = stack.pop() {
             latest = latest.max(t);
-            for (k, p) in Self::send_order(topo, node, in_port, root).into_iter().enumerate() {
+            for (i, p) in Self::send_order(topo, node, in_port, root).into_iter().enumerate() {
                 let to = topo.neighbor(node, p).expect("tree edge over a missing link");
-                stack.push((to, topo.reverse_port(p), t + k as u64 + 1));
+                stack.push((to, topo.reverse_port(p), t + i as u64 / k + 1));
             }
         }
         latest
