@@ -372,30 +372,25 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
     let json = raw.get("json");
     let quiet = raw.get("quiet").map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
     cfg.outputs.announce = !quiet;
-    run::check_distinct_outputs(json.filter(|p| *p != "-"), &cfg.outputs)?;
+    let scenario = args.scenario.as_deref();
+    let router = raw.get("router").map(std::path::Path::new).filter(|p| p.is_file());
+    let inputs: Vec<(&str, &std::path::Path)> =
+        [("scenario", scenario), ("router", router)].into_iter().filter_map(|(f, p)| Some((f, p?))).collect();
     let to_stdout = json == Some("-");
-    // Open the JSON file before the run, so a bad path is reported before any output.
-    let json_file = match json.filter(|p| *p != "-") {
-        Some("") => return Err(ConfigError("json: \"\": a file path, or - for standard output".into())),
-        Some(path) => Some((
-            path,
-            std::fs::File::create(path)
-                .map_err(|e| ConfigError(format!("json: {path}: a writable file path, or - (cannot create it: {e})")))?,
-        )),
-        None => None,
-    };
-    // No empty JSON file is left behind when another output fails.
-    let mut created = run::Created::default();
-    if let Some((path, _)) = &json_file {
-        created.add(path);
+    let json_file = json.filter(|p| *p != "-");
+    if json_file == Some("") {
+        return Err(ConfigError("json: \"\": a file path, or - for standard output".into()));
     }
+    run::check_outputs(json_file, &cfg.outputs, &inputs)?;
+    // Begun before the run, so a bad path is refused before any output.
+    let mut json_out = json_file.map(|p| crate::output::Output::begin("json", p)).transpose()?;
     let progress = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let report = run::run_with_outputs(&cfg, progress)?;
-    created.keep();
+    let run::Ran { report, outputs } = run::run_with_outputs(&cfg, progress)?;
     let json = crate::json::to_string(&report);
-    if let Some((path, mut file)) = json_file {
-        writeln!(file, "{json}").map_err(|e| ConfigError(format!("json: {path}: cannot write it: {e}")))?;
+    if let Some(o) = &mut json_out {
+        o.write(format!("{json}\n").as_bytes());
     }
+    let committed = crate::output::commit_all(json_out.into_iter().chain(outputs));
     if !quiet {
         let text = run::summary(&report);
         if to_stdout {
@@ -408,6 +403,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{json}").ok();
     }
+    committed.map_err(ConfigError)?;
     Ok(report.exit_code())
 }
 

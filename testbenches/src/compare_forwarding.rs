@@ -354,7 +354,7 @@ pub fn table(c: &Comparison) -> String {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
-    std::fs::write(path, text).map_err(|e| bad("out", &path.display().to_string(), &format!("a writable path ({e})")))
+    crate::output::write_file("out", path, text)
 }
 
 /// The series of the plot: one per start-up and copy cost, (packet flits, speed-up).
@@ -453,7 +453,7 @@ pub fn cmd_compare_forwarding(args: &CompareArgs) -> Result<i32, ConfigError> {
             println!("{json}");
         }
         Some(path) => {
-            std::fs::write(path, format!("{json}\n")).map_err(|e| bad("json", path, &format!("a writable file path, or - ({e})")))?;
+            crate::output::write_file("json", path, format!("{json}\n"))?;
             if !plan.quiet {
                 print!("{text}");
             }

@@ -112,7 +112,10 @@ fn main() {
             print!("{}", list::text());
             Ok(0)
         }
-        Some(Cmd::Run(args)) => cmd_run(&args),
+        Some(Cmd::Run(args)) => {
+            testbenches::interrupt::install();
+            cmd_run(&args)
+        }
         Some(Cmd::SizeBuffers(args)) => testbenches::size_buffers::cmd_size_buffers(&args),
         Some(Cmd::CompareForwarding(args)) => testbenches::compare_forwarding::cmd_compare_forwarding(&args),
         Some(Cmd::Sweep(args)) => testbenches::sweep::cmd_sweep(&args),
@@ -124,7 +127,8 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("flitwave: error: {}", e.to_string().replace('\n', " "));
-            std::process::exit(2);
+            // A file that could not be written after the work is no bad input.
+            std::process::exit(if testbenches::output::write_failed() { testbenches::output::EXIT_WRITE_FAILED } else { 2 });
         }
     }
 }

@@ -97,7 +97,7 @@ pub(crate) fn parallel_on<J: Sync, R: Send>(workers: usize, jobs: &[J], f: impl 
 }
 
 pub(crate) fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
-    std::fs::write(path, text).map_err(|e| ConfigError(format!("out: {}: cannot write it: {e}", path.display())))
+    crate::output::write_file("out", path, text)
 }
 
 /// One problem of Tables 1 and 2.

@@ -382,7 +382,7 @@ pub fn cmd_size_buffers(args: &SizeArgs) -> Result<i32, ConfigError> {
             println!("{json}");
         }
         Some(path) => {
-            write(Path::new(path), &format!("{json}\n"))?;
+            crate::output::write_file("json", path, format!("{json}\n"))?;
             if !quiet {
                 print!("{text}");
             }
@@ -564,7 +564,7 @@ pub(crate) fn prepare_out(out: &Path) -> Result<(), ConfigError> {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
-    std::fs::write(path, text).map_err(|e| bad("out", &path.display().to_string(), &format!("a writable path ({e})")))
+    crate::output::write_file("out", path, text)
 }
 
 /// Latency (or completion time) against depth, one line per rate and class.

@@ -457,16 +457,9 @@ struct SpecOnly {
     spec: Spec,
 }
 
+/// Write `text` to `path` whole or not at all.
 fn write_file(path: &Path, text: &str) -> Result<(), ConfigError> {
-    std::fs::write(path, text).map_err(|e| bad("out", &path.display().to_string(), &format!("a writable path ({e})")))
-}
-
-/// Write `text` to `path` whole or not at all (a temporary file renamed over it).
-fn replace_file(path: &Path, text: &str) -> Result<(), ConfigError> {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.partial"));
-    write_file(&tmp, text)?;
-    std::fs::rename(&tmp, path).map_err(|e| bad("out", &path.display().to_string(), &format!("a writable path ({e})")))
+    crate::output::write_file("out", path, text)
 }
 
 /// The spec of the sweep whose directory is `dir`, if it has a sweep.json.
@@ -548,8 +541,8 @@ fn load(dir: &Path, spec: &Spec, columns: &[String]) -> Result<BTreeMap<usize, R
 fn write_rows<'a>(out: &Path, columns: &[String], rows: impl Iterator<Item = &'a Row> + Clone) -> Result<(), ConfigError> {
     let json: String = rows.clone().map(|r| format!("{}\n", r.json)).collect();
     let csv: String = std::iter::once(csv_header(columns)).chain(rows.map(|r| r.csv.clone())).collect();
-    replace_file(&out.join("results.jsonl"), &json)?;
-    replace_file(&out.join("results.csv"), &csv)
+    write_file(&out.join("results.jsonl"), &json)?;
+    write_file(&out.join("results.csv"), &csv)
 }
 
 fn open_append(path: &Path) -> Result<std::fs::File, ConfigError> {
