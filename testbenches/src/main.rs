@@ -88,6 +88,13 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A write past the file-size limit (`ulimit -f`) fails with "File too large" and is
+    // reported like a full disk, the file that was there kept, instead of ending the process.
+    #[cfg(unix)]
+    // SAFETY: as above.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
