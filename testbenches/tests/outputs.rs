@@ -165,7 +165,7 @@ fn an_interrupted_run_writes_everything_marked_interrupted() {
     let d = Dir::new("interrupt");
     d.file("r.json", "old\n");
     let cycles = 2_000_000u64;
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .current_dir(&d.0)
         .args(["run", "--topology", "mesh", "--dims", "8x8", "--traffic", "uniform", "--rate", "0.1"])
         .args(["--cycles", &cycles.to_string(), "--quiet", "--json", "r.json", "--vcd", "a.vcd", "--stats-csv", "s.csv"])
@@ -200,7 +200,7 @@ fn an_interrupted_run_writes_everything_marked_interrupted() {
 fn a_second_signal_ends_at_once_and_leaves_no_partial_file() {
     let d = Dir::new("twice");
     d.file("r.json", "old\n");
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .current_dir(&d.0)
         .args(["run", "--topology", "mesh", "--dims", "8x8", "--traffic", "uniform", "--rate", "0.1", "--cycles", "2000000"])
         .args(["--quiet", "--json", "r.json", "--vcd", "a.vcd"])
