@@ -346,6 +346,21 @@ impl RunArgs {
         Ok(raw)
     }
 
+    /// The files the settings `raw` read: the scenario file and a router file.
+    pub fn input_files(&self, raw: &Raw) -> Vec<(&'static str, PathBuf)> {
+        let router = raw.get("router").map(PathBuf::from).filter(|p| p.is_file());
+        [("scenario", self.scenario.clone()), ("router", router)].into_iter().filter_map(|(f, p)| Some((f, p?))).collect()
+    }
+
+    /// Refuse `outputs` (`(field, path)`) of a command of these settings that are one of
+    /// its input files or the same file as another output.
+    pub fn check_outputs(&self, raw: &Raw, outputs: &[(&str, String)]) -> Result<(), ConfigError> {
+        let inputs = self.input_files(raw);
+        let inputs: Vec<(&str, &std::path::Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+        let outputs: Vec<(&str, &str)> = outputs.iter().map(|(f, p)| (*f, p.as_str())).collect();
+        crate::output::check_paths(&outputs, &inputs)
+    }
+
     /// [`RunArgs::settings`] for a command that runs many configurations and reads only
     /// their network-wide figures (`command`: its name; `instead`: the one run to make
     /// with `flitwave run` for waveforms and statistics files, which it refuses).
@@ -372,16 +387,12 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
     let json = raw.get("json");
     let quiet = raw.get("quiet").map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
     cfg.outputs.announce = !quiet;
-    let scenario = args.scenario.as_deref();
-    let router = raw.get("router").map(std::path::Path::new).filter(|p| p.is_file());
-    let inputs: Vec<(&str, &std::path::Path)> =
-        [("scenario", scenario), ("router", router)].into_iter().filter_map(|(f, p)| Some((f, p?))).collect();
     let to_stdout = json == Some("-");
     let json_file = json.filter(|p| *p != "-");
     if json_file == Some("") {
         return Err(ConfigError("json: \"\": a file path, or - for standard output".into()));
     }
-    run::check_outputs(json_file, &cfg.outputs, &inputs)?;
+    args.check_outputs(&raw, &run::output_paths(json_file, &cfg.outputs))?;
     // Begun before the run, so a bad path is refused before any output.
     let mut json_out = json_file.map(|p| crate::output::Output::begin("json", p)).transpose()?;
     let progress = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());

@@ -120,12 +120,15 @@ fn main() {
             Ok(0)
         }
         Some(Cmd::Run(args)) => {
-            testbenches::interrupt::install();
+            testbenches::interrupt::install("stopping at the current cycle and writing the outputs");
             cmd_run(&args)
         }
         Some(Cmd::SizeBuffers(args)) => testbenches::size_buffers::cmd_size_buffers(&args),
         Some(Cmd::CompareForwarding(args)) => testbenches::compare_forwarding::cmd_compare_forwarding(&args),
-        Some(Cmd::Sweep(args)) => testbenches::sweep::cmd_sweep(&args),
+        Some(Cmd::Sweep(args)) => {
+            testbenches::interrupt::install("finishing the runs under way, starting no more");
+            testbenches::sweep::cmd_sweep(&args)
+        }
         Some(Cmd::Merge(args)) => testbenches::sweep::cmd_merge(&args),
         Some(Cmd::Plot(args)) => testbenches::sweep_plot::cmd_plot(&args),
         Some(Cmd::Reproduce { paper, out, max_d }) => testbenches::reproduce::reproduce(&paper, &out, max_d),

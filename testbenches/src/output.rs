@@ -221,7 +221,7 @@ pub fn check_paths(outputs: &[(&str, &str)], inputs: &[(&str, &Path)]) -> Result
     for &(f, p) in outputs.iter().filter(|(_, p)| *p != "-" && !p.is_empty() && !special(Path::new(p))) {
         let k = same_file_key(Path::new(p));
         if let Some((g, _)) = inputs.iter().find(|(_, i)| *i == k) {
-            return Err(ConfigError(format!("{f}: {p}: the {g} file read by this run; an output may not overwrite an input")));
+            return Err(ConfigError(format!("{f}: {p}: the {g} file this command reads; an output may not overwrite an input")));
         }
         if let Some((g, q, _)) = seen.iter().find(|(_, _, j)| *j == k) {
             return Err(ConfigError(format!("{f}: {p}: the same file as --{g} {q}; give each output a file of its own")));
@@ -308,7 +308,7 @@ mod tests {
         std::fs::write(&s, "dims = 3\n").unwrap();
         let ss = s.to_str().unwrap();
         let e = check_paths(&[("json", ss)], &[("scenario", &s)]).unwrap_err().0;
-        assert_eq!(e, format!("json: {ss}: the scenario file read by this run; an output may not overwrite an input"));
+        assert_eq!(e, format!("json: {ss}: the scenario file this command reads; an output may not overwrite an input"));
         // The same file by another name.
         let other = format!("{}/./s.toml", d.display());
         assert!(check_paths(&[("vcd", &other)], &[("scenario", &s)]).is_err());

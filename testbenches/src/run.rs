@@ -302,11 +302,17 @@ fn burst_delivery(cfg: &Config, pieces: &[u16]) -> u64 {
     f.counters.last_delivery
 }
 
-/// Build the fabric for a configuration; it stops at the cycle it is in when the process
-/// is interrupted ([`crate::interrupt`]).
+/// Build the fabric for a configuration.
 pub fn build(cfg: &Config) -> (Fabric, Bounds) {
     let (prog, bounds) = program(cfg);
-    let mut f = Fabric::new(&cfg.spec(), prog);
+    (Fabric::new(&cfg.spec(), prog), bounds)
+}
+
+/// [`build`], stopping at the cycle it is in when the process is interrupted
+/// ([`crate::interrupt`]): the fabric of `flitwave run` (the commands of many runs let
+/// their runs finish).
+fn build_stoppable(cfg: &Config) -> (Fabric, Bounds) {
+    let (mut f, bounds) = build(cfg);
     f.stop_when(crate::interrupt::flag());
     (f, bounds)
 }
@@ -335,7 +341,7 @@ pub fn run(cfg: &Config) -> Report {
         if let Err(e) = check_threads(cfg) {
             panic!("{e}");
         }
-        let (f, ending, wall) = run_split(cfg, false);
+        let (f, ending, wall) = run_split(cfg, false, build);
         return report(cfg, &f, program(cfg).1, ending, wall);
     }
     let (mut f, bounds) = build(cfg);
@@ -348,7 +354,7 @@ pub fn run(cfg: &Config) -> Report {
 /// Run a configuration split between `cfg.threads` threads: the fabric joined after the
 /// run, how it ended and the wall time (each thread builds its part, in the time). With
 /// `progress`, the progress line of [`run_fabric`].
-fn run_split(cfg: &Config, progress: bool) -> (Fabric, Ending, f64) {
+fn run_split(cfg: &Config, progress: bool, build: fn(&Config) -> (Fabric, Bounds)) -> (Fabric, Ending, f64) {
     let start = Instant::now();
     let (f, ending) = if progress {
         let mut line = ProgressLine::new(cfg);
@@ -521,16 +527,15 @@ pub fn megabytes(bytes: u64) -> String {
     }
 }
 
-/// Refuse outputs of a run (`json`: `--json`'s path, if any) that are one of its `inputs`
-/// (the scenario and router files) or the same file as another, the save file's
-/// translate filters included.
-pub fn check_outputs(json: Option<&str>, out: &crate::config::Outputs, inputs: &[(&str, &Path)]) -> Result<(), ConfigError> {
-    let side: Vec<String> = out.gtkw.iter().flat_map(|g| traces::gtkw::side_files(Path::new(g))).map(|p| p.display().to_string()).collect();
-    let mut named = vec![("json", json), ("vcd", out.vcd.as_deref()), ("fst", out.fst.as_deref()), ("gtkw", out.gtkw.as_deref())];
-    named.extend(side.iter().map(|p| ("gtkw", Some(p.as_str()))));
-    named.push(("stats-csv", out.stats_csv.as_deref()));
-    let outputs: Vec<(&str, &str)> = named.into_iter().filter_map(|(f, p)| Some((f, p?))).collect();
-    crate::output::check_paths(&outputs, inputs)
+/// The outputs of a run (`json`: `--json`'s path, if any) as `(field, path)`, the save
+/// file's translate filters included ([`crate::cli::RunArgs::check_outputs`]).
+pub fn output_paths<'a>(json: Option<&'a str>, out: &'a crate::config::Outputs) -> Vec<(&'a str, String)> {
+    let side = out.gtkw.iter().flat_map(|g| traces::gtkw::side_files(Path::new(g))).map(|p| ("gtkw", p.display().to_string()));
+    let named = [("json", json), ("vcd", out.vcd.as_deref()), ("fst", out.fst.as_deref()), ("gtkw", out.gtkw.as_deref())];
+    let mut v: Vec<(&str, String)> = named.into_iter().filter_map(|(f, p)| Some((f, p?.to_string()))).collect();
+    v.extend(side);
+    v.extend(out.stats_csv.as_deref().map(|p| ("stats-csv", p.to_string())));
+    v
 }
 
 /// A run's report and its output files, written but not yet renamed into place
@@ -554,7 +559,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Ran, ConfigError
     let mut csv = begin("stats-csv", &out.stats_csv)?;
     if cfg.threads > 1 {
         // No waveforms (checked with the configuration).
-        let (f, ending, wall) = run_split(cfg, progress);
+        let (f, ending, wall) = run_split(cfg, progress, build_stoppable);
         write_stats_csv(&f, &mut csv);
         return Ok(Ran { report: report(cfg, &f, program(cfg).1, ending, wall), outputs: csv.into_iter().collect() });
     }
@@ -566,7 +571,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Ran, ConfigError
             .collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
-    let (mut f, bounds) = build(cfg);
+    let (mut f, bounds) = build_stoppable(cfg);
     let title = cfg.title();
     let opts = TraceOptions {
         nodes: out.trace_nodes.clone(),

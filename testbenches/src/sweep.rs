@@ -602,14 +602,16 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<i32, ConfigError> {
     });
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let interrupted = crate::interrupt::flag();
     let mut failure: Option<ConfigError> = None;
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Row, f64, &'static str)>();
         for _ in 0..jobs.min(todo.len()) {
             let tx = tx.clone();
-            let (spec, columns, todo, next, stop) = (&spec, &columns, &todo, &next, &stop);
+            let (spec, columns, todo, next, stop, interrupted) = (&spec, &columns, &todo, &next, &stop, &interrupted);
             s.spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
+                // An interrupt lets the rows running finish and starts no more.
+                while !stop.load(Ordering::Relaxed) && !interrupted.load(Ordering::Relaxed) {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&id) = todo.get(k) else { break };
                     let (row, wall, outcome) = run_row(spec, columns, id);
@@ -669,6 +671,13 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<i32, ConfigError> {
             jobs,
             out.join("results.csv").display()
         );
+    }
+    if interrupted.load(Ordering::Relaxed) {
+        eprintln!(
+            "flitwave sweep: interrupted: {} of {} rows done, the rows running finished; the same command runs the rest",
+            summary.done, summary.shard_rows
+        );
+        return Ok(crate::interrupt::EXIT_INTERRUPTED);
     }
     Ok(0)
 }

@@ -80,11 +80,11 @@ fn a_refused_run_keeps_the_files_that_were_there() {
 fn an_output_may_not_be_an_input() {
     let d = Dir::new("inputs");
     let s = d.file("s.toml", "dims = 3\n");
-    refused(&d.run(&["run", &s, "--json", &s]), &["json: ", "the scenario file read by this run"]);
+    refused(&d.run(&["run", &s, "--json", &s]), &["json: ", "the scenario file this command reads"]);
     // The same file by another name.
     refused(&d.run(&["run", "s.toml", "--stats-csv", "./s.toml"]), &["stats-csv: ./s.toml", "the scenario file"]);
     let r = d.file("r.toml", "preset = \"realistic\"\n");
-    refused(&d.run(&["run", "--dims", "3", "--router", &r, "--vcd", &r]), &["vcd: ", "the router file read by this run"]);
+    refused(&d.run(&["run", "--dims", "3", "--router", &r, "--vcd", &r]), &["vcd: ", "the router file this command reads"]);
     assert_eq!(d.read("s.toml"), "dims = 3\n");
     assert_eq!(d.read("r.toml"), "preset = \"realistic\"\n");
 }
