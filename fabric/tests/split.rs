@@ -294,7 +294,7 @@ fn a_stop_from_outside_ends_every_part_in_the_same_round() {
     let mut f = build();
     assert_eq!((f.run(), f.now), (Ending::Interrupted, 0));
     for parts in [2, 3] {
-        let (g, e) = run_split(parts, &build);
+        let (g, e) = run_split(parts, build);
         assert_eq!(e, Ending::Interrupted, "{parts} parts");
         assert!((1..=2).contains(&g.now), "{parts} parts: stopped at cycle {}", g.now);
         let mut one = spec(TopologyKind::Mesh, &[6, 5], Switching::Wormhole, Pipeline::REALISTIC);
