@@ -69,6 +69,8 @@ impl Output {
             }
             // An existing file, perhaps behind a symbolic link (which stays a link).
             Ok(m) => {
+                // Not replaced if it could not be written in place (a read-only file).
+                std::fs::OpenOptions::new().write(true).open(path).map_err(|e| refuse(format!("cannot write it: {e}")))?;
                 out.target = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
                 out.tmp = Some(out.create_tmp(Some(m.permissions())).map_err(|e| refuse(format!("cannot write beside it: {e}")))?);
             }
