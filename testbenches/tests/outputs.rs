@@ -244,3 +244,32 @@ fn waveform_time_that_would_overflow_is_refused() {
     assert!((2 * 281_474_976_710_656u128 + 1) * 4_999_995 > u64::MAX as u128);
     assert!(d.names().is_empty());
 }
+
+/// A sweep interrupted lets the runs under way finish, starts no more, says so and exits
+/// 130; every row written is whole, and the same command then runs the rest.
+#[test]
+fn an_interrupted_sweep_finishes_its_rows_and_resumes() {
+    let d = Dir::new("sweep");
+    // 20 rows of 100,000 cycles, interrupted once the first is written.
+    d.file("spec.toml", "topology = \"mesh\"\ndims = \"4x4\"\ntraffic = \"uniform\"\ncycles = 100000\nseeds = 2\n[grid]\nrate = [0.02, 0.04]\nbuffer_flits = [2, 4, 8, 16, 32]\n");
+    let args = ["sweep", "spec.toml", "--jobs", "2", "--out", "out", "--quiet"];
+    let mut child = Command::new(BIN).current_dir(&d.0).args(args).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    while std::fs::read_to_string(d.path("out/results.jsonl")).map_or(true, |t| t.is_empty()) {
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before its first row");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    signal(&child, libc::SIGINT);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("flitwave sweep: interrupted: ") && err.contains("of 20 rows done"), "{err}");
+    let ids = |d: &Dir| -> Vec<u64> {
+        d.read("out/results.jsonl").lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].as_u64().unwrap()).collect()
+    };
+    let first = ids(&d);
+    assert!(!first.is_empty() && first.len() < 20, "{} rows", first.len());
+    assert_eq!(first, (0..first.len() as u64).collect::<Vec<_>>(), "whole rows, in order");
+    let o = d.run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(ids(&d), (0..20).collect::<Vec<_>>());
+}
