@@ -393,6 +393,9 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
         return Err(ConfigError("json: \"\": a file path, or - for standard output".into()));
     }
     args.check_outputs(&raw, &run::output_paths(json_file, &cfg.outputs))?;
+    if to_stdout {
+        crate::output::check_stdout("json")?;
+    }
     // Begun before the run, so a bad path is refused before any output.
     let mut json_out = json_file.map(|p| crate::output::Output::begin("json", p)).transpose()?;
     let progress = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -410,11 +413,9 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
             print!("{text}");
         }
     }
-    if to_stdout {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{json}").ok();
-    }
+    let printed = if to_stdout { writeln!(std::io::stdout().lock(), "{json}") } else { Ok(()) };
     committed.map_err(ConfigError)?;
+    printed.map_err(|e| crate::output::failed_after_run(format!("json: - (standard output): cannot write it: {e}")))?;
     Ok(report.exit_code())
 }
 

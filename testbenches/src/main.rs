@@ -80,6 +80,23 @@ fn clap_message(e: &clap::Error) -> String {
     }
 }
 
+/// Standard output that cannot be written (`> /dev/full`, a full disk) makes `print!`
+/// panic: say so in one line and exit as any output that could not be written
+/// ([`testbenches::output::EXIT_WRITE_FAILED`]); every other panic, a bug, as before.
+fn stdout_failure_is_an_io_error() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if let Some(reason) = msg.strip_prefix("failed printing to stdout: ") {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "flitwave: error: standard output: cannot write it: {reason}");
+            testbenches::output::abandon();
+            std::process::exit(testbenches::output::EXIT_WRITE_FAILED);
+        }
+        default(info);
+    }));
+}
+
 fn main() {
     // Output into a pipe whose reader has gone (`flitwave list | head -1`) ends the process
     // quietly by SIGPIPE, as it does any Unix tool, instead of a panic on the failed write.
@@ -95,6 +112,7 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
+    stdout_failure_is_an_io_error();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -172,6 +172,17 @@ fn probe_device(path: &Path, m: &std::fs::Metadata) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Refuse `--FIELD -` when standard output is `/dev/full` ([`Output::begin`]'s test).
+pub fn check_stdout(field: &str) -> Result<(), ConfigError> {
+    let p = Path::new("/dev/stdout");
+    match std::fs::metadata(p) {
+        Ok(m) if !m.is_file() && !m.is_dir() => {
+            probe_device(p, &m).map_err(|e| ConfigError(format!("{field}: - (standard output): cannot write it: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Rename every output written completely into place. If any failed: one line naming
 /// each failed path and the OS's reason, saying that it is as it was before, and which
 /// outputs were written.
@@ -192,9 +203,15 @@ pub fn commit_all(outputs: impl IntoIterator<Item = Output>) -> Result<(), Strin
     if failed.is_empty() {
         return Ok(());
     }
-    WRITE_FAILED.store(true, Ordering::Relaxed);
     let kept = if written.is_empty() { "no output written".to_string() } else { format!("written: {}", written.join(", ")) };
-    Err(format!("{}; {kept}", failed.join("; ")))
+    Err(failed_after_run(format!("{}; {kept}", failed.join("; "))).0)
+}
+
+/// An output that could not be written after the work, described in `message`: an I/O
+/// failure ([`write_failed`]).
+pub fn failed_after_run(message: String) -> ConfigError {
+    WRITE_FAILED.store(true, Ordering::Relaxed);
+    ConfigError(message)
 }
 
 /// Did an output fail to be written ([`commit_all`])? Then the command's error is an I/O

@@ -205,6 +205,7 @@ pub fn cmd_plot(args: &PlotArgs) -> Result<i32, ConfigError> {
     }
     let path = if args.results.is_dir() { args.results.join("results.csv") } else { args.results.clone() };
     let source = path.display().to_string();
+    crate::output::check_paths(&[("out", &out.display().to_string())], &[("results", &path)])?;
     let text = std::fs::read_to_string(&path)
         .map_err(|e| bad("results", &source, &format!("a sweep's results.csv or its directory (cannot read it: {e})")))?;
     let mut records = parse_csv(&text).map_err(|e| bad("results", &source, &format!("CSV with a header row ({e})")))?.into_iter();

@@ -273,3 +273,25 @@ fn an_interrupted_sweep_finishes_its_rows_and_resumes() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(ids(&d), (0..20).collect::<Vec<_>>());
 }
+
+/// Standard output on `/dev/full`: `--json -` is refused before the run; the report
+/// printed after it fails in one line, exit 1, the files written.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_standard_output_is_reported_not_a_crash() {
+    let d = Dir::new("stdout");
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let run = |args: &[&str]| Command::new(BIN).current_dir(&d.0).args(args).stdout(full()).output().unwrap();
+    refused(
+        &run(&["run", "--dims", "3", "--quiet", "--json", "-"]),
+        &["json: - (standard output): cannot write it: No space left on device"],
+    );
+    for args in [&["list"][..], &["run", "--dims", "3", "--json", "r.json"][..]] {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err, "flitwave: error: standard output: cannot write it: No space left on device (os error 28)\n", "{args:?}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&d.read("r.json")).unwrap();
+    assert_eq!(json["completion_cycles"], 3);
+}
