@@ -235,8 +235,8 @@ pub fn write_file(field: &str, path: impl AsRef<Path>, text: impl AsRef<[u8]>) -
 /// Devices and pipes (`/dev/null` for every output, say) take any number of writers.
 pub fn check_paths(outputs: &[(&str, &str)], inputs: &[(&str, &Path)]) -> Result<(), ConfigError> {
     let special = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir());
-    let inputs: Vec<(&str, PathBuf)> = inputs.iter().filter(|(_, p)| !special(p)).map(|&(f, p)| (f, same_file_key(p))).collect();
-    let mut seen: Vec<(&str, &str, PathBuf)> = Vec::new();
+    let inputs: Vec<(&str, FileKey)> = inputs.iter().filter(|(_, p)| !special(p)).map(|&(f, p)| (f, same_file_key(p))).collect();
+    let mut seen: Vec<(&str, &str, FileKey)> = Vec::new();
     for &(f, p) in outputs.iter().filter(|(_, p)| *p != "-" && !p.is_empty() && !special(Path::new(p))) {
         let k = same_file_key(Path::new(p));
         if let Some((g, _)) = inputs.iter().find(|(_, i)| *i == k) {
@@ -250,20 +250,34 @@ pub fn check_paths(outputs: &[(&str, &str)], inputs: &[(&str, &Path)]) -> Result
     Ok(())
 }
 
-/// What names the file `p` whether or not it exists yet: its canonical path, or its
-/// directory's joined with its name (or `p` itself if the directory does not exist either).
-fn same_file_key(p: &Path) -> PathBuf {
+/// What tells two names of one file apart from names of two: the device and inode of a
+/// file that exists (hard links too), else the path.
+#[derive(PartialEq)]
+enum FileKey {
+    Inode(u64, u64),
+    Path(PathBuf),
+}
+
+/// The [`FileKey`] of `p`, whether or not it exists yet: a file that does not is named by
+/// its directory's canonical path joined with its name (or `p` itself if the directory does
+/// not exist either).
+fn same_file_key(p: &Path) -> FileKey {
+    #[cfg(unix)]
+    if let Ok(m) = std::fs::metadata(p) {
+        use std::os::unix::fs::MetadataExt;
+        return FileKey::Inode(m.dev(), m.ino());
+    }
     if let Ok(c) = p.canonicalize() {
-        return c;
+        return FileKey::Path(c);
     }
     let dir = match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    match (dir.canonicalize(), p.file_name()) {
+    FileKey::Path(match (dir.canonicalize(), p.file_name()) {
         (Ok(d), Some(name)) => d.join(name),
         _ => p.to_path_buf(),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -328,9 +342,11 @@ mod tests {
         let ss = s.to_str().unwrap();
         let e = check_paths(&[("json", ss)], &[("scenario", &s)]).unwrap_err().0;
         assert_eq!(e, format!("json: {ss}: the scenario file this command reads; an output may not overwrite an input"));
-        // The same file by another name.
+        // The same file by another name, and by a hard link.
         let other = format!("{}/./s.toml", d.display());
         assert!(check_paths(&[("vcd", &other)], &[("scenario", &s)]).is_err());
+        std::fs::hard_link(&s, d.join("link.toml")).unwrap();
+        assert!(check_paths(&[("vcd", d.join("link.toml").to_str().unwrap())], &[("scenario", &s)]).is_err());
         let r = format!("{}/r.json", d.display());
         let e = check_paths(&[("json", &r), ("gtkw side file", &r)], &[]).unwrap_err().0;
         assert!(e.starts_with(&format!("gtkw side file: {r}: the same file as --json")), "{e}");
