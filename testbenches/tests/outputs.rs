@@ -183,6 +183,10 @@ fn an_interrupted_run_writes_everything_marked_interrupted() {
     let reached = json["simulated_cycles"].as_u64().unwrap();
     assert!(reached > 0 && reached < cycles, "{reached}");
     assert!(json["deliveries"].as_u64().unwrap() > 0);
+    // Offered per cycle run: 0.1 packets of 4 flits per node and cycle (Bernoulli, over
+    // thousands of cycles on 64 nodes: within a few per cent).
+    let offered = json["offered_flits_per_node_cycle"].as_f64().unwrap();
+    assert!((offered - 0.4).abs() < 0.02, "{offered}");
     // The waveform reads back and ends at the clock edges of cycle `reached`, which show the
     // state the last cycle run left (as a run that ends does).
     let w = wellen::simple::read(d.path("a.vcd")).unwrap_or_else(|e| panic!("{e:?}"));
