@@ -34,6 +34,8 @@ use router::{
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use timers::Timers;
 
@@ -156,6 +158,8 @@ pub enum Ending {
     Deadlock,
     /// `max_cycles` reached with work left.
     CycleLimit,
+    /// Stopped from outside ([`Fabric::stop_when`]) with work left, at the cycle reached.
+    Interrupted,
 }
 
 pub(crate) const WAKE: u8 = 0;
@@ -312,6 +316,8 @@ pub struct Fabric {
     /// The next cycle to simulate.
     pub now: u64,
     pub deadlock: Option<Deadlock>,
+    /// Set from outside (an interrupt) to stop the run at the cycle it is in.
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Fabric {
@@ -386,6 +392,7 @@ impl Fabric {
             part: Part::whole(n),
             now: 0,
             deadlock: None,
+            stop: None,
             topo,
         }
     }
@@ -447,11 +454,27 @@ impl Fabric {
         self.now > 0 && self.routers.is_empty() && self.step.nic_active.is_empty()
     }
 
+    /// Stop [`Fabric::run`] before the next cycle once `flag` is set (by a signal handler,
+    /// say): it then returns [`Ending::Interrupted`], the fabric as of the cycle reached.
+    pub fn stop_when(&mut self, flag: Arc<AtomicBool>) {
+        self.stop = Some(flag);
+    }
+
+    /// Has [`Fabric::stop_when`]'s flag been set?
+    #[inline]
+    pub(crate) fn stop_asked(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     fn run_loop<W: FnMut(&Fabric)>(&mut self, watch: Option<(Duration, W)>) -> Ending {
         let mut watch = Watch::new(watch);
         loop {
             if self.deadlock.is_some() {
                 return Ending::Deadlock;
+            }
+            // One relaxed load a cycle: next to a cycle's work, nothing.
+            if self.stop_asked() {
+                return Ending::Interrupted;
             }
             // Skip cycles in which nothing can happen; with probes attached, not while
             // credits are still coming back (a waveform shows when they arrive).

@@ -298,10 +298,19 @@ impl Measurement {
 
 /// The figures of a fabric's window after its run (a split run's joined fabric included):
 /// [`Measurement::summary`] with the fabric's nodes and the packets left at its sources.
+/// A run stopped inside its window (the cycle limit, an interrupt) offered and accepted
+/// its flits in the cycles of the window it ran: the rates are per those cycles.
 pub fn summary(f: &crate::Fabric) -> Option<Summary> {
     let nodes = f.topo.nodes() as u32;
     let queued = (0..nodes).map(|n| f.nics.queued(router::NodeId(n)) as u64).sum();
-    f.measure.summary(nodes as u64, queued)
+    let mut s = f.measure.summary(nodes as u64, queued)?;
+    let ran = f.end().min(s.window.to).saturating_sub(s.window.from);
+    if ran < s.window.cycles() {
+        let k = s.window.cycles() as f64 / ran.max(1) as f64;
+        s.accepted_flits_per_node_cycle *= k;
+        s.offered_flits_per_node_cycle *= k;
+    }
+    Some(s)
 }
 
 /// The latency of the broadcasts the scoreboard timed: of those created in the window,

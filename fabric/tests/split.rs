@@ -278,3 +278,29 @@ fn a_part_that_fails_to_build_stops_the_run() {
     let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|m| m.to_string())).unwrap_or_default();
     assert!(msg.contains("the second part cannot be built"), "{msg}");
 }
+
+/// A stop asked from outside (an interrupt, [`Fabric::stop_when`]) ends the run before the
+/// next cycle with [`Ending::Interrupted`]: on one thread before cycle 0; split, every part
+/// in the round it is in, and the joined fabric is the one-thread fabric after those cycles.
+#[test]
+fn a_stop_from_outside_ends_every_part_in_the_same_round() {
+    let s = spec(TopologyKind::Mesh, &[6, 5], Switching::Wormhole, Pipeline::REALISTIC);
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let build = || {
+        let mut f = traffic(&s, Pattern::Uniform, 0.06, 1500);
+        f.stop_when(flag.clone());
+        f
+    };
+    let mut f = build();
+    assert_eq!((f.run(), f.now), (Ending::Interrupted, 0));
+    for parts in [2, 3] {
+        let (g, e) = run_split(parts, build);
+        assert_eq!(e, Ending::Interrupted, "{parts} parts");
+        assert!((1..=2).contains(&g.now), "{parts} parts: stopped at cycle {}", g.now);
+        let mut one = spec(TopologyKind::Mesh, &[6, 5], Switching::Wormhole, Pipeline::REALISTIC);
+        one.max_cycles = g.now;
+        let mut r = traffic(&one, Pattern::Uniform, 0.06, 1500);
+        let ending = r.run();
+        assert_eq!(outcome(&g, &ending), outcome(&r, &ending), "{parts} parts");
+    }
+}

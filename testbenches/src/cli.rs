@@ -346,6 +346,21 @@ impl RunArgs {
         Ok(raw)
     }
 
+    /// The files the settings `raw` read: the scenario file and a router file.
+    pub fn input_files(&self, raw: &Raw) -> Vec<(&'static str, PathBuf)> {
+        let router = raw.get("router").map(PathBuf::from).filter(|p| p.is_file());
+        [("scenario", self.scenario.clone()), ("router", router)].into_iter().filter_map(|(f, p)| Some((f, p?))).collect()
+    }
+
+    /// Refuse `outputs` (`(field, path)`) of a command of these settings that are one of
+    /// its input files or the same file as another output.
+    pub fn check_outputs(&self, raw: &Raw, outputs: &[(&str, String)]) -> Result<(), ConfigError> {
+        let inputs = self.input_files(raw);
+        let inputs: Vec<(&str, &std::path::Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+        let outputs: Vec<(&str, &str)> = outputs.iter().map(|(f, p)| (*f, p.as_str())).collect();
+        crate::output::check_paths(&outputs, &inputs)
+    }
+
     /// [`RunArgs::settings`] for a command that runs many configurations and reads only
     /// their network-wide figures (`command`: its name; `instead`: the one run to make
     /// with `flitwave run` for waveforms and statistics files, which it refuses).
@@ -372,30 +387,24 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
     let json = raw.get("json");
     let quiet = raw.get("quiet").map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
     cfg.outputs.announce = !quiet;
-    run::check_distinct_outputs(json.filter(|p| *p != "-"), &cfg.outputs)?;
     let to_stdout = json == Some("-");
-    // Open the JSON file before the run, so a bad path is reported before any output.
-    let json_file = match json.filter(|p| *p != "-") {
-        Some("") => return Err(ConfigError("json: \"\": a file path, or - for standard output".into())),
-        Some(path) => Some((
-            path,
-            std::fs::File::create(path)
-                .map_err(|e| ConfigError(format!("json: {path}: a writable file path, or - (cannot create it: {e})")))?,
-        )),
-        None => None,
-    };
-    // No empty JSON file is left behind when another output fails.
-    let mut created = run::Created::default();
-    if let Some((path, _)) = &json_file {
-        created.add(path);
+    let json_file = json.filter(|p| *p != "-");
+    if json_file == Some("") {
+        return Err(ConfigError("json: \"\": a file path, or - for standard output".into()));
     }
+    args.check_outputs(&raw, &run::output_paths(json_file, &cfg.outputs))?;
+    if to_stdout {
+        crate::output::check_stdout("json")?;
+    }
+    // Begun before the run, so a bad path is refused before any output.
+    let mut json_out = json_file.map(|p| crate::output::Output::begin("json", p)).transpose()?;
     let progress = !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let report = run::run_with_outputs(&cfg, progress)?;
-    created.keep();
+    let run::Ran { report, outputs } = run::run_with_outputs(&cfg, progress)?;
     let json = crate::json::to_string(&report);
-    if let Some((path, mut file)) = json_file {
-        writeln!(file, "{json}").map_err(|e| ConfigError(format!("json: {path}: cannot write it: {e}")))?;
+    if let Some(o) = &mut json_out {
+        o.write(format!("{json}\n").as_bytes());
     }
+    let committed = crate::output::commit_all(json_out.into_iter().chain(outputs));
     if !quiet {
         let text = run::summary(&report);
         if to_stdout {
@@ -404,10 +413,9 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
             print!("{text}");
         }
     }
-    if to_stdout {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{json}").ok();
-    }
+    let printed = if to_stdout { writeln!(std::io::stdout().lock(), "{json}") } else { Ok(()) };
+    committed.map_err(ConfigError)?;
+    printed.map_err(|e| crate::output::failed_after_run(format!("json: - (standard output): cannot write it: {e}")))?;
     Ok(report.exit_code())
 }
 

@@ -427,7 +427,7 @@ pub fn table(c: &Comparison) -> String {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
-    std::fs::write(path, text).map_err(|e| bad("out", &path.display().to_string(), &format!("a writable path ({e})")))
+    crate::output::write_file("out", path, text)
 }
 
 /// The series of the plot: one per fabric, start-up and copy cost, (packet flits, speed-up).
@@ -468,35 +468,38 @@ fn plot(path: &Path, c: &Comparison) -> Result<(), ConfigError> {
     let (xmin, xmax) = flits.fold((f64::MAX, 1.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
     let (xmin, xmax) = (xmin.min(xmax) / 1.5, xmax * 1.5);
     let ymax = lines.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y)).fold(1.0f64, f64::max) * 1.15;
-    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let figure = if c.figure == "completion_cycles" { "completion time" } else { "mean broadcast latency" };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(format!("router replication vs node forwarding: {figure}, node / router"), ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d((xmin..xmax).log_scale().with_key_points(crate::plot::pow2_ticks_all(1.0, xmax)), 0f64..ymax)
-        .map_err(|e| fail(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .x_desc("packet length (flits)")
-        .y_desc("speed-up of router replication")
-        .x_label_formatter(&|x| crate::plot::tick_label(*x))
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    // Break-even: above it the routers are faster.
-    chart.draw_series(LineSeries::new(vec![(xmin, 1.0), (xmax, 1.0)], BLACK.mix(0.4).stroke_width(1))).map_err(|e| fail(e.to_string()))?;
-    for (k, (label, pts)) in lines.into_iter().enumerate() {
-        let color = Palette99::pick(k).to_rgba();
+    crate::plot::svg_file(path, (720, 480), |root| {
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let figure = if c.figure == "completion_cycles" { "completion time" } else { "mean broadcast latency" };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("router replication vs node forwarding: {figure}, node / router"), ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d((xmin..xmax).log_scale().with_key_points(crate::plot::pow2_ticks_all(1.0, xmax)), 0f64..ymax)
+            .map_err(|e| fail(e.to_string()))?;
         chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(|e| fail(e.to_string()))?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-        chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled()))).map_err(|e| fail(e.to_string()))?;
-    }
-    crate::reproduce::legend_and_present(&mut chart, &root, &fail)
+            .configure_mesh()
+            .x_desc("packet length (flits)")
+            .y_desc("speed-up of router replication")
+            .x_label_formatter(&|x| crate::plot::tick_label(*x))
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        // Break-even: above it the routers are faster.
+        chart
+            .draw_series(LineSeries::new(vec![(xmin, 1.0), (xmax, 1.0)], BLACK.mix(0.4).stroke_width(1)))
+            .map_err(|e| fail(e.to_string()))?;
+        for (k, (label, pts)) in lines.into_iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .map_err(|e| fail(e.to_string()))?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled()))).map_err(|e| fail(e.to_string()))?;
+        }
+        crate::reproduce::legend_and_present(&mut chart, &root, &fail)
+    })
 }
 
 /// `flitwave compare-forwarding`: returns the process exit code (0 every case ran to the
@@ -508,6 +511,11 @@ pub fn cmd_compare_forwarding(args: &CompareArgs) -> Result<i32, ConfigError> {
         return Err(bad("out", &format!("{:?}", out.display().to_string()), "a directory to write into (for standard output, --json -)"));
     }
     let plan = plan(args)?;
+    let mut outputs: Vec<(&str, String)> = plan.json.iter().map(|p| ("json", p.clone())).collect();
+    for name in ["compare.txt", "compare.json", "compare.svg"] {
+        outputs.extend(args.out.as_ref().map(|o| ("out", o.join(name).display().to_string())));
+    }
+    args.run.check_outputs(&args.run.settings()?, &outputs)?;
     if let Some(out) = &args.out {
         prepare_out(out)?;
     }
@@ -527,7 +535,7 @@ pub fn cmd_compare_forwarding(args: &CompareArgs) -> Result<i32, ConfigError> {
             println!("{json}");
         }
         Some(path) => {
-            std::fs::write(path, format!("{json}\n")).map_err(|e| bad("json", path, &format!("a writable file path, or - ({e})")))?;
+            crate::output::write_file("json", path, format!("{json}\n"))?;
             if !plan.quiet {
                 print!("{text}");
             }

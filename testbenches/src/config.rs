@@ -394,6 +394,30 @@ impl Outputs {
     }
 }
 
+/// Refuse a waveform whose times would pass 2^64 of its timescale unit before the last
+/// cycle it may trace (the run's `max_cycles`, or `--trace-to`): the nearest clock below
+/// with fewer digits that fits is named, and how far to trace with this one.
+fn check_waveform_time(out: &Outputs, max_cycles: u64) -> Result<(), ConfigError> {
+    let last = out.trace_to.map_or(max_cycles, |t| t.min(max_cycles));
+    let clock = out.clock_ps();
+    let fits = |ps: u64| traces::sink::last_timed_cycle(ps) >= last;
+    if !out.tracing() || fits(clock) {
+        return Ok(());
+    }
+    // Rounded down to ever fewer digits; the first that fits is the largest of them.
+    let shorter = (1..=9).map(|k| clock / 10u64.pow(k) * 10u64.pow(k)).find(|&ps| ps > 0 && fits(ps));
+    let instead = shorter
+        .map_or(String::new(), |ps| format!("the largest --clock-ns below it with fewer digits that fits is {}; or ", ps as f64 / 1000.0));
+    Err(err(
+        "clock-ns",
+        out.clock_ns,
+        format!(
+            "waveform times to cycle {last} overflow the 64 bits of its time unit with this clock; {instead}trace to cycle {} at most (--trace-to or --max-cycles)",
+            traces::sink::last_timed_cycle(clock)
+        ),
+    ))
+}
+
 /// Resolve kbcast's settings.
 fn kbcast_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u16, seed: u64) -> Result<KbcastConfig, ConfigError> {
     let d = topo.ndims() as u32;
@@ -1060,6 +1084,7 @@ impl Config {
         {
             return Err(err("trace-to", to, format!("at least --trace-from ({})", outputs.trace_from)));
         }
+        check_waveform_time(&outputs, max_cycles)?;
         if let (Some(c), Workload::Algorithm { root, .. }) = (&cost, &workload) {
             crate::cost_model::check(c, &topology, &dims, nu, *root)?;
         }

@@ -85,11 +85,15 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
             raw.values.insert("gtkw".into(), gtkw.display().to_string());
         }
         let cfg = Config::resolve(&raw)?;
-        let r = if wave { run::run_with_outputs(&cfg, false)? } else { run::run(&cfg) };
+        let r = if wave {
+            let ran = run::run_with_outputs(&cfg, false)?;
+            crate::output::commit_all(ran.outputs).map_err(ConfigError)?;
+            ran.report
+        } else {
+            run::run(&cfg)
+        };
         code = code.max(r.exit_code());
-        let path = out.join(format!("{stem}.json"));
-        std::fs::write(&path, crate::json::to_string(&r) + "\n")
-            .map_err(|e| ConfigError(format!("out: {}: cannot write it: {e}", path.display())))?;
+        crate::output::write_file("out", out.join(format!("{stem}.json")), crate::json::to_string(&r) + "\n")?;
         let lat = match (r.latency_avg_cycles, r.latency_p99_cycles) {
             (Some(a), Some(p)) if r.accepted_flits_per_node_cycle.is_some() => format!("{a:.1} / {p}"),
             _ => "-".into(),
@@ -132,7 +136,7 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
         );
     }
     let summary = out.join("summary.md");
-    std::fs::write(&summary, table).map_err(|e| ConfigError(format!("out: {}: cannot write it: {e}", summary.display())))?;
+    crate::output::write_file("out", &summary, table)?;
     println!("summary table: {}", summary.display());
     println!("waveform of {}: gtkwave {} {}", WAVEFORM.0, fst.display(), gtkw.display());
     println!("next: flitwave list; flitwave run --help");

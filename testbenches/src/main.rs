@@ -80,6 +80,23 @@ fn clap_message(e: &clap::Error) -> String {
     }
 }
 
+/// Standard output that cannot be written (`> /dev/full`, a full disk) makes `print!`
+/// panic: say so in one line and exit as any output that could not be written
+/// ([`testbenches::output::EXIT_WRITE_FAILED`]); every other panic, a bug, as before.
+fn stdout_failure_is_an_io_error() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if let Some(reason) = msg.strip_prefix("failed printing to stdout: ") {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "flitwave: error: standard output: cannot write it: {reason}");
+            testbenches::output::abandon();
+            std::process::exit(testbenches::output::EXIT_WRITE_FAILED);
+        }
+        default(info);
+    }));
+}
+
 fn main() {
     // Output into a pipe whose reader has gone (`flitwave list | head -1`) ends the process
     // quietly by SIGPIPE, as it does any Unix tool, instead of a panic on the failed write.
@@ -88,6 +105,14 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A write past the file-size limit (`ulimit -f`) fails with "File too large" and is
+    // reported like a full disk, the file that was there kept, instead of ending the process.
+    #[cfg(unix)]
+    // SAFETY: as above.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    stdout_failure_is_an_io_error();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -112,10 +137,16 @@ fn main() {
             print!("{}", list::text());
             Ok(0)
         }
-        Some(Cmd::Run(args)) => cmd_run(&args),
+        Some(Cmd::Run(args)) => {
+            testbenches::interrupt::install("stopping at the current cycle and writing the outputs");
+            cmd_run(&args)
+        }
         Some(Cmd::SizeBuffers(args)) => testbenches::size_buffers::cmd_size_buffers(&args),
         Some(Cmd::CompareForwarding(args)) => testbenches::compare_forwarding::cmd_compare_forwarding(&args),
-        Some(Cmd::Sweep(args)) => testbenches::sweep::cmd_sweep(&args),
+        Some(Cmd::Sweep(args)) => {
+            testbenches::interrupt::install("finishing the runs under way, starting no more");
+            testbenches::sweep::cmd_sweep(&args)
+        }
         Some(Cmd::Merge(args)) => testbenches::sweep::cmd_merge(&args),
         Some(Cmd::Plot(args)) => testbenches::sweep_plot::cmd_plot(&args),
         Some(Cmd::Reproduce { paper, out, max_d }) => testbenches::reproduce::reproduce(&paper, &out, max_d),
@@ -124,7 +155,8 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("flitwave: error: {}", e.to_string().replace('\n', " "));
-            std::process::exit(2);
+            // A file that could not be written after the work is no bad input.
+            std::process::exit(if testbenches::output::write_failed() { testbenches::output::EXIT_WRITE_FAILED } else { 2 });
         }
     }
 }

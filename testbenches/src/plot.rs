@@ -1,6 +1,21 @@
 //! Axis ticks for the reproductions' log-scale plots: chosen here rather than by the
 //! plotting library, whose log-axis ticks rounded to the same label twice ("10, 10").
 
+/// Draw an SVG picture of `size` pixels with `draw` (which presents it) and write it to
+/// `path` whole or not at all ([`crate::output`]).
+pub fn svg_file(
+    path: &std::path::Path,
+    size: (u32, u32),
+    draw: impl FnOnce(
+        plotters::prelude::DrawingArea<plotters::prelude::SVGBackend<'_>, plotters::coord::Shift>,
+    ) -> Result<(), crate::config::ConfigError>,
+) -> Result<(), crate::config::ConfigError> {
+    use plotters::prelude::IntoDrawingArea;
+    let mut text = String::new();
+    draw(plotters::prelude::SVGBackend::with_string(&mut text, size).into_drawing_area())?;
+    crate::output::write_file("out", path, text)
+}
+
 /// 1, 2 and 5 times the powers of ten within `lo..=hi`.
 pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let mut ticks = Vec::new();

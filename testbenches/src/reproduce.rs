@@ -97,7 +97,7 @@ pub(crate) fn parallel_on<J: Sync, R: Send>(workers: usize, jobs: &[J], f: impl 
 }
 
 pub(crate) fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
-    std::fs::write(path, text).map_err(|e| ConfigError(format!("out: {}: cannot write it: {e}", path.display())))
+    crate::output::write_file("out", path, text)
 }
 
 /// One problem of Tables 1 and 2.
@@ -235,40 +235,41 @@ fn bertsekas(out: &Path, dmax: u64) -> Result<i32, ConfigError> {
 
 fn plot(path: &Path, p: &Problem, dmax: u64, at: impl Fn(u64) -> Measured) -> Result<(), ConfigError> {
     let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
-    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let ymax = (1..=dmax).map(|d| (p.paper)(d).1.max((p.paper)(d).0)).max().unwrap_or(1) as f64 * 2.0;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{}: slots against d (lines: paper, marks: simulated)", p.name), ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0.5f64..(dmax as f64 + 0.5), (0.8f64..ymax).log_scale().with_key_points(crate::plot::log_ticks(0.8, ymax)))
-        .map_err(|e| fail(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .x_desc("d (hypercube dimension)")
-        .y_desc("slots")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| crate::plot::tick_label(*y))
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    for (label, color, paper_of, sim_of) in [
-        ("MLA (all-port)", BLUE, (|t: (u64, u64, u64)| t.0) as fn((u64, u64, u64)) -> u64, (|m: Measured| m.0) as fn(Measured) -> f64),
-        ("SLA (one-port)", RED, |t: (u64, u64, u64)| t.1, |m: Measured| m.1),
-    ] {
+    crate::plot::svg_file(path, (720, 480), |root| {
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let ymax = (1..=dmax).map(|d| (p.paper)(d).1.max((p.paper)(d).0)).max().unwrap_or(1) as f64 * 2.0;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("{}: slots against d (lines: paper, marks: simulated)", p.name), ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0.5f64..(dmax as f64 + 0.5), (0.8f64..ymax).log_scale().with_key_points(crate::plot::log_ticks(0.8, ymax)))
+            .map_err(|e| fail(e.to_string()))?;
         chart
-            .draw_series(LineSeries::new((1..=dmax).map(|d| (d as f64, paper_of((p.paper)(d)) as f64)), color.stroke_width(2)))
-            .map_err(|e| fail(e.to_string()))?
-            .label(format!("{label}: paper"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-        chart
-            .draw_series((1..=dmax).map(|d| Cross::new((d as f64, sim_of(at(d))), 6, color.stroke_width(2))))
-            .map_err(|e| fail(e.to_string()))?
-            .label(format!("{label}: simulated"))
-            .legend(move |(x, y)| Cross::new((x + 9, y), 5, color));
-    }
-    legend_and_present(&mut chart, &root, &fail)
+            .configure_mesh()
+            .x_desc("d (hypercube dimension)")
+            .y_desc("slots")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| crate::plot::tick_label(*y))
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        for (label, color, paper_of, sim_of) in [
+            ("MLA (all-port)", BLUE, (|t: (u64, u64, u64)| t.0) as fn((u64, u64, u64)) -> u64, (|m: Measured| m.0) as fn(Measured) -> f64),
+            ("SLA (one-port)", RED, |t: (u64, u64, u64)| t.1, |m: Measured| m.1),
+        ] {
+            chart
+                .draw_series(LineSeries::new((1..=dmax).map(|d| (d as f64, paper_of((p.paper)(d)) as f64)), color.stroke_width(2)))
+                .map_err(|e| fail(e.to_string()))?
+                .label(format!("{label}: paper"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            chart
+                .draw_series((1..=dmax).map(|d| Cross::new((d as f64, sim_of(at(d))), 6, color.stroke_width(2))))
+                .map_err(|e| fail(e.to_string()))?
+                .label(format!("{label}: simulated"))
+                .legend(move |(x, y)| Cross::new((x + 9, y), 5, color));
+        }
+        legend_and_present(&mut chart, &root, &fail)
+    })
 }
 
 /// Draw a chart's legend in its upper left corner and write the file.

@@ -221,45 +221,46 @@ pub fn seidel(out: &Path) -> Result<i32, ConfigError> {
 
 fn plot(path: &Path, title: &str, mesh: bool, res: &HashMap<Job, Cost>) -> Result<(), ConfigError> {
     let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
-    let root = SVGBackend::new(path, (760, 520)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let ymax =
-        FIG_ALGS.iter().map(|a| res[&Job { alg: a, mesh, nu: 0, m: 65536 }].0.max(model_at(a, mesh, 0, 65536.0))).fold(0.0, f64::max);
-    let ymin = FIG_ALGS.iter().map(|a| model_at(a, mesh, 0, 8.0)).fold(f64::MAX, f64::min);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(64)
-        .build_cartesian_2d(
-            (6.0f64..90000.0).log_scale().with_key_points(crate::plot::pow2_ticks(6.0, 90000.0)),
-            (ymin * 0.8..ymax * 1.3).log_scale().with_key_points(crate::plot::log_ticks(ymin * 0.8, ymax * 1.3)),
-        )
-        .map_err(|e| fail(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .x_desc("message length m (bytes)")
-        .y_desc("cost (µs)")
-        .x_label_formatter(&|x| crate::plot::bytes_label(*x))
-        .y_label_formatter(&|y| crate::plot::tick_label(*y))
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    for (&alg, color) in FIG_ALGS.iter().zip([BLUE, RED, GREEN]) {
-        let curve = (0..=260).map(|i| {
-            let m = 8.0 * 2f64.powf(i as f64 / 20.0);
-            (m, model_at(alg, mesh, 0, m))
-        });
-        let name = alg.to_uppercase();
+    crate::plot::svg_file(path, (760, 520), |root| {
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let ymax =
+            FIG_ALGS.iter().map(|a| res[&Job { alg: a, mesh, nu: 0, m: 65536 }].0.max(model_at(a, mesh, 0, 65536.0))).fold(0.0, f64::max);
+        let ymin = FIG_ALGS.iter().map(|a| model_at(a, mesh, 0, 8.0)).fold(f64::MAX, f64::min);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 16))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(
+                (6.0f64..90000.0).log_scale().with_key_points(crate::plot::pow2_ticks(6.0, 90000.0)),
+                (ymin * 0.8..ymax * 1.3).log_scale().with_key_points(crate::plot::log_ticks(ymin * 0.8, ymax * 1.3)),
+            )
+            .map_err(|e| fail(e.to_string()))?;
         chart
-            .draw_series(LineSeries::new(curve, color.stroke_width(2)))
-            .map_err(|e| fail(e.to_string()))?
-            .label(format!("{name}: model"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-        chart
-            .draw_series(fig_m().map(|m| Cross::new((m as f64, res[&Job { alg, mesh, nu: 0, m }].0), 6, color.stroke_width(2))))
-            .map_err(|e| fail(e.to_string()))?
-            .label(format!("{name}: simulated"))
-            .legend(move |(x, y)| Cross::new((x + 9, y), 5, color));
-    }
-    legend_and_present(&mut chart, &root, &fail)
+            .configure_mesh()
+            .x_desc("message length m (bytes)")
+            .y_desc("cost (µs)")
+            .x_label_formatter(&|x| crate::plot::bytes_label(*x))
+            .y_label_formatter(&|y| crate::plot::tick_label(*y))
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        for (&alg, color) in FIG_ALGS.iter().zip([BLUE, RED, GREEN]) {
+            let curve = (0..=260).map(|i| {
+                let m = 8.0 * 2f64.powf(i as f64 / 20.0);
+                (m, model_at(alg, mesh, 0, m))
+            });
+            let name = alg.to_uppercase();
+            chart
+                .draw_series(LineSeries::new(curve, color.stroke_width(2)))
+                .map_err(|e| fail(e.to_string()))?
+                .label(format!("{name}: model"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            chart
+                .draw_series(fig_m().map(|m| Cross::new((m as f64, res[&Job { alg, mesh, nu: 0, m }].0), 6, color.stroke_width(2))))
+                .map_err(|e| fail(e.to_string()))?
+                .label(format!("{name}: simulated"))
+                .legend(move |(x, y)| Cross::new((x + 9, y), 5, color));
+        }
+        legend_and_present(&mut chart, &root, &fail)
+    })
 }

@@ -1,6 +1,7 @@
 //! Run one configured scenario and produce its report.
 
 use crate::config::{Config, ConfigError, Workload};
+use crate::output::Output;
 use fabric::algorithms::mnb_sbt::MnbSbt;
 use fabric::algorithms::snb::Snb;
 use fabric::algorithms::traffic::Traffic;
@@ -18,8 +19,10 @@ use traces::{FstSink, SizeLimit, Threaded, TraceOptions, Tracer, VcdSink};
 pub struct Report {
     pub flitwave: &'static str,
     pub title: String,
-    /// quiescent, deadlock or cycle-limit.
+    /// quiescent, deadlock, cycle-limit or interrupted.
     pub ending: Ending,
+    /// Stopped by SIGINT or SIGTERM, at `simulated_cycles`.
+    pub interrupted: bool,
     /// Cycle of the last delivery (the first cycle counts as 0; a packet delivered in
     /// cycle t was sent in cycle t - 1 over its last link in the ideal model).
     pub completion_cycles: u64,
@@ -158,9 +161,11 @@ impl WindowReport {
 }
 
 impl Report {
-    /// Exit code: 0 all delivered, 1 lost/duplicated/misrouted or unfinished, 3 deadlock.
+    /// Exit code: 0 all delivered, 1 lost/duplicated/misrouted or unfinished, 3 deadlock,
+    /// 130 interrupted (as a shell reports Ctrl-C).
     pub fn exit_code(&self) -> i32 {
         match self.ending {
+            Ending::Interrupted => crate::interrupt::EXIT_INTERRUPTED,
             Ending::Deadlock => 3,
             Ending::CycleLimit => 1,
             Ending::Quiescent if self.missing_deliveries + self.duplicate_deliveries + self.misrouted_deliveries > 0 => 1,
@@ -313,6 +318,15 @@ pub fn build(cfg: &Config) -> (Fabric, Bounds) {
     (Fabric::new(&cfg.spec(), prog), bounds)
 }
 
+/// [`build`], stopping at the cycle it is in when the process is interrupted
+/// ([`crate::interrupt`]): the fabric of `flitwave run` (the commands of many runs let
+/// their runs finish).
+fn build_stoppable(cfg: &Config) -> (Fabric, Bounds) {
+    let (mut f, bounds) = build(cfg);
+    f.stop_when(crate::interrupt::flag());
+    (f, bounds)
+}
+
 /// Can the run be split between `cfg.threads` threads? Only if its program's nodes keep no
 /// shared state ([`fabric::Program::splits`]): synthetic traffic, and the broadcasts
 /// (node- or router-forwarded) and personalized communication of the hypercube papers.
@@ -337,7 +351,7 @@ pub fn run(cfg: &Config) -> Report {
         if let Err(e) = check_threads(cfg) {
             panic!("{e}");
         }
-        let (f, ending, wall) = run_split(cfg, false);
+        let (f, ending, wall) = run_split(cfg, false, build);
         return report(cfg, &f, program(cfg).1, ending, wall);
     }
     let (mut f, bounds) = build(cfg);
@@ -350,7 +364,7 @@ pub fn run(cfg: &Config) -> Report {
 /// Run a configuration split between `cfg.threads` threads: the fabric joined after the
 /// run, how it ended and the wall time (each thread builds its part, in the time). With
 /// `progress`, the progress line of [`run_fabric`].
-fn run_split(cfg: &Config, progress: bool) -> (Fabric, Ending, f64) {
+fn run_split(cfg: &Config, progress: bool, build: fn(&Config) -> (Fabric, Bounds)) -> (Fabric, Ending, f64) {
     let start = Instant::now();
     let (f, ending) = if progress {
         let mut line = ProgressLine::new(cfg);
@@ -439,28 +453,6 @@ impl ProgressLine {
     }
 }
 
-/// Create the statistics CSV file asked for, before the run, so that an unwritable path
-/// fails at once.
-fn create_stats_csv(cfg: &Config, created: &mut Created) -> Result<(), ConfigError> {
-    if let Some(p) = &cfg.outputs.stats_csv {
-        std::fs::File::create(p).map_err(|e| io_err("stats-csv", p, e))?;
-        created.add(p);
-    }
-    Ok(())
-}
-
-/// Write the statistics CSV file asked for, after the run.
-fn write_stats_csv(cfg: &Config, f: &Fabric) -> Result<(), ConfigError> {
-    if let Some(p) = &cfg.outputs.stats_csv {
-        Stats::write_csv(f, Path::new(p)).map_err(|e| io_err("stats-csv", p, e))?;
-    }
-    Ok(())
-}
-
-fn io_err(field: &str, path: &str, e: impl std::fmt::Display) -> ConfigError {
-    ConfigError(format!("{field}: {path}: cannot write it: {e}"))
-}
-
 /// A slot count: an integer when whole (as the papers' bounds mostly are), else a fraction.
 fn whole_or_fraction<S: serde::Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     match *x {
@@ -473,72 +465,6 @@ fn whole_or_fraction<S: serde::Serializer>(x: &Option<f64>, s: S) -> Result<S::O
 /// A slot count as the summary shows it: `-`, a whole number, or a fraction.
 pub fn slots_text(x: Option<f64>) -> String {
     x.map_or("-".to_string(), crate::plot::tick_label)
-}
-
-/// Refuse two outputs of one run (`json` is `--json`'s file, if any) on the same file: each
-/// would overwrite or interleave with the other.
-pub fn check_distinct_outputs(json: Option<&str>, out: &crate::config::Outputs) -> Result<(), ConfigError> {
-    let named = [
-        ("json", json),
-        ("vcd", out.vcd.as_deref()),
-        ("fst", out.fst.as_deref()),
-        ("gtkw", out.gtkw.as_deref()),
-        ("stats-csv", out.stats_csv.as_deref()),
-    ];
-    // Devices and pipes (`/dev/null` for every output, say) take any number of writers.
-    let special = |p: &str| std::fs::metadata(p).is_ok_and(|m| !m.is_file());
-    let files: Vec<(&str, &str, std::path::PathBuf)> =
-        named.iter().filter_map(|&(f, p)| p.filter(|p| !special(p)).map(|p| (f, p, same_file_key(Path::new(p))))).collect();
-    for (i, (f2, p2, k2)) in files.iter().enumerate() {
-        if let Some((f1, p1, _)) = files[..i].iter().find(|(_, _, k1)| k1 == k2) {
-            return Err(ConfigError(format!("{f2}: {p2}: the same file as --{f1} {p1}; give each output a file of its own")));
-        }
-    }
-    Ok(())
-}
-
-/// What names the file `p` whether or not it exists yet: its canonical path, or its
-/// directory's joined with its name (or `p` itself if the directory does not exist either).
-fn same_file_key(p: &Path) -> std::path::PathBuf {
-    if let Ok(c) = p.canonicalize() {
-        return c;
-    }
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    match (dir.canonicalize(), p.file_name()) {
-        (Ok(d), Some(name)) => d.join(name),
-        _ => p.to_path_buf(),
-    }
-}
-
-/// Output files created so far by a run: removed again if the run stops with an error, so
-/// that no empty or cut-off file is left behind.
-#[derive(Default)]
-pub(crate) struct Created(Vec<std::path::PathBuf>);
-
-impl Created {
-    /// Record `p` if it is a regular file: never remove `/dev/null`, a pipe or a device.
-    pub(crate) fn add(&mut self, p: impl AsRef<Path>) {
-        let p = p.as_ref();
-        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) {
-            self.0.push(p.to_path_buf());
-        }
-    }
-
-    /// The run succeeded: keep them.
-    pub(crate) fn keep(mut self) {
-        self.0.clear();
-    }
-}
-
-impl Drop for Created {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            let _ = std::fs::remove_file(p);
-        }
-    }
 }
 
 /// One waveform file of a run.
@@ -611,30 +537,51 @@ pub fn megabytes(bytes: u64) -> String {
     }
 }
 
-/// Write the GTKWave save file `g` for the dump at `dump` (and its translate filters).
-fn write_gtkw(g: &str, dump: &str, t: &Tracer, title: &str, created: &mut Created) -> Result<(), ConfigError> {
-    let filters = traces::gtkw::write_save_file(Path::new(g), Path::new(dump), t, title).map_err(|e| io_err("gtkw", g, e))?;
-    created.add(g);
-    filters.iter().for_each(|w| created.add(w));
-    Ok(())
+/// The outputs of a run (`json`: `--json`'s path, if any) as `(field, path)`, the save
+/// file's translate filters included ([`crate::cli::RunArgs::check_outputs`]).
+pub fn output_paths<'a>(json: Option<&'a str>, out: &'a crate::config::Outputs) -> Vec<(&'a str, String)> {
+    let side = out.gtkw.iter().flat_map(|g| traces::gtkw::side_files(Path::new(g))).map(|p| ("gtkw", p.display().to_string()));
+    let named = [("json", json), ("vcd", out.vcd.as_deref()), ("fst", out.fst.as_deref()), ("gtkw", out.gtkw.as_deref())];
+    let mut v: Vec<(&str, String)> = named.into_iter().filter_map(|(f, p)| Some((f, p?.to_string()))).collect();
+    v.extend(side);
+    v.extend(out.stats_csv.as_deref().map(|p| ("stats-csv", p.to_string())));
+    v
 }
 
-/// Run a configuration and write the waveforms, save file and statistics it asks for.
+/// A run's report and its output files, written but not yet renamed into place
+/// ([`crate::output::commit_all`]).
+pub struct Ran {
+    pub report: Report,
+    pub outputs: Vec<Output>,
+}
+
+/// Begin the output `path` of `field`, if asked for.
+fn begin(field: &str, path: &Option<String>) -> Result<Option<Output>, ConfigError> {
+    path.as_ref().map(|p| Output::begin(field, p)).transpose()
+}
+
+/// Run a configuration and write the waveforms, save file and statistics it asks for, each
+/// to its temporary file (all begun before the run, so a bad path is refused before it).
 /// With `progress`, a status line on standard error while a long run goes on.
-pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigError> {
+pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Ran, ConfigError> {
     let out = &cfg.outputs;
-    // Declared first, so dropped last: after the tracers' writer threads have stopped.
-    let mut created = Created::default();
     check_threads(cfg)?;
+    let mut csv = begin("stats-csv", &out.stats_csv)?;
     if cfg.threads > 1 {
         // No waveforms (checked with the configuration).
-        create_stats_csv(cfg, &mut created)?;
-        let (f, ending, wall) = run_split(cfg, progress);
-        write_stats_csv(cfg, &f)?;
-        created.keep();
-        return Ok(report(cfg, &f, program(cfg).1, ending, wall));
+        let (f, ending, wall) = run_split(cfg, progress, build_stoppable);
+        write_stats_csv(&f, &mut csv);
+        return Ok(Ran { report: report(cfg, &f, program(cfg).1, ending, wall), outputs: csv.into_iter().collect() });
     }
-    let (mut f, bounds) = build(cfg);
+    let (vcd, fst) = (begin("vcd", &out.vcd)?, begin("fst", &out.fst)?);
+    let mut gtkw: Vec<Output> = match &out.gtkw {
+        Some(g) => std::iter::once(std::path::PathBuf::from(g))
+            .chain(traces::gtkw::side_files(Path::new(g)))
+            .map(|p| Output::begin("gtkw", p))
+            .collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
+    let (mut f, bounds) = build_stoppable(cfg);
     let title = cfg.title();
     let opts = TraceOptions {
         nodes: out.trace_nodes.clone(),
@@ -642,79 +589,86 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Report, ConfigEr
         to: out.trace_to.unwrap_or(u64::MAX),
         clock_ps: out.clock_ps(),
     };
-    let mut signals = None;
-    let limit = |_: &str| out.trace_limit_bytes.map(SizeLimit::new);
-    // Per waveform: its path, estimate and limit.
-    let mut waves: Vec<(String, u64, Option<SizeLimit>)> = Vec::new();
-    let mut announce = |p: &str, t: &mut Tracer, fst: bool, l: Option<SizeLimit>| {
-        let est = estimate_waveform_bytes(cfg, &f, &bounds, t.signals.len(), fst);
+    let limit = || out.trace_limit_bytes.map(SizeLimit::new);
+    let refused = |field: &str, o: &Output, e: std::io::Error| ConfigError(format!("{field}: {}: cannot write it: {e}", o.shown()));
+    // Per waveform: its output, estimate and limit.
+    let mut waves: Vec<(Output, u64, Option<SizeLimit>)> = Vec::new();
+    let mut probes: Vec<Tracer> = Vec::new();
+    for (field, o) in [("vcd", vcd), ("fst", fst)] {
+        let Some(o) = o else { continue };
+        let is_fst = field == "fst";
+        let l = limit();
+        let sink: Box<dyn traces::WaveSink + Send> = if is_fst {
+            let mut s = FstSink::create(o.path(), out.clock_ps()).map_err(|e| refused(field, &o, e))?;
+            if let Some(l) = &l {
+                s.set_limit(l.clone());
+            }
+            Box::new(s)
+        } else {
+            let mut s = VcdSink::create(o.path(), out.clock_ps(), &title).map_err(|e| refused(field, &o, e))?;
+            if let Some(l) = &l {
+                s.set_limit(l.clone());
+            }
+            Box::new(s)
+        };
+        let mut t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(sink))).map_err(|e| refused(field, &o, e))?;
+        // The save file points at the first dump.
+        if probes.is_empty()
+            && let Some(g) = &out.gtkw
+        {
+            for (file, (_, text)) in gtkw.iter_mut().zip(traces::gtkw::save_files(Path::new(g), Path::new(o.shown()), &t, &title)) {
+                file.write(text.as_bytes());
+                if let Some(e) = file.error() {
+                    return Err(ConfigError(format!("gtkw: {}: cannot write it: {e}", file.shown())));
+                }
+            }
+        }
+        let est = estimate_waveform_bytes(cfg, &f, &bounds, t.signals.len(), is_fst);
         if out.announce {
             let cap = l.as_ref().map_or(String::new(), |l| format!(" (--trace-limit {})", megabytes(l.bytes)));
-            eprintln!("waveform {p}: about {} estimated{cap}", megabytes(est));
+            eprintln!("waveform {}: about {} estimated{cap}", o.shown(), megabytes(est));
         }
         if let Some(l) = &l {
             t.set_limit(l.clone());
         }
-        waves.push((p.to_string(), est, l));
-    };
-    let mut probes: Vec<Tracer> = Vec::new();
-    if let Some(p) = &out.vcd {
-        let mut sink = VcdSink::create(Path::new(p), out.clock_ps(), &title).map_err(|e| io_err("vcd", p, e))?;
-        let l = limit(p);
-        if let Some(l) = &l {
-            sink.set_limit(l.clone());
-        }
-        created.add(p);
-        let mut t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("vcd", p, e))?;
-        signals.get_or_insert(p.clone());
-        if let Some(g) = &out.gtkw {
-            write_gtkw(g, p, &t, &title, &mut created)?;
-        }
-        announce(p, &mut t, false, l);
-        probes.push(t);
-    }
-    if let Some(p) = &out.fst {
-        let mut sink = FstSink::create(Path::new(p), out.clock_ps()).map_err(|e| io_err("fst", p, e))?;
-        let l = limit(p);
-        if let Some(l) = &l {
-            sink.set_limit(l.clone());
-        }
-        created.add(p);
-        let mut t = Tracer::new(&f, opts.clone(), Box::new(Threaded::new(Box::new(sink)))).map_err(|e| io_err("fst", p, e))?;
-        if let Some(g) = &out.gtkw
-            && signals.is_none()
-        {
-            write_gtkw(g, p, &t, &title, &mut created)?;
-        }
-        announce(p, &mut t, true, l);
+        waves.push((o, est, l));
         probes.push(t);
     }
     for t in probes {
         f.add_probe(Box::new(t));
     }
-    create_stats_csv(cfg, &mut created)?;
     let start = Instant::now();
     let ending = run_fabric(cfg, &mut f, progress);
     let wall = start.elapsed().as_secs_f64();
-    let paths = [out.vcd.as_ref(), out.fst.as_ref()];
-    for (probe, path) in f.take_probes().into_iter().zip(paths.into_iter().flatten()) {
+    for (probe, (o, _, _)) in f.take_probes().into_iter().zip(&mut waves) {
         let tracer = probe.as_any().downcast::<Tracer>().expect("the probes are tracers");
-        tracer.finish(f.now).map_err(|e| io_err(if Some(path) == out.vcd.as_ref() { "vcd" } else { "fst" }, path, e))?;
+        if let Err(e) = tracer.finish(f.now) {
+            o.fail(e);
+        }
     }
-    write_stats_csv(cfg, &f)?;
-    created.keep();
+    write_stats_csv(&f, &mut csv);
     let mut r = report(cfg, &f, bounds, ending, wall);
     r.waveforms = waves
-        .into_iter()
-        .map(|(path, estimated_bytes, l)| WaveformReport {
-            bytes: std::fs::metadata(&path).map_or(0, |m| m.len()),
-            path,
-            estimated_bytes,
+        .iter()
+        .map(|(o, estimated_bytes, l)| WaveformReport {
+            bytes: std::fs::metadata(o.path()).map_or(0, |m| m.len()),
+            path: o.shown().to_string(),
+            estimated_bytes: *estimated_bytes,
             limit_bytes: l.as_ref().map(|l| l.bytes),
             stopped_at_cycle: l.as_ref().and_then(|l| l.stopped_at_cycle()),
         })
         .collect();
-    Ok(r)
+    let outputs = waves.into_iter().map(|(o, _, _)| o).chain(gtkw).chain(csv).collect();
+    Ok(Ran { report: r, outputs })
+}
+
+/// Write the statistics CSV asked for into its output, after the run.
+fn write_stats_csv(f: &Fabric, csv: &mut Option<Output>) {
+    if let Some(o) = csv
+        && let Err(e) = Stats::write_csv(f, o.path())
+    {
+        o.fail(e);
+    }
 }
 
 /// The report of a finished fabric.
@@ -743,6 +697,7 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
     Report {
         flitwave: env!("CARGO_PKG_VERSION"),
         title: cfg.title(),
+        interrupted: ending == Ending::Interrupted,
         ending,
         completion_cycles: completion,
         slot_cycles,
@@ -833,6 +788,9 @@ pub fn summary(r: &Report) -> String {
             }
         }
         Ending::CycleLimit => s += &format!("  STOPPED at the cycle limit {} with work left\n", r.simulated_cycles),
+        Ending::Interrupted => {
+            s += &format!("  INTERRUPTED at cycle {}: the results and outputs are those of the cycles run\n", r.simulated_cycles)
+        }
         Ending::Quiescent => {}
     }
     if let Some(c) = &r.seidel {

@@ -361,6 +361,11 @@ pub fn cmd_size_buffers(args: &SizeArgs) -> Result<i32, ConfigError> {
     let plan = plan(args)?;
     let json_to = plan.base.get("json").map(str::to_string);
     let quiet = plan.base.get("quiet").map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
+    let mut outputs: Vec<(&str, String)> = json_to.iter().map(|p| ("json", p.clone())).collect();
+    for name in ["sizing.txt", "sizing.json", "sizing.svg"] {
+        outputs.extend(args.out.as_ref().map(|o| ("out", o.join(name).display().to_string())));
+    }
+    args.run.check_outputs(&plan.base, &outputs)?;
     if let Some(out) = &args.out {
         prepare_out(out)?;
     }
@@ -382,7 +387,7 @@ pub fn cmd_size_buffers(args: &SizeArgs) -> Result<i32, ConfigError> {
             println!("{json}");
         }
         Some(path) => {
-            write(Path::new(path), &format!("{json}\n"))?;
+            crate::output::write_file("json", path, format!("{json}\n"))?;
             if !quiet {
                 print!("{text}");
             }
@@ -564,7 +569,7 @@ pub(crate) fn prepare_out(out: &Path) -> Result<(), ConfigError> {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
-    std::fs::write(path, text).map_err(|e| bad("out", &path.display().to_string(), &format!("a writable path ({e})")))
+    crate::output::write_file("out", path, text)
 }
 
 /// Latency (or completion time) against depth, one line per rate and class.
@@ -585,39 +590,40 @@ fn plot(path: &Path, s: &Sizing) -> Result<(), ConfigError> {
         .collect();
     let ymax = points.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y)).fold(1.0f64, f64::max) * 1.1;
     let xmax = s.reference_depth as f64 * 1.5;
-    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!(
-                "{} against buffer depth (marks: runs; ref. depth {})",
-                if traffic { "mean latency" } else { "completion time" },
-                s.reference_depth
-            ),
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d((0.8f64..xmax).log_scale().with_key_points(crate::plot::pow2_ticks_all(1.0, xmax)), 0f64..ymax)
-        .map_err(|e| fail(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .x_desc("buffer depth (flits per VC)")
-        .y_desc(if traffic { "latency (cycles)" } else { "completion (cycles)" })
-        .x_label_formatter(&|x| crate::plot::tick_label(*x))
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    for (k, (label, pts)) in points.into_iter().enumerate() {
-        let color = Palette99::pick(k).to_rgba();
+    crate::plot::svg_file(path, (720, 480), |root| {
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "{} against buffer depth (marks: runs; ref. depth {})",
+                    if traffic { "mean latency" } else { "completion time" },
+                    s.reference_depth
+                ),
+                ("sans-serif", 18),
+            )
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d((0.8f64..xmax).log_scale().with_key_points(crate::plot::pow2_ticks_all(1.0, xmax)), 0f64..ymax)
+            .map_err(|e| fail(e.to_string()))?;
         chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(|e| fail(e.to_string()))?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-        chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled()))).map_err(|e| fail(e.to_string()))?;
-    }
-    crate::reproduce::legend_and_present(&mut chart, &root, &fail)
+            .configure_mesh()
+            .x_desc("buffer depth (flits per VC)")
+            .y_desc(if traffic { "latency (cycles)" } else { "completion (cycles)" })
+            .x_label_formatter(&|x| crate::plot::tick_label(*x))
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        for (k, (label, pts)) in points.into_iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .map_err(|e| fail(e.to_string()))?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled()))).map_err(|e| fail(e.to_string()))?;
+        }
+        crate::reproduce::legend_and_present(&mut chart, &root, &fail)
+    })
 }
 
 #[cfg(test)]

@@ -457,16 +457,9 @@ struct SpecOnly {
     spec: Spec,
 }
 
+/// Write `text` to `path` whole or not at all.
 fn write_file(path: &Path, text: &str) -> Result<(), ConfigError> {
-    std::fs::write(path, text).map_err(|e| bad("out", &path.display().to_string(), &format!("a writable path ({e})")))
-}
-
-/// Write `text` to `path` whole or not at all (a temporary file renamed over it).
-fn replace_file(path: &Path, text: &str) -> Result<(), ConfigError> {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.partial"));
-    write_file(&tmp, text)?;
-    std::fs::rename(&tmp, path).map_err(|e| bad("out", &path.display().to_string(), &format!("a writable path ({e})")))
+    crate::output::write_file("out", path, text)
 }
 
 /// The spec of the sweep whose directory is `dir`, if it has a sweep.json.
@@ -548,8 +541,8 @@ fn load(dir: &Path, spec: &Spec, columns: &[String]) -> Result<BTreeMap<usize, R
 fn write_rows<'a>(out: &Path, columns: &[String], rows: impl Iterator<Item = &'a Row> + Clone) -> Result<(), ConfigError> {
     let json: String = rows.clone().map(|r| format!("{}\n", r.json)).collect();
     let csv: String = std::iter::once(csv_header(columns)).chain(rows.map(|r| r.csv.clone())).collect();
-    replace_file(&out.join("results.jsonl"), &json)?;
-    replace_file(&out.join("results.csv"), &csv)
+    write_file(&out.join("results.jsonl"), &json)?;
+    write_file(&out.join("results.csv"), &csv)
 }
 
 fn open_append(path: &Path) -> Result<std::fs::File, ConfigError> {
@@ -609,14 +602,16 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<i32, ConfigError> {
     });
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let interrupted = crate::interrupt::flag();
     let mut failure: Option<ConfigError> = None;
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Row, f64, &'static str)>();
         for _ in 0..jobs.min(todo.len()) {
             let tx = tx.clone();
-            let (spec, columns, todo, next, stop) = (&spec, &columns, &todo, &next, &stop);
+            let (spec, columns, todo, next, stop, interrupted) = (&spec, &columns, &todo, &next, &stop, &interrupted);
             s.spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
+                // An interrupt lets the rows running finish and starts no more.
+                while !stop.load(Ordering::Relaxed) && !interrupted.load(Ordering::Relaxed) {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&id) = todo.get(k) else { break };
                     let (row, wall, outcome) = run_row(spec, columns, id);
@@ -676,6 +671,13 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<i32, ConfigError> {
             jobs,
             out.join("results.csv").display()
         );
+    }
+    if interrupted.load(Ordering::Relaxed) {
+        eprintln!(
+            "flitwave sweep: interrupted: {} of {} rows done, the rows running finished; the same command runs the rest",
+            summary.done, summary.shard_rows
+        );
+        return Ok(crate::interrupt::EXIT_INTERRUPTED);
     }
     Ok(0)
 }

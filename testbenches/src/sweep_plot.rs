@@ -205,6 +205,7 @@ pub fn cmd_plot(args: &PlotArgs) -> Result<i32, ConfigError> {
     }
     let path = if args.results.is_dir() { args.results.join("results.csv") } else { args.results.clone() };
     let source = path.display().to_string();
+    crate::output::check_paths(&[("out", &out.display().to_string())], &[("results", &path)])?;
     let text = std::fs::read_to_string(&path)
         .map_err(|e| bad("results", &source, &format!("a sweep's results.csv or its directory (cannot read it: {e})")))?;
     let mut records = parse_csv(&text).map_err(|e| bad("results", &source, &format!("CSV with a header row ({e})")))?.into_iter();
@@ -223,39 +224,41 @@ fn draw(path: &Path, args: &PlotArgs, lines: &[Line], names: Option<&[String]>, 
     let (ylo, yhi) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, y, e)| (lo.min(y - e), hi.max(y + e)));
     let pad = ((xmax - xmin) * 0.05).max(if names.is_some() { 0.5 } else { xmax.abs() * 0.05 + 1e-9 });
     let (ylo, yhi) = (ylo.min(0.0), if yhi > 0.0 { yhi * 1.1 } else { 1.0 });
-    let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let note = if most > 1 { format!(" (mean of up to {most} runs, 95 % CI)") } else { String::new() };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{y_name} against {x_name}{note}"), ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(64)
-        .build_cartesian_2d(xmin - pad..xmax + pad, ylo..yhi)
-        .map_err(|e| fail(e.to_string()))?;
-    let label = |x: &f64| match names {
-        Some(n) if (x - x.round()).abs() < 1e-6 => n.get(x.round() as usize).cloned().unwrap_or_default(),
-        Some(_) => String::new(),
-        None => crate::plot::tick_label(*x),
-    };
-    let mut mesh = chart.configure_mesh();
-    mesh.x_desc(x_name).y_desc(y_name).x_label_formatter(&label);
-    if let Some(n) = names {
-        mesh.x_labels(n.len() * 2 + 1);
-    }
-    mesh.draw().map_err(|e| fail(e.to_string()))?;
-    for (k, (name, pts)) in lines.iter().enumerate() {
-        let color = Palette99::pick(k).to_rgba();
-        chart
-            .draw_series(LineSeries::new(pts.iter().map(|&(x, y, _)| (x, y)), color.stroke_width(2)))
-            .map_err(|e| fail(e.to_string()))?
-            .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-        chart.draw_series(pts.iter().map(|&(x, y, _)| Circle::new((x, y), 3, color.filled()))).map_err(|e| fail(e.to_string()))?;
-        let bars = pts.iter().filter(|p| p.2 > 0.0).map(|&(x, y, e)| PathElement::new(vec![(x, y - e), (x, y + e)], color.stroke_width(1)));
-        chart.draw_series(bars).map_err(|e| fail(e.to_string()))?;
-    }
-    crate::reproduce::legend_and_present(&mut chart, &root, &fail)
+    crate::plot::svg_file(path, (720, 480), |root| {
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let note = if most > 1 { format!(" (mean of up to {most} runs, 95 % CI)") } else { String::new() };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("{y_name} against {x_name}{note}"), ("sans-serif", 16))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(64)
+            .build_cartesian_2d(xmin - pad..xmax + pad, ylo..yhi)
+            .map_err(|e| fail(e.to_string()))?;
+        let label = |x: &f64| match names {
+            Some(n) if (x - x.round()).abs() < 1e-6 => n.get(x.round() as usize).cloned().unwrap_or_default(),
+            Some(_) => String::new(),
+            None => crate::plot::tick_label(*x),
+        };
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(x_name).y_desc(y_name).x_label_formatter(&label);
+        if let Some(n) = names {
+            mesh.x_labels(n.len() * 2 + 1);
+        }
+        mesh.draw().map_err(|e| fail(e.to_string()))?;
+        for (k, (name, pts)) in lines.iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            chart
+                .draw_series(LineSeries::new(pts.iter().map(|&(x, y, _)| (x, y)), color.stroke_width(2)))
+                .map_err(|e| fail(e.to_string()))?
+                .label(name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            chart.draw_series(pts.iter().map(|&(x, y, _)| Circle::new((x, y), 3, color.filled()))).map_err(|e| fail(e.to_string()))?;
+            let bars =
+                pts.iter().filter(|p| p.2 > 0.0).map(|&(x, y, e)| PathElement::new(vec![(x, y - e), (x, y + e)], color.stroke_width(1)));
+            chart.draw_series(bars).map_err(|e| fail(e.to_string()))?;
+        }
+        crate::reproduce::legend_and_present(&mut chart, &root, &fail)
+    })
 }
 
 #[cfg(test)]

@@ -279,69 +279,73 @@ impl LoadOf for Report {
 
 fn plot_delay(path: &Path, d: u32, configs: &[(u32, &str, u32, u64)], pts: &[(usize, &Report)]) -> Result<(), ConfigError> {
     let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
-    let root = SVGBackend::new(path, (760, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let ymax = pts.iter().filter_map(|(_, r)| r.results.get("avg_delay_slots").and_then(|v| v.as_f64())).fold(10.0f64, f64::max) * 2.0;
-    let xmax = pts.iter().map(|(_, r)| r.config_load()).fold(0.1f64, f64::max) * 1.05;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(format!("Dynamic broadcasting on the {d}-cube: mean delay vs load (marks: simulated, lines: bound)"), ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0f64..xmax, (0.5f64..ymax).log_scale().with_key_points(crate::plot::log_ticks(0.5, ymax)))
-        .map_err(|e| fail(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .x_desc("load rho = lambda (N-1)/d")
-        .y_desc("mean delay, slots")
-        .y_label_formatter(&|y| crate::plot::tick_label(*y))
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    let colors = [BLUE, RED, GREEN, MAGENTA, BLACK];
-    for (ci, c) in configs.iter().enumerate().filter(|(_, c)| c.0 == d) {
-        let color = colors[ci % colors.len()];
-        let label = format!("{} t_p={}", c.1, c.2);
-        let limit = stability_limit(d, c.1, c.2);
-        let spec = dynamic_spec(d, c.1, c.2, 0.0);
-        let curve: Vec<(f64, f64)> = (1..200)
-            .map(|i| limit * i as f64 / 200.0)
-            .filter_map(|l| {
-                let th = fabric::algorithms::dynamic::theorem(&fabric::algorithms::dynamic::DynamicSpec { load: l, ..spec });
-                th.delay_bound_slots.filter(|&b| b < ymax).map(|b| (l, b))
-            })
-            .collect();
+    crate::plot::svg_file(path, (760, 500), |root| {
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        let ymax = pts.iter().filter_map(|(_, r)| r.results.get("avg_delay_slots").and_then(|v| v.as_f64())).fold(10.0f64, f64::max) * 2.0;
+        let xmax = pts.iter().map(|(_, r)| r.config_load()).fold(0.1f64, f64::max) * 1.05;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("Dynamic broadcasting on the {d}-cube: mean delay vs load (marks: simulated, lines: bound)"),
+                ("sans-serif", 16),
+            )
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0f64..xmax, (0.5f64..ymax).log_scale().with_key_points(crate::plot::log_ticks(0.5, ymax)))
+            .map_err(|e| fail(e.to_string()))?;
         chart
-            .draw_series(LineSeries::new(curve, color.stroke_width(2)))
-            .map_err(|e| fail(e.to_string()))?
-            .label(format!("{label}: bound (limit {limit:.2})"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-        let marks: Vec<(f64, f64, bool)> = pts
-            .iter()
-            .filter(|(i, _)| *i == ci)
-            .filter_map(|(_, r)| {
-                let a = r.results.get("avg_delay_slots")?.as_f64()?;
-                Some((r.config_load(), a.min(ymax * 0.9), r.results.get("stable")?.as_bool()?))
-            })
-            .collect();
+            .configure_mesh()
+            .x_desc("load rho = lambda (N-1)/d")
+            .y_desc("mean delay, slots")
+            .y_label_formatter(&|y| crate::plot::tick_label(*y))
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        let colors = [BLUE, RED, GREEN, MAGENTA, BLACK];
+        for (ci, c) in configs.iter().enumerate().filter(|(_, c)| c.0 == d) {
+            let color = colors[ci % colors.len()];
+            let label = format!("{} t_p={}", c.1, c.2);
+            let limit = stability_limit(d, c.1, c.2);
+            let spec = dynamic_spec(d, c.1, c.2, 0.0);
+            let curve: Vec<(f64, f64)> = (1..200)
+                .map(|i| limit * i as f64 / 200.0)
+                .filter_map(|l| {
+                    let th = fabric::algorithms::dynamic::theorem(&fabric::algorithms::dynamic::DynamicSpec { load: l, ..spec });
+                    th.delay_bound_slots.filter(|&b| b < ymax).map(|b| (l, b))
+                })
+                .collect();
+            chart
+                .draw_series(LineSeries::new(curve, color.stroke_width(2)))
+                .map_err(|e| fail(e.to_string()))?
+                .label(format!("{label}: bound (limit {limit:.2})"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            let marks: Vec<(f64, f64, bool)> = pts
+                .iter()
+                .filter(|(i, _)| *i == ci)
+                .filter_map(|(_, r)| {
+                    let a = r.results.get("avg_delay_slots")?.as_f64()?;
+                    Some((r.config_load(), a.min(ymax * 0.9), r.results.get("stable")?.as_bool()?))
+                })
+                .collect();
+            chart
+                .draw_series(marks.iter().map(|&(x, y, stable)| {
+                    if stable {
+                        Circle::new((x, y), 4, color.filled()).into_dyn()
+                    } else {
+                        Cross::new((x, y), 6, color.stroke_width(2)).into_dyn()
+                    }
+                }))
+                .map_err(|e| fail(e.to_string()))?
+                .label(format!("{label}: simulated (x: unstable)"))
+                .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
+        }
         chart
-            .draw_series(marks.iter().map(|&(x, y, stable)| {
-                if stable {
-                    Circle::new((x, y), 4, color.filled()).into_dyn()
-                } else {
-                    Cross::new((x, y), 6, color.stroke_width(2)).into_dyn()
-                }
-            }))
-            .map_err(|e| fail(e.to_string()))?
-            .label(format!("{label}: simulated (x: unstable)"))
-            .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()
-        .map_err(|e| fail(e.to_string()))?;
-    root.present().map_err(|e| fail(e.to_string()))?;
-    Ok(())
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(|e| fail(e.to_string()))?;
+        root.present().map_err(|e| fail(e.to_string()))?;
+        Ok(())
+    })
 }

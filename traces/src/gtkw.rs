@@ -5,7 +5,6 @@
 use crate::tracer::{FLAG_NAMES, Tracer};
 use router::VcActivity;
 use std::fmt::Write as _;
-use std::io;
 use std::path::Path;
 
 // GTKWave trace flags (see GTKWave's save-file format).
@@ -23,35 +22,34 @@ const GRP_END: u32 = 1 << 24;
 /// Nodes whose groups start open; the others start closed.
 const OPEN_NODES: usize = 8;
 
-/// Write `save` for the dump at `dump`, with translate filters beside it. Returns the
-/// paths of the filter files written.
-pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -> io::Result<Vec<std::path::PathBuf>> {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+/// The translate-filter files beside the save file `save`: `<stem>.flags.txt`,
+/// `<stem>.state.txt`, `<stem>.route.txt` and `<stem>.owner.txt`.
+pub fn side_files(save: &Path) -> [std::path::PathBuf; 4] {
     let stem = save.with_extension("");
-    let flags_file = stem.with_extension("flags.txt");
-    let state_file = stem.with_extension("state.txt");
+    ["flags.txt", "state.txt", "route.txt", "owner.txt"].map(|e| stem.with_extension(e))
+}
+
+/// The save file `save` for the dump at `dump` and its translate filters
+/// ([`side_files`]): each path with its text, the save file first.
+pub fn save_files(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -> Vec<(std::path::PathBuf, String)> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let [flags_file, state_file, route_file, owner_file] = side_files(save);
     let mut names = String::new();
     for (v, name) in FLAG_NAMES {
         writeln!(names, "{v:01x} {name}").unwrap();
     }
-    std::fs::write(&flags_file, names)?;
     let mut states = String::new();
     for (v, name) in VcActivity::NAMES.iter().enumerate() {
         writeln!(states, "{v:01x} {name}").unwrap();
     }
-    std::fs::write(&state_file, states)?;
-    let route_file = stem.with_extension("route.txt");
     let mut routes = String::new();
     for (v, name) in tracer.route_names.iter().enumerate() {
         writeln!(routes, "{v:x} {name}").unwrap();
     }
-    std::fs::write(&route_file, routes)?;
-    let owner_file = stem.with_extension("owner.txt");
     let mut owners = String::new();
     for (v, name) in &tracer.owner_names {
         writeln!(owners, "{v:x} {name}").unwrap();
     }
-    std::fs::write(&owner_file, owners)?;
 
     let mut s = String::new();
     writeln!(s, "[*] flitwave: {title}").unwrap();
@@ -151,6 +149,5 @@ pub fn write_save_file(save: &Path, dump: &Path, tracer: &Tracer, title: &str) -
     }
     writeln!(s, "[pattern_trace] 1").unwrap();
     writeln!(s, "[pattern_trace] 0").unwrap();
-    std::fs::write(save, s)?;
-    Ok(vec![flags_file, state_file, route_file, owner_file])
+    vec![(save.to_path_buf(), s), (flags_file, names), (state_file, states), (route_file, routes), (owner_file, owners)]
 }

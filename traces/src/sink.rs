@@ -187,6 +187,14 @@ pub fn half_period_fs(clock_ps: u64) -> (u32, u64) {
     (e, m)
 }
 
+/// The last cycle a waveform of this clock can give a time: VCD and FST count time in 64
+/// bits of the timescale unit, half a cycle being [`half_period_fs`]'s `m` of them, and the
+/// dump ends at the falling edge after the last cycle traced.
+pub fn last_timed_cycle(clock_ps: u64) -> u64 {
+    let (_, m) = half_period_fs(clock_ps);
+    (u64::MAX / m).saturating_sub(2) / 2
+}
+
 /// A legal VCD `$timescale` (1, 10 or 100 of a unit) for a clock of `clock_ps` ps, and how
 /// many of it make half a clock cycle: half the period is `m * 10^e` fs, the timescale
 /// `10^e` fs in the largest unit that keeps it whole, and half a cycle `m` of them.

@@ -1147,12 +1147,15 @@ impl Tracer {
     }
 
     /// Finish the dump at the end of the run (`end` = the first cycle not simulated).
+    /// An error says why the file could not be written ("No space left on device"): the
+    /// writer's own when it stopped, rather than the tracer's finding that it had.
     pub fn finish(mut self, end: u64) -> io::Result<()> {
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
-        self.close(end.min(self.opts.to.saturating_add(1)))?;
-        self.sink.take().expect("tracer sink").finish()
+        let first = match self.error.take() {
+            Some(e) => Err(e),
+            None => self.close(end.min(self.opts.to.saturating_add(1))),
+        };
+        let sink = self.sink.take().expect("tracer sink").finish();
+        sink.and(first)
     }
 }
 

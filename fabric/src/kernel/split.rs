@@ -638,7 +638,10 @@ pub fn run_split_watched(
                             // Flits buffered, and (the high half) whether anything is due in
                             // the part's delay lines or timers: summed over the parts.
                             let pending = !f.nothing_due();
-                            let report = [next, (f.routers.flits > 0) as u64 | (pending as u64) << 32, f.step.last_move, needed];
+                            // Bit 48 up: whether the part was asked to stop ([`Fabric::stop_when`]),
+                            // summed like the rest, so that every part stops in the same round.
+                            let flags = (f.routers.flits > 0) as u64 | (pending as u64) << 32 | (f.stop_asked() as u64) << 48;
+                            let report = [next, flags, f.step.last_move, needed];
                             let (gnext, gbuf, moved, gneeded) =
                                 meeting.meet(k, round, report, &f.part.mail[f.part.mail_at..f.part.mail_at + parts]);
                             for j in (0..parts).filter(|&j| j != k) {
@@ -648,7 +651,10 @@ pub fn run_split_watched(
                             }
                             last_move = moved;
                             round += 1;
-                            let (gbuf, gpending) = (gbuf & 0xffff_ffff, gbuf >> 32);
+                            let (gbuf, gpending, gstop) = (gbuf & 0xffff_ffff, (gbuf >> 32) & 0xffff, gbuf >> 48);
+                            if gstop > 0 {
+                                break Ending::Interrupted;
+                            }
                             if gbuf > 0 && (t - last_move >= w || (gpending == 0 && t - last_move >= certain)) {
                                 break Ending::Deadlock;
                             }
