@@ -13,6 +13,7 @@ pub mod seidel;
 pub mod snb;
 pub mod total_exchange;
 pub mod traffic;
+pub mod wormhole;
 
 use crate::topology::TopologyKind;
 
@@ -181,6 +182,33 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         all_or_one_port: false,
         rooted: false,
         router_forwarding: true,
+    },
+    AlgorithmInfo {
+        name: "rd",
+        topologies: &[TopologyKind::Linear, TopologyKind::Mesh, TopologyKind::Torus],
+        reference: "one-to-all broadcast lecture notes, 'Wormhole switching': one-port meshes (recursive doubling dimension by dimension, any sides and source) and tori (T(z))",
+        summary: "one-port wormhole recursive doubling from --root; sum of ceil(log2 z_i) rounds, the notes' T(z) cost beside the measured time",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "dta",
+        topologies: HYPERCUBE,
+        reference: "one-to-all broadcast lecture notes, 'Wormhole switching', Hypercube: the double tree algorithm (DTA), e-cube routing",
+        summary: "all-port wormhole broadcast from --root through the complement node; ceil(d/2) rounds (2 on Q2), no two worms of a round on one link",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "ho-kao",
+        topologies: HYPERCUBE,
+        reference: "one-to-all broadcast lecture notes, 'Wormhole switching', Hypercube: Ho-Kao (dimension-simple path, d+1 subcubes, DTA inside)",
+        summary: "all-port wormhole broadcast from --root; Q7 in 3 rounds; against the lower bound ceil(d/log2(d+1))",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
     },
     AlgorithmInfo {
         name: "st",
