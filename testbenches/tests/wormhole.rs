@@ -1,0 +1,148 @@
+//! The wormhole broadcasts of the lecture notes (`rd`, `dta`, `ho-kao`), simulated: every
+//! node informed exactly once (the scoreboard), the rounds measured from the run equal to
+//! the construction's for every size and source tried, and no link carrying two worms of
+//! one round (from the head flits crossing each link in the run); and the wormhole lower
+//! bounds in the reports.
+
+use fabric::algorithms::wormhole::{self, Scheme};
+use fabric::probe::{CycleView, Probe};
+use std::collections::HashMap;
+use testbenches::config::{Config, Raw};
+use testbenches::run;
+
+fn config(flags: &[(&str, String)]) -> Config {
+    let mut raw = Raw::default();
+    for (k, v) in flags {
+        raw.values.insert(k.to_string(), v.clone());
+    }
+    Config::resolve(&raw).unwrap_or_else(|e| panic!("{flags:?}: {e}"))
+}
+
+/// The links each round's worms cross, from the head flits leaving on them: a link taken by
+/// two worms (source, destination) of one round is a conflict.
+#[derive(Default)]
+struct RoundLinks {
+    used: HashMap<(u64, u32), (u32, u32)>,
+    conflicts: Vec<String>,
+}
+
+impl Probe for RoundLinks {
+    fn cycle(&mut self, v: &CycleView<'_>) {
+        for d in v.departures.iter().filter(|d| d.flit.is_head()) {
+            let p = v.fabric.packets.get(d.flit.packet);
+            let worm = (p.src().0, p.dest().0);
+            if let Some(other) = self.used.insert((p.aux, d.out_port), worm)
+                && other != worm
+            {
+                self.conflicts.push(format!("round {}: output {} carries {other:?} and {worm:?}", p.aux, d.out_port));
+            }
+        }
+    }
+    fn as_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// Run `algorithm` from `root` and check the scoreboard, the rounds against the
+/// construction's and the links of each round.
+fn check(algorithm: &str, topology: &str, dims: &str, root: u32, ports: &str) {
+    let cfg = config(&[
+        ("topology", topology.into()),
+        ("dims", dims.into()),
+        ("algorithm", algorithm.into()),
+        ("root", root.to_string()),
+        ("ports", ports.into()),
+        ("switching", "wh".into()),
+        ("packet-flits", "4".into()),
+    ]);
+    let what = format!("{algorithm} on {topology} {dims} from {root}");
+    let (mut f, bounds) = run::build(&cfg);
+    f.add_probe(Box::new(RoundLinks::default()));
+    let ending = f.run();
+    let probe = f.take_probes().pop().unwrap().as_any().downcast::<RoundLinks>().unwrap();
+    let r = run::report(&cfg, &f, bounds, ending, 0.0);
+    assert_eq!(r.exit_code(), 0, "{what}: {:?} {:?}", r.problems, r.algorithm_failures);
+    assert_eq!((r.deliveries, r.duplicate_deliveries, r.missing_deliveries), (f.topo.nodes() as u64 - 1, 0, 0), "{what}");
+    let scheme = Scheme::parse(algorithm).unwrap();
+    assert_eq!(r.rounds, Some(scheme.rounds(&f.topo) as u64), "{what}");
+    assert!(r.rounds >= r.lower_bound_rounds, "{what}");
+    assert!(probe.conflicts.is_empty(), "{what}: {:?}", &probe.conflicts[..probe.conflicts.len().min(5)]);
+    // Every worm was seen: one round-1 link per worm at least.
+    assert!(!probe.used.is_empty());
+}
+
+/// Sources spread over the nodes (a fixed linear congruential sequence).
+fn sources(nodes: u32, count: usize, seed: u64) -> Vec<u32> {
+    let mut x = seed;
+    (0..count)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % nodes as u64) as u32
+        })
+        .collect()
+}
+
+#[test]
+fn dta_and_ho_kao_on_hypercubes_of_dimension_3_to_12() {
+    for d in 3..=12u32 {
+        for root in sources(1 << d, 3, d as u64) {
+            check("dta", "hypercube", &d.to_string(), root, "all");
+            check("ho-kao", "hypercube", &d.to_string(), root, "all");
+        }
+    }
+}
+
+#[test]
+fn rd_on_meshes_and_tori_of_any_sides() {
+    let shapes = ["64x64", "63x37", "5x3", "2x2", "17x1", "3x5x6", "6x7", "31x8"];
+    for topology in ["mesh", "torus"] {
+        for dims in shapes {
+            let n: u32 = dims.split('x').map(|s| s.parse::<u32>().unwrap()).product();
+            for root in sources(n, 3, n as u64).into_iter().chain([0, n - 1]) {
+                check("rd", topology, dims, root, "one");
+            }
+        }
+    }
+    check("rd", "linear", "13", 6, "one");
+}
+
+#[test]
+fn wormhole_runs_report_the_wormhole_bounds() {
+    let run = |sw: &str, ports: &str, alg: &str, topology: &str, dims: &str| {
+        run::run(&config(&[
+            ("topology", topology.into()),
+            ("dims", dims.into()),
+            ("switching", sw.into()),
+            ("ports", ports.into()),
+            ("algorithm", alg.into()),
+        ]))
+    };
+    // The case: one-port 16x16, ⌈log2 256⌉ = 8 under wormhole; the eccentricity 30
+    // under store-and-forward.
+    let wh = run("wh", "one", "snb", "mesh", "16x16");
+    assert_eq!((wh.lower_bound_slots, wh.lower_bound_rounds, wh.rounds), (Some(8.0), Some(8), Some(30)));
+    let sf = run("sf", "one", "snb", "mesh", "16x16");
+    assert_eq!((sf.lower_bound_slots, sf.lower_bound_rounds), (Some(30.0), None));
+    // All-port: Q7 ⌈7/log2 8⌉ = 3 rounds; an all-port 2-D mesh of 25 ⌈log5 25⌉ = 2, but the
+    // corner source has 2 links: 1 + 2 then ×5: 3 rounds.
+    assert_eq!(run("wh", "all", "ho-kao", "hypercube", "7").lower_bound_rounds, Some(3));
+    let m = run("wh", "all", "snb", "mesh", "5x5");
+    let topo = fabric::Topology::new(fabric::TopologyKind::Mesh, &[5, 5]);
+    assert_eq!((wormhole::notes_lower_bound_rounds(&topo, None), m.lower_bound_rounds), (2, Some(3)));
+    // The one-port rd on 16x16: 8 rounds, the bound.
+    assert_eq!(run("wh", "one", "rd", "mesh", "16x16").rounds, Some(8));
+}
+
+#[test]
+fn ho_kao_rounds_against_the_lower_bound() {
+    // The notes: Q7 in 3 rounds; DTA ⌈n/2⌉ optimal for n ≤ 6 but n = 5, where the bound
+    // ⌈5/log2 6⌉ = 2 is below it (Ho–Kao's subcubes cannot beat it either: 2 rounds need
+    // every subcube of size ≤ 2, 16 of them, from 6 worms).
+    let bound = |n: u32| (n as f64 / ((n + 1) as f64).log2()).ceil() as u32;
+    for n in 3..=14u32 {
+        let hk = wormhole::ho_kao_rounds(n);
+        assert!(hk >= bound(n) && hk <= wormhole::dta_rounds(n), "n={n}");
+    }
+    assert_eq!(wormhole::ho_kao_rounds(7), 3);
+    assert_eq!(bound(7), 3);
+}
