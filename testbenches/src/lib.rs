@@ -11,6 +11,7 @@ pub mod list;
 pub mod parallel;
 pub mod plot;
 pub mod reproduce;
+pub mod reproduce_notes;
 pub mod reproduce_seidel;
 pub mod run;
 pub mod size_buffers;

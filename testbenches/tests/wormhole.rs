@@ -146,3 +146,19 @@ fn ho_kao_rounds_against_the_lower_bound() {
     assert_eq!(wormhole::ho_kao_rounds(7), 3);
     assert_eq!(bound(7), 3);
 }
+
+#[test]
+fn reproduce_lecture_notes_small() {
+    let dir = std::env::temp_dir().join(format!("flitwave-lecture-notes-{}", std::process::id()));
+    assert_eq!(testbenches::reproduce_notes::reproduce(&dir, 4).unwrap(), 0);
+    let hyper = std::fs::read_to_string(dir.join("hypercube.md")).unwrap();
+    // Q4: DTA in ⌈4/2⌉ = 2 rounds, the lower bound ⌈4/log2 5⌉ = 2.
+    assert!(hyper.contains("| hypercube 4 | DTA | ⌈n/2⌉; optimal for n ≤ 6 = 2 | 2 | 2 |"), "{hyper}");
+    let mesh = std::fs::read_to_string(dir.join("mesh-one-port.md")).unwrap();
+    // M(5,3): rd takes ⌈log2 5⌉ + ⌈log2 3⌉ = 5 rounds, the notes' optimum ⌈log2 15⌉ = 4.
+    assert!(mesh.contains("| mesh 5x3 | rd | Σ⌈log₂ z_i⌉, optimal: ⌈log₂ N⌉ = 4 | 4 | 5 |"), "{mesh}");
+    for f in ["hypercube.svg", "mesh-one-port.csv", "mesh-all-port.svg"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,271 @@
+//! `flitwave reproduce lecture-notes`: the wormhole one-to-all broadcasts of the lecture
+//! notes against the wormhole lower bounds. Each section is a list of cases (an algorithm's
+//! flags, the notes' claim for it) run through the normal run path over sizes: one table
+//! (markdown and CSV) per section and a rounds-against-size plot.
+
+use crate::config::{Config, ConfigError, Raw};
+use crate::reproduce::{legend_and_present, parallel, write};
+use crate::run::{self, Report};
+use fabric::algorithms::wormhole;
+use fabric::{Topology, TopologyKind};
+use plotters::prelude::*;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One algorithm of a section: its label, its flags, and the notes' claim on a topology
+/// (text and rounds; None where the notes claim no number).
+pub struct Case {
+    pub label: &'static str,
+    pub flags: &'static [(&'static str, &'static str)],
+    pub claim: &'static str,
+    pub claimed: fn(&Topology) -> Option<u64>,
+}
+
+/// A section: its title, port model, shapes (topology, dims) and cases.
+struct Section {
+    file: &'static str,
+    title: &'static str,
+    ports: &'static str,
+    shapes: Vec<(&'static str, String)>,
+    cases: &'static [Case],
+}
+
+/// The all-port wormhole hypercube.
+pub const HYPERCUBE: &[Case] = &[
+    Case { label: "SBT", flags: &[("algorithm", "snb")], claim: "n (the SBT, a level a round)", claimed: |t| Some(t.ndims() as u64) },
+    Case {
+        label: "DTA",
+        flags: &[("algorithm", "dta")],
+        claim: "⌈n/2⌉; optimal for n ≤ 6",
+        claimed: |t| Some(t.ndims().div_ceil(2) as u64),
+    },
+    Case {
+        label: "Ho–Kao",
+        flags: &[("algorithm", "ho-kao")],
+        claim: "optimal up to a constant; Q7 in 3",
+        claimed: |t| (t.ndims() == 7).then_some(3),
+    },
+    Case {
+        label: "router multicast",
+        flags: &[("algorithm", "snb"), ("forwarding", "router")],
+        claim: "one worm the routers replicate",
+        claimed: |_| Some(1),
+    },
+];
+
+/// One-port wormhole meshes and tori.
+pub const MESH_ONE_PORT: &[Case] = &[
+    Case { label: "tree", flags: &[("algorithm", "snb")], claim: "(store-and-forward tree)", claimed: |_| None },
+    Case {
+        label: "rd",
+        flags: &[("algorithm", "rd")],
+        claim: "Σ⌈log₂ z_i⌉, optimal: ⌈log₂ N⌉",
+        claimed: |t| Some(t.nodes().next_power_of_two().trailing_zeros() as u64),
+    },
+    Case {
+        label: "router multicast",
+        flags: &[("algorithm", "snb"), ("forwarding", "router")],
+        claim: "one worm the routers replicate",
+        claimed: |_| Some(1),
+    },
+];
+
+/// All-port wormhole meshes and tori (the lower bound ⌈log_{2n+1} N⌉).
+pub const MESH_ALL_PORT: &[Case] = &[
+    Case { label: "tree", flags: &[("algorithm", "snb")], claim: "(store-and-forward tree)", claimed: |_| None },
+    Case { label: "rd", flags: &[("algorithm", "rd")], claim: "(one-port algorithm)", claimed: |_| None },
+    Case {
+        label: "router multicast",
+        flags: &[("algorithm", "snb"), ("forwarding", "router")],
+        claim: "one worm the routers replicate",
+        claimed: |_| Some(1),
+    },
+];
+
+const FLITS: &str = "4";
+
+fn run_case(topology: &str, dims: &str, ports: &str, case: &Case) -> Result<Report, ConfigError> {
+    let mut raw = Raw::default();
+    for (k, v) in [("topology", topology), ("dims", dims), ("ports", ports), ("switching", "wh"), ("packet-flits", FLITS)] {
+        raw.values.insert(k.into(), v.into());
+    }
+    for (k, v) in case.flags {
+        raw.values.insert(k.to_string(), v.to_string());
+    }
+    Ok(run::run(&Config::resolve(&raw)?))
+}
+
+fn topology_of(topology: &str, dims: &str) -> Topology {
+    let kind = TopologyKind::parse(topology).expect("a topology name");
+    Topology::new(kind, &dims.split('x').map(|s| s.parse().expect("a side")).collect::<Vec<u32>>())
+}
+
+/// `max_d`: the largest hypercube (3 to 12).
+pub fn reproduce(out: &Path, max_d: u32) -> Result<i32, ConfigError> {
+    std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
+    let squares = [4u32, 5, 8, 13, 16, 32, 64].into_iter().filter(|&k| k <= 1 << max_d.div_ceil(2));
+    let mut meshes: Vec<(&str, String)> = Vec::new();
+    for t in ["mesh", "torus"] {
+        meshes.extend(squares.clone().map(|k| (t, format!("{k}x{k}"))));
+        meshes.extend([(t, "5x3".to_string()), (t, "7x6x5".to_string())]);
+    }
+    let sections = [
+        Section {
+            file: "hypercube",
+            title: "All-port wormhole hypercube Q_n (e-cube routing); lower bound ⌈n/log₂(n+1)⌉",
+            ports: "all",
+            shapes: (3..=max_d).map(|d| ("hypercube", d.to_string())).collect(),
+            cases: HYPERCUBE,
+        },
+        Section {
+            file: "mesh-one-port",
+            title: "One-port wormhole meshes and tori (dimension-order routing); lower bound ⌈log₂ N⌉",
+            ports: "one",
+            shapes: meshes.clone(),
+            cases: MESH_ONE_PORT,
+        },
+        Section {
+            file: "mesh-all-port",
+            title: "All-port wormhole meshes and tori; the notes' lower bound ⌈log_{2n+1} N⌉",
+            ports: "all",
+            shapes: meshes,
+            cases: MESH_ALL_PORT,
+        },
+    ];
+    let mut all_ok = true;
+    let mut failed_claims = Vec::new();
+    for s in &sections {
+        let jobs: Vec<(usize, usize)> = (0..s.shapes.len()).flat_map(|i| (0..s.cases.len()).map(move |c| (i, c))).collect();
+        eprintln!("reproduce lecture-notes: {} ({} runs)", s.file, jobs.len());
+        let results = parallel(&jobs, |&(i, c)| run_case(s.shapes[i].0, &s.shapes[i].1, s.ports, &s.cases[c]));
+        let mut md = format!(
+            "# {}\n\nIdeal router, wormhole, {FLITS}-flit worms, source node 0. Claim: the notes' formula or statement (its rounds). \
+             Lower bound: rounds, from the degrees (a node sends at most one worm a link a round; the source's links in round 1), \
+             beside the notes' formula where it is lower. Rounds: measured in the run (the latest round a worm was sent in). \
+             Holds: the simulated rounds equal the claim, and — where the notes claim optimality — the lower bound.\n\n\
+             | topology | case | claim | lower bound (notes') | rounds | cycles | holds |\n|---|---|---|---|---|---|---|\n",
+            s.title
+        );
+        let mut csv = String::from(
+            "topology,dims,case,claim_rounds,lower_bound_rounds,notes_lower_bound_rounds,rounds,cycles,notes_cost_cycles,delivered,holds\n",
+        );
+        let mut points: Vec<Vec<(f64, f64)>> = vec![Vec::new(); s.cases.len()];
+        let mut bound_points = Vec::new();
+        for (j, &(i, c)) in jobs.iter().enumerate() {
+            let (topology, dims) = (s.shapes[i].0, &s.shapes[i].1);
+            let case = &s.cases[c];
+            let r = results[j].as_ref().map_err(|e| e.clone())?;
+            let topo = topology_of(topology, dims);
+            let channels = if s.ports == "one" { Some(1) } else { None };
+            let notes_lb = wormhole::notes_lower_bound_rounds(&topo, channels);
+            let lb = wormhole::lower_bound_rounds(&topo, router::NodeId(0), channels);
+            let delivered = r.exit_code() == 0;
+            all_ok &= delivered;
+            let rounds = r.rounds.unwrap_or(0);
+            let claimed = (case.claimed)(&topo);
+            let optimal_claim = case.claim.contains("optimal") && !case.claim.contains("up to");
+            let optimal_holds = !optimal_claim || (case.label == "DTA" && topo.ndims() > 6) || rounds == lb;
+            let holds = match claimed {
+                None => "—".to_string(),
+                Some(v) if v == rounds && optimal_holds => "yes".to_string(),
+                Some(v) if v != rounds => format!("**no**: claimed {v}, simulated {rounds}"),
+                Some(_) => format!("**no**: not optimal, lower bound {lb}"),
+            };
+            if holds.starts_with("**no") {
+                failed_claims.push(format!("{} on {topology} {dims}", case.label));
+            }
+            // A worm the routers replicate is one round; the bound on node-sent worms is not its.
+            let lb_text = match r.lower_bound_rounds {
+                None => "— (one worm)".to_string(),
+                Some(_) if notes_lb < lb => format!("{lb} ({notes_lb})"),
+                Some(_) => lb.to_string(),
+            };
+            let cycles = match r.notes_cost_cycles {
+                Some(t) => format!("{} (T(z) {t})", r.completion_cycles),
+                None => r.completion_cycles.to_string(),
+            };
+            writeln!(
+                md,
+                "| {topology} {dims} | {} | {}{} | {lb_text} | {rounds} | {cycles} | {holds} |",
+                case.label,
+                case.claim,
+                claimed.map_or(String::new(), |v| format!(" = {v}"))
+            )
+            .unwrap();
+            writeln!(
+                csv,
+                "{topology},{dims},{},{},{lb},{notes_lb},{rounds},{},{},{delivered},{}",
+                case.label,
+                claimed.map_or(String::new(), |v| v.to_string()),
+                r.completion_cycles,
+                r.notes_cost_cycles.map_or(String::new(), |t| t.to_string()),
+                !holds.starts_with("**no")
+            )
+            .unwrap();
+            // Plots: the hypercube against n, square meshes and tori against their side.
+            let x = match topology {
+                "hypercube" => Some(topo.ndims() as f64),
+                _ if topo.ndims() == 2 && topo.sizes[0] == topo.sizes[1] && topology == "mesh" => Some(topo.sizes[0] as f64),
+                _ => None,
+            };
+            if let Some(x) = x {
+                points[c].push((x, rounds as f64));
+                if c == 0 {
+                    bound_points.push((x, lb as f64));
+                }
+            }
+        }
+        write(&out.join(format!("{}.md", s.file)), &md)?;
+        write(&out.join(format!("{}.csv", s.file)), &csv)?;
+        let xlabel = if s.file == "hypercube" { "n (hypercube dimension)" } else { "side k of the k x k mesh" };
+        plot(&out.join(format!("{}.svg", s.file)), s.title, xlabel, s.cases, &points, &bound_points)?;
+    }
+    let verdict = if failed_claims.is_empty() {
+        "every claim holds".to_string()
+    } else {
+        format!("claims that do not hold: {}", failed_claims.join("; "))
+    };
+    println!("reproduce lecture-notes: {} delivered everything; {verdict}", if all_ok { "every run" } else { "NOT every run" });
+    println!("  {}/hypercube.md, mesh-one-port.md, mesh-all-port.md (.csv, .svg)", out.display());
+    Ok(if all_ok { 0 } else { 1 })
+}
+
+fn plot(
+    path: &Path,
+    title: &str,
+    xlabel: &str,
+    cases: &[Case],
+    points: &[Vec<(f64, f64)>],
+    bound: &[(f64, f64)],
+) -> Result<(), ConfigError> {
+    let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
+    let root = SVGBackend::new(path, (760, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+    let all = points.iter().flatten().chain(bound);
+    let xmax = all.clone().map(|p| p.0).fold(1.0, f64::max) + 1.0;
+    let ymax = all.map(|p| p.1).fold(1.0, f64::max) + 1.0;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title.split(';').next().unwrap_or(title), ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(48)
+        .build_cartesian_2d(0f64..xmax, 0f64..ymax)
+        .map_err(|e| fail(e.to_string()))?;
+    chart.configure_mesh().x_desc(xlabel).y_desc("rounds").draw().map_err(|e| fail(e.to_string()))?;
+    let colors = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+    for (c, case) in cases.iter().enumerate() {
+        let color = colors[c % colors.len()];
+        chart
+            .draw_series(LineSeries::new(points[c].iter().copied(), color.stroke_width(2)))
+            .map_err(|e| fail(e.to_string()))?
+            .label(case.label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+    }
+    let grey = RGBColor(128, 128, 128);
+    chart
+        .draw_series(LineSeries::new(bound.iter().copied(), grey.stroke_width(1)))
+        .map_err(|e| fail(e.to_string()))?
+        .label("lower bound")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], grey));
+    legend_and_present(&mut chart, &root, &fail)
+}
