@@ -162,3 +162,89 @@ fn reproduce_lecture_notes_small() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The fewest one-port wormhole rounds broadcasting from `root` on `topo` with its
+/// dimension-order routes, by exhaustive search: in a round every informed node sends at
+/// most one worm, every node receives at most one, and the worms' routes share no link.
+/// Failed (informed set, round) states are remembered; at most 64 nodes and 64 links.
+fn one_port_optimum(topo: &fabric::Topology, root: u32, most: u32) -> Option<u32> {
+    use std::collections::HashSet;
+    let n = topo.nodes();
+    let mut link_id = HashMap::new();
+    let path = |a: usize, b: usize, ids: &mut HashMap<(usize, usize), u32>| -> u64 {
+        let (mut at, mut mask) = (a, 0u64);
+        while at != b {
+            let p = topo
+                .route_unicast(router::NodeId(at as u32), router::NodeId(a as u32), router::NodeId(b as u32))
+                .ports
+                .net_ports()
+                .next()
+                .unwrap();
+            let k = ids.len() as u32;
+            let id = *ids.entry((at, p)).or_insert(k);
+            mask |= 1 << id;
+            at = topo.neighbor(router::NodeId(at as u32), p).unwrap().0 as usize;
+        }
+        mask
+    };
+    let paths: Vec<Vec<u64>> = (0..n).map(|a| (0..n).map(|b| path(a, b, &mut link_id)).collect()).collect();
+    assert!(n <= 64 && link_id.len() <= 64);
+    let full = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    struct S<'a> {
+        paths: &'a [Vec<u64>],
+        full: u64,
+        failed: HashSet<(u64, u32)>,
+    }
+    // Round `r` of `rounds` from the informed set `informed`.
+    fn rounds_from(s: &mut S, informed: u64, r: u32, rounds: u32) -> bool {
+        if informed == s.full {
+            return true;
+        }
+        let left = rounds - r;
+        // Each round at most doubles the informed.
+        if left == 0 || (informed.count_ones() as u64) << left < s.full.count_ones() as u64 || s.failed.contains(&(informed, r)) {
+            return false;
+        }
+        let senders: Vec<usize> = (0..64).filter(|&i| informed >> i & 1 == 1).collect();
+        let ok = choose(s, &senders, 0, informed, informed, 0, r, rounds);
+        if !ok {
+            s.failed.insert((informed, r));
+        }
+        ok
+    }
+    // Sender `k` onwards picks a target (or none), then the next round.
+    #[allow(clippy::too_many_arguments)]
+    fn choose(s: &mut S, senders: &[usize], k: usize, before: u64, now: u64, links: u64, r: u32, rounds: u32) -> bool {
+        if k == senders.len() {
+            return now != before && rounds_from(s, now, r + 1, rounds);
+        }
+        let a = senders[k];
+        for b in 0..64 {
+            if s.full >> b & 1 == 1 && now >> b & 1 == 0 && s.paths[a][b] & links == 0 {
+                if choose(s, senders, k + 1, before, now | 1 << b, links | s.paths[a][b], r, rounds) {
+                    return true;
+                }
+            }
+        }
+        choose(s, senders, k + 1, before, now, links, r, rounds)
+    }
+    let mut s = S { paths: &paths, full, failed: HashSet::new() };
+    (0..=most).find(|&rounds| rounds_from(&mut s, 1 << root, 0, rounds))
+}
+
+#[test]
+fn exhaustive_one_port_optimum_on_small_meshes() {
+    // rd's Σ⌈log2 z_i⌉ against the true one-port wormhole optimum (XY routes, link-disjoint
+    // rounds), from every source: the notes call rd optimal; where Σ⌈log2 z_i⌉ exceeds
+    // ⌈log2 N⌉, the search decides whether ⌈log2 N⌉ is reachable.
+    for (kind, sizes) in
+        [(fabric::TopologyKind::Mesh, [3u32, 3]), (fabric::TopologyKind::Mesh, [5, 3]), (fabric::TopologyKind::Torus, [5, 3])]
+    {
+        let topo = fabric::Topology::new(kind.clone(), &sizes);
+        let log = (topo.nodes() as u64).next_power_of_two().trailing_zeros();
+        for root in 0..topo.nodes() as u32 {
+            let best = one_port_optimum(&topo, root, wormhole::rd_rounds(&sizes)).expect("rd's rounds suffice");
+            assert_eq!(best, log, "{kind:?} {sizes:?} from {root}");
+        }
+    }
+}
