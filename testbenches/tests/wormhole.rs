@@ -220,10 +220,12 @@ fn one_port_optimum(topo: &fabric::Topology, root: u32, most: u32) -> Option<u32
         }
         let a = senders[k];
         for b in 0..64 {
-            if s.full >> b & 1 == 1 && now >> b & 1 == 0 && s.paths[a][b] & links == 0 {
-                if choose(s, senders, k + 1, before, now | 1 << b, links | s.paths[a][b], r, rounds) {
-                    return true;
-                }
+            if s.full >> b & 1 == 1
+                && now >> b & 1 == 0
+                && s.paths[a][b] & links == 0
+                && choose(s, senders, k + 1, before, now | 1 << b, links | s.paths[a][b], r, rounds)
+            {
+                return true;
             }
         }
         choose(s, senders, k + 1, before, now, links, r, rounds)
