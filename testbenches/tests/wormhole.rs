@@ -250,3 +250,26 @@ fn exhaustive_one_port_optimum_on_small_meshes() {
         }
     }
 }
+
+#[test]
+fn the_link_check_sees_two_worms_of_a_round_on_one_link() {
+    // Node 0 of Q2 sends two round-1 worms, to 3 (e-cube: across dimension 0, then 1) and
+    // to 1 (across dimension 0): both cross the link 0 -> 1.
+    struct Two;
+    impl fabric::Program for Two {
+        fn start(&mut self, cx: &mut fabric::NodeCtx<'_>) {
+            if cx.node.0 == 0 {
+                for to in [3, 1] {
+                    cx.send(fabric::Send { dest: fabric::Dest::Node(router::NodeId(to)), msg: u32::MAX, aux: 1, key: 0, flits: 4 });
+                }
+            }
+        }
+        fn receive(&mut self, _: &mut fabric::NodeCtx<'_>, _: &fabric::Received) {}
+    }
+    let cfg = config(&[("topology", "hypercube".into()), ("dims", "2".into()), ("switching", "wh".into())]);
+    let mut f = fabric::Fabric::new(&cfg.spec(), Box::new(Two));
+    f.add_probe(Box::new(RoundLinks::default()));
+    f.run();
+    let probe = f.take_probes().pop().unwrap().as_any().downcast::<RoundLinks>().unwrap();
+    assert_eq!(probe.conflicts.len(), 1, "{:?}", probe.conflicts);
+}
