@@ -30,6 +30,17 @@ struct Section {
     cases: &'static [Case],
 }
 
+/// The broadcast as one worm the routers replicate (hardware multicast).
+pub const ROUTER_MULTICAST: Case = Case {
+    label: "router multicast",
+    flags: &[("algorithm", "snb"), ("forwarding", "router")],
+    claim: "one worm the routers replicate",
+    claimed: |_| Some(1),
+};
+
+/// The notes' dimension-order tree of the meshes, node-forwarded (`snb`).
+pub const TREE: Case = Case { label: "tree", flags: &[("algorithm", "snb")], claim: "(store-and-forward tree)", claimed: |_| None };
+
 /// The all-port wormhole hypercube.
 pub const HYPERCUBE: &[Case] = &[
     Case { label: "SBT", flags: &[("algorithm", "snb")], claim: "n (the SBT, a level a round)", claimed: |t| Some(t.ndims() as u64) },
@@ -45,42 +56,24 @@ pub const HYPERCUBE: &[Case] = &[
         claim: "optimal up to a constant; Q7 in 3",
         claimed: |t| (t.ndims() == 7).then_some(3),
     },
-    Case {
-        label: "router multicast",
-        flags: &[("algorithm", "snb"), ("forwarding", "router")],
-        claim: "one worm the routers replicate",
-        claimed: |_| Some(1),
-    },
+    ROUTER_MULTICAST,
 ];
 
 /// One-port wormhole meshes and tori.
 pub const MESH_ONE_PORT: &[Case] = &[
-    Case { label: "tree", flags: &[("algorithm", "snb")], claim: "(store-and-forward tree)", claimed: |_| None },
+    TREE,
     Case {
         label: "rd",
         flags: &[("algorithm", "rd")],
         claim: "Σ⌈log₂ z_i⌉, optimal: ⌈log₂ N⌉",
         claimed: |t| Some(t.nodes().next_power_of_two().trailing_zeros() as u64),
     },
-    Case {
-        label: "router multicast",
-        flags: &[("algorithm", "snb"), ("forwarding", "router")],
-        claim: "one worm the routers replicate",
-        claimed: |_| Some(1),
-    },
+    ROUTER_MULTICAST,
 ];
 
 /// All-port wormhole meshes and tori (the lower bound ⌈log_{2n+1} N⌉).
-pub const MESH_ALL_PORT: &[Case] = &[
-    Case { label: "tree", flags: &[("algorithm", "snb")], claim: "(store-and-forward tree)", claimed: |_| None },
-    Case { label: "rd", flags: &[("algorithm", "rd")], claim: "(one-port algorithm)", claimed: |_| None },
-    Case {
-        label: "router multicast",
-        flags: &[("algorithm", "snb"), ("forwarding", "router")],
-        claim: "one worm the routers replicate",
-        claimed: |_| Some(1),
-    },
-];
+pub const MESH_ALL_PORT: &[Case] =
+    &[TREE, Case { label: "rd", flags: &[("algorithm", "rd")], claim: "(one-port algorithm)", claimed: |_| None }, ROUTER_MULTICAST];
 
 const FLITS: &str = "4";
 
