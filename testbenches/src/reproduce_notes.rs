@@ -142,8 +142,12 @@ pub fn reproduce(out: &Path, max_d: u32) -> Result<i32, ConfigError> {
         let mut csv = String::from(
             "topology,dims,case,claim_rounds,lower_bound_rounds,notes_lower_bound_rounds,rounds,cycles,notes_cost_cycles,delivered,holds\n",
         );
-        let mut points: Vec<Vec<(f64, f64)>> = vec![Vec::new(); s.cases.len()];
-        let mut bound_points = Vec::new();
+        // Plotted series by name: each case's rounds and the lower bound, per topology.
+        let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        let mut add = |name: String, p: (f64, f64)| match series.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(p),
+            None => series.push((name, vec![p])),
+        };
         for (j, &(i, c)) in jobs.iter().enumerate() {
             let (topology, dims) = (s.shapes[i].0, &s.shapes[i].1);
             let case = &s.cases[c];
@@ -195,16 +199,16 @@ pub fn reproduce(out: &Path, max_d: u32) -> Result<i32, ConfigError> {
                 !holds.starts_with("**no")
             )
             .unwrap();
-            // Plots: the hypercube against n, square meshes and tori against their side.
-            let x = match topology {
-                "hypercube" => Some(topo.ndims() as f64),
-                _ if topo.ndims() == 2 && topo.sizes[0] == topo.sizes[1] && topology == "mesh" => Some(topo.sizes[0] as f64),
-                _ => None,
+            // Plots: the hypercube against n, square 2-D meshes and tori against their side.
+            let (x, suffix) = match topology {
+                "hypercube" => (Some(topo.ndims() as f64), String::new()),
+                _ if topo.ndims() == 2 && topo.sizes[0] == topo.sizes[1] => (Some(topo.sizes[0] as f64), format!(", {topology}")),
+                _ => (None, String::new()),
             };
             if let Some(x) = x {
-                points[c].push((x, rounds as f64));
+                add(format!("{}{suffix}", case.label), (x, rounds as f64));
                 if c == 0 {
-                    bound_points.push((x, lb as f64));
+                    add(format!("lower bound{suffix}"), (x, lb as f64));
                 }
             }
         }
@@ -227,8 +231,8 @@ pub fn reproduce(out: &Path, max_d: u32) -> Result<i32, ConfigError> {
         };
         write(&out.join(format!("{}.md", s.file)), &md)?;
         write(&out.join(format!("{}.csv", s.file)), &csv)?;
-        let xlabel = if s.file == "hypercube" { "n (hypercube dimension)" } else { "side k of the k x k mesh" };
-        plot(&out.join(format!("{}.svg", s.file)), s.title, xlabel, s.cases, &points, &bound_points)?;
+        let xlabel = if s.file == "hypercube" { "n (hypercube dimension)" } else { "side k of the k x k mesh or torus" };
+        plot(&out.join(format!("{}.svg", s.file)), s.title, xlabel, &series)?;
     }
     // Ho–Kao against ⌈n/log₂(n+1)⌉, n = 3..14 (with --max-d, two beyond it).
     let top = (max_d + 2).min(14);
@@ -263,18 +267,12 @@ pub fn reproduce(out: &Path, max_d: u32) -> Result<i32, ConfigError> {
     Ok(if all_ok { 0 } else { 1 })
 }
 
-fn plot(
-    path: &Path,
-    title: &str,
-    xlabel: &str,
-    cases: &[Case],
-    points: &[Vec<(f64, f64)>],
-    bound: &[(f64, f64)],
-) -> Result<(), ConfigError> {
+/// Rounds against size: one line a series (lower bounds thin and grey).
+fn plot(path: &Path, title: &str, xlabel: &str, series: &[(String, Vec<(f64, f64)>)]) -> Result<(), ConfigError> {
     let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
     let root = SVGBackend::new(path, (760, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
-    let all = points.iter().flatten().chain(bound);
+    let all = series.iter().flat_map(|s| &s.1);
     let xmax = all.clone().map(|p| p.0).fold(1.0, f64::max) + 1.0;
     let ymax = all.map(|p| p.1).fold(1.0, f64::max) + 1.0;
     let mut chart = ChartBuilder::on(&root)
@@ -284,21 +282,30 @@ fn plot(
         .y_label_area_size(48)
         .build_cartesian_2d(0f64..xmax, 0f64..ymax)
         .map_err(|e| fail(e.to_string()))?;
-    chart.configure_mesh().x_desc(xlabel).y_desc("rounds").draw().map_err(|e| fail(e.to_string()))?;
-    let colors = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
-    for (c, case) in cases.iter().enumerate() {
-        let color = colors[c % colors.len()];
+    chart
+        .configure_mesh()
+        .x_desc(xlabel)
+        .y_desc("rounds")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .draw()
+        .map_err(|e| fail(e.to_string()))?;
+    let colors = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK, RGBColor(255, 140, 0), RGBColor(128, 0, 128)];
+    let greys = [RGBColor(128, 128, 128), RGBColor(190, 190, 190)];
+    let (mut c, mut g) = (0, 0);
+    for (name, points) in series {
+        let (color, width) = if name.starts_with("lower bound") {
+            g += 1;
+            (greys[(g - 1) % greys.len()], 1)
+        } else {
+            c += 1;
+            (colors[(c - 1) % colors.len()], 2)
+        };
         chart
-            .draw_series(LineSeries::new(points[c].iter().copied(), color.stroke_width(2)))
+            .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(width)))
             .map_err(|e| fail(e.to_string()))?
-            .label(case.label)
+            .label(name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
     }
-    let grey = RGBColor(128, 128, 128);
-    chart
-        .draw_series(LineSeries::new(bound.iter().copied(), grey.stroke_width(1)))
-        .map_err(|e| fail(e.to_string()))?
-        .label("lower bound")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], grey));
     legend_and_present(&mut chart, &root, &fail)
 }
