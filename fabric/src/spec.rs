@@ -42,6 +42,13 @@ impl PortModel {
             _ => s.parse::<u8>().ok().filter(|&k| k >= 1).map(PortModel::K),
         }
     }
+    /// The channels per node when they are fewer than the links may be (None: all-port).
+    pub fn limit(self) -> Option<usize> {
+        match self {
+            PortModel::All => None,
+            PortModel::K(k) => Some(k as usize),
+        }
+    }
     pub fn channels(self, net_ports: usize) -> usize {
         match self {
             PortModel::All => net_ports,

@@ -26,7 +26,7 @@ pub enum Cmd {
     List,
     /// Reproduce a paper's tables and figures by simulation (see `flitwave list`).
     Reproduce {
-        /// Which paper: bertsekas-1991, stamoulis-tsitsiklis, varvarigos-bertsekas, seidel-1993 (see `flitwave list`).
+        /// Which paper: bertsekas-1991, stamoulis-tsitsiklis, varvarigos-bertsekas, lecture-notes, seidel-1993 (see `flitwave list`).
         paper: String,
         /// Where to write the tables and plots.
         #[arg(long, default_value = "flitwave-out/reproduce")]

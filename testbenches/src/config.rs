@@ -972,6 +972,13 @@ impl Config {
                 ));
             }
             round_broadcast_shape(&name, &topo)?;
+            if (name == "dta" || name == "ho-kao") && port_model != PortModel::All {
+                return Err(err(
+                    "ports",
+                    port_model.name(),
+                    format!("{name} sends a worm on every link of a node in one round (the notes' all-port hypercube): --ports all"),
+                ));
+            }
             for (f, algs) in ALGORITHM_FLAGS {
                 if let Some(v) = raw.get(f)
                     && !algs.contains(&name.as_str())

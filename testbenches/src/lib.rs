@@ -13,6 +13,7 @@ pub mod output;
 pub mod parallel;
 pub mod plot;
 pub mod reproduce;
+pub mod reproduce_notes;
 pub mod reproduce_seidel;
 pub mod run;
 pub mod size_buffers;

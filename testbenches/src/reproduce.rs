@@ -21,6 +21,10 @@ pub const PAPERS: &[(&str, &str)] = &[
         "Varvarigos & Bertsekas, partial multinode and dynamic broadcasting: the N = 2^16, M = 2^10 example (PMNB I, II, III, MNB) and mean delay vs load with the theorem's bound, d = 6 and 8",
     ),
     (
+        "lecture-notes",
+        "one-to-all broadcast lecture notes, wormhole: SBT, DTA, Ho-Kao (Q3..Q12), tree and rd on meshes and tori, router multicast, against the wormhole lower bounds",
+    ),
+    (
         "seidel-1993",
         "Seidel 1993, broadcasting on linear arrays and meshes: Table I simulated vs model (nu = 0..2), Figures 16 and 18, the ST/BST/RH crossovers",
     ),
@@ -39,6 +43,7 @@ pub fn reproduce(paper: &str, out: &Path, max_d: Option<u32>) -> Result<i32, Con
         "bertsekas-1991" => bertsekas(out, limit(1, DMAX as u32)? as u64),
         "stamoulis-tsitsiklis" => stamoulis(out, limit(6, 10)?),
         "varvarigos-bertsekas" => crate::varvarigos::reproduce(out, limit(6, 16)?),
+        "lecture-notes" => crate::reproduce_notes::reproduce(out, limit(3, 12)?),
         "seidel-1993" => match max_d {
             None => crate::reproduce_seidel::seidel(out),
             Some(m) => Err(ConfigError(format!("max-d: {m}: seidel-1993 runs fixed sizes (16 and 2^4 x 2^5); it takes no --max-d"))),

@@ -34,6 +34,16 @@ pub struct Report {
     /// (D + L − 1)/L: its head crosses D hops, its L flits follow one a cycle.
     #[serde(serialize_with = "whole_or_fraction")]
     pub lower_bound_slots: Option<f64>,
+    /// One-to-all broadcasts the nodes forward: the rounds of the construction, measured
+    /// from the run (the latest round any node sent in).
+    pub rounds: Option<u64>,
+    /// Their lower bound in rounds where the switching is wormhole or cut-through
+    /// ([`round_bound`]).
+    pub lower_bound_rounds: Option<u64>,
+    /// `rd`: the notes' cost Σ_i (t_s + ⌈z/2^i⌉ t_d + m t_m) over the dimensions, with this
+    /// router's zero-load worm latency and the NIC's start-up ([`notes_cost_cycles`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes_cost_cycles: Option<u64>,
     /// Whole for every paper but PMNB II's fractional formula, and written as an integer
     /// when whole.
     #[serde(serialize_with = "whole_or_fraction")]
@@ -177,9 +187,10 @@ impl Report {
 
 /// Build the program and its bounds for a configuration.
 pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
-    use fabric::algorithms::{accumulate::Accumulate, mnb, scatter, total_exchange};
+    use fabric::algorithms::{accumulate::Accumulate, mnb, scatter, total_exchange, wormhole};
     let topo = cfg.spec().topology();
     let one_port = cfg.port_model == PortModel::K(1);
+    let channels = cfg.port_model.limit();
     let d = topo.ndims() as u32;
     let l = cfg.packet_flits;
     match &cfg.workload {
@@ -228,10 +239,17 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                         _ => None,
                     };
                     let mut bounds = Snb::bounds(&topo, root, k_ports);
-                    if *forwarding == Forwarding::Router && cfg.switching != router::Switching::StoreAndForward {
-                        bounds.lower = Some(Snb::worm_lower_bound(&topo, root, l));
+                    if cfg.switching != router::Switching::StoreAndForward {
+                        bounds.lower = Some(match forwarding {
+                            Forwarding::Router => Snb::worm_lower_bound(&topo, root, l),
+                            Forwarding::Node => round_bound(cfg).expect("snb has a round bound under wormhole") as f64,
+                        });
                     }
                     (Box::new(Snb::new(root, *forwarding, one_port, l)), bounds)
+                }
+                "rd" | "dta" | "ho-kao" => {
+                    let scheme = wormhole::Scheme::parse(name).expect("a wormhole broadcast");
+                    (Box::new(wormhole::WormBroadcast::new(scheme, &topo, root, channels, l)), wormhole::bounds(&topo, root, channels))
                 }
                 "accumulate" => (Box::new(Accumulate::new(d, root, l)), Accumulate::bounds(d)),
                 "mnb" => (Box::new(mnb::Mnb::new(d, one_port, l)), mnb::bounds(d, one_port)),
@@ -245,8 +263,7 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
                     use fabric::algorithms::{dilated_diagonal, edn, rounds};
                     let plan =
                         if name == "edn" { edn::plan(&topo, root) } else { dilated_diagonal::plan(&topo, root).expect("shape validated") };
-                    let lower = rounds::log_ceil(5, topo.nodes() as u64);
-                    (Box::new(rounds::RoundBroadcast::new(plan, rounds::round_period(&cfg.spec(), l), l, lower)), Bounds::default())
+                    (Box::new(rounds::RoundBroadcast::new(plan, rounds::round_period(&cfg.spec(), l), l)), Bounds::default())
                 }
                 "st" | "bst" | "rh" | "st-simple" | "bst-simple" => {
                     let c = cfg.cost.as_ref().expect("the cost model is resolved for the Seidel broadcasts");
@@ -264,6 +281,35 @@ pub fn program(cfg: &Config) -> (Box<dyn Program>, Bounds) {
             (Box::new(t), Bounds::default())
         }
     }
+}
+
+/// The lower bound in rounds of a one-to-all broadcast the nodes forward (`snb`, `rd`,
+/// `dta`, `ho-kao`) under wormhole or cut-through switching, where a worm reaches any node
+/// in one round ([`wormhole::lower_bound_rounds`]); None otherwise.
+pub fn round_bound(cfg: &Config) -> Option<u64> {
+    use fabric::algorithms::wormhole;
+    let Workload::Algorithm { name, forwarding: Forwarding::Node, root, .. } = &cfg.workload else { return None };
+    if cfg.switching == router::Switching::StoreAndForward
+        || !["snb", "rd", "dta", "ho-kao", "edn", "dilated-diagonal"].contains(&name.as_str())
+    {
+        return None;
+    }
+    Some(wormhole::lower_bound_rounds(&cfg.spec().topology(), NodeId(*root), cfg.port_model.limit()))
+}
+
+/// `rd`: the notes' T(z) = Σ_{i=1}^{⌈log z⌉} (t_s + ⌈z/2^i⌉ t_d + m t_m), summed over the
+/// dimensions, a round's worm costing the NIC's start-up and copy cycles plus this router's
+/// zero-load latency over ⌈z/2^i⌉ hops (t_d its cycles a hop, m t_m the flits after the
+/// head). Exact for a torus or a mesh with the source in the corner; elsewhere the worms
+/// are shorter.
+pub fn notes_cost_cycles(cfg: &Config) -> Option<u64> {
+    let Workload::Algorithm { name, .. } = &cfg.workload else { return None };
+    if name != "rd" {
+        return None;
+    }
+    let start = cfg.startup_cycles + cfg.copy_cycles_per_flit * cfg.packet_flits as u64;
+    let worm = |hops: u64| start + cfg.pipeline.zero_load_latency(cfg.switching, hops, cfg.packet_flits as u64);
+    Some(cfg.dims.iter().flat_map(|&z| fabric::algorithms::wormhole::rd_round_hops(z)).map(|h| worm(h as u64)).sum())
 }
 
 /// How this configuration's router moves pieces of `piece` flits between neighbours:
@@ -694,6 +740,10 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
     // A traffic run's latencies are those of the packets born in its window.
     let latencies = if m.is_some() { &f.measure.latencies } else { &f.latencies };
     let b = fabric::measure::broadcasts(f.scoreboard.timings(), f.measure.window());
+    let mut results = match f.program().report() {
+        Some(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
     Report {
         flitwave: env!("CARGO_PKG_VERSION"),
         title: cfg.title(),
@@ -722,10 +772,10 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         misrouted_deliveries: c.misrouted,
         problems,
         algorithm_failures: f.program().failures(),
-        results: match f.program().report() {
-            Some(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
-        },
+        rounds: results.remove("rounds").and_then(|r| r.as_u64()),
+        lower_bound_rounds: round_bound(cfg),
+        notes_cost_cycles: notes_cost_cycles(cfg),
+        results,
         max_buffer_occupancy: BufferStats::from_fabric(f, cfg.stats),
         occupancy: Occupancy::from_fabric(f),
         stats: Stats::from_fabric(f, cfg.stats),
@@ -822,6 +872,15 @@ pub fn summary(r: &Report) -> String {
             slots_text(r.lower_bound_slots),
             r.vs_slot_model.filter(|&v| v != 1.0).map_or(String::new(), |v| format!("; {v:.2}x the slot model"))
         );
+        if r.rounds.is_some() || r.lower_bound_rounds.is_some() {
+            let text = |x: Option<u64>| x.map_or("-".to_string(), |x| x.to_string());
+            s += &format!(
+                "  rounds {} (lower bound {}){}\n",
+                text(r.rounds),
+                text(r.lower_bound_rounds),
+                r.notes_cost_cycles.map_or(String::new(), |c| format!("; the notes' T(z) {c} cycles"))
+            );
+        }
     } else {
         // Traffic: the window's throughput and saturation, then its latency.
         if let Some(w) = &r.window {

@@ -16,6 +16,7 @@ pub mod seidel;
 pub mod snb;
 pub mod total_exchange;
 pub mod traffic;
+pub mod wormhole;
 
 use crate::topology::TopologyKind;
 
@@ -195,10 +196,37 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         router_forwarding: false,
     },
     AlgorithmInfo {
+        name: "rd",
+        topologies: &[TopologyKind::Linear, TopologyKind::Mesh, TopologyKind::Torus],
+        reference: "one-to-all broadcast lecture notes, 'Wormhole switching': one-port meshes (recursive doubling dimension by dimension, any sides and source) and tori (T(z))",
+        summary: "one-port wormhole recursive doubling from --root; sum of ceil(log2 z_i) rounds, the notes' T(z) cost beside the measured time",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
         name: "dilated-diagonal",
         topologies: &[TopologyKind::Torus],
         reference: "one-to-all broadcast lecture notes, 'Dilated-diagonal-based approach' (rows in five bands, align to the diagonal, diagonal bands; XY routing)",
         summary: "all-port wormhole broadcast from --root on 2-D tori T(X,Y) in synchronous rounds: ceil(log5 Y) + 1 + ceil(log5 X) when X divides Y, dilated diagonals of slope X/g otherwise (g a common divisor); reports rounds and lower_bound_rounds ceil(log5 XY)",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "dta",
+        topologies: HYPERCUBE,
+        reference: "one-to-all broadcast lecture notes, 'Wormhole switching', Hypercube: the double tree algorithm (DTA), e-cube routing",
+        summary: "all-port wormhole broadcast from --root through the complement node; ceil(d/2) rounds (2 on Q2), no two worms of a round on one link",
+        all_or_one_port: false,
+        rooted: true,
+        router_forwarding: false,
+    },
+    AlgorithmInfo {
+        name: "ho-kao",
+        topologies: HYPERCUBE,
+        reference: "one-to-all broadcast lecture notes, 'Wormhole switching', Hypercube: Ho-Kao (dimension-simple path, d+1 subcubes, DTA inside)",
+        summary: "all-port wormhole broadcast from --root; Q7 in 3 rounds; against the lower bound ceil(d/log2(d+1))",
         all_or_one_port: false,
         rooted: true,
         router_forwarding: false,

@@ -125,24 +125,13 @@ pub struct RoundBroadcast {
     next: Vec<usize>,
     /// The latest round a delivery fell in.
     measured: u32,
-    lower_bound_rounds: u32,
     failures: Vec<String>,
 }
 
 impl RoundBroadcast {
-    /// `lower_bound_rounds`: what no algorithm can beat on this network, for the report.
-    pub fn new(plan: Plan, period: u64, flits: u16, lower_bound_rounds: u32) -> RoundBroadcast {
+    pub fn new(plan: Plan, period: u64, flits: u16) -> RoundBroadcast {
         let n = plan.sends.len();
-        RoundBroadcast {
-            plan,
-            period: period.max(1),
-            flits,
-            msg: 0,
-            next: vec![0; n],
-            measured: 0,
-            lower_bound_rounds,
-            failures: Vec::new(),
-        }
+        RoundBroadcast { plan, period: period.max(1), flits, msg: 0, next: vec![0; n], measured: 0, failures: Vec::new() }
     }
 
     /// Send this node's worms of the round now under way; wake for its next round.
@@ -196,7 +185,6 @@ impl Program for RoundBroadcast {
         Some(serde_json::json!({
             "rounds": self.measured,
             "construction_rounds": self.plan.rounds(),
-            "lower_bound_rounds": self.lower_bound_rounds,
             "round_cycles": self.period,
         }))
     }

@@ -29,11 +29,14 @@ pub struct Snb {
     msg: u32,
     /// The children being sent to (reused).
     order: Vec<(u64, usize)>,
+    /// The latest round a packet was sent in: a node informed in round r sends to its
+    /// children in round r + 1 (all-port), or r + 1, r + 2, … in send order (one-port).
+    rounds: u32,
 }
 
 impl Snb {
     pub fn new(root: NodeId, forwarding: Forwarding, one_port: bool, flits: u16) -> Snb {
-        Snb { root, forwarding, one_port, flits, msg: 0, order: Vec::new() }
+        Snb { root, forwarding, one_port, flits, msg: 0, order: Vec::new(), rounds: 0 }
     }
 
     /// Slot bounds: Table 1 (d, both port models) on the hypercube, and all-port on meshes
@@ -92,16 +95,19 @@ impl Snb {
     }
 
     /// Send the message from `node` to its children in the tree, in the one-port order.
-    fn forward(&mut self, cx: &mut NodeCtx<'_>, in_port: usize) {
+    /// Send the message from `node`, informed in round `informed`, to its children.
+    fn forward(&mut self, cx: &mut NodeCtx<'_>, in_port: usize, informed: u32) {
         let topo = cx.topo;
         let node = cx.node;
         tree_sends(topo, node, in_port, self.root, &mut self.order);
         for (i, &(_, p)) in self.order.iter().enumerate() {
             let to = topo.neighbor(node, p).expect("tree edge over a missing link");
+            let round = informed + if self.one_port { i as u32 + 1 } else { 1 };
+            self.rounds = self.rounds.max(round);
             cx.send(Send {
                 dest: Dest::Relay(to),
                 msg: self.msg,
-                aux: p as u64,
+                aux: p as u64 | (round as u64) << 32,
                 key: if self.one_port { i as u32 } else { 0 },
                 flits: self.flits,
             });
@@ -120,9 +126,10 @@ impl Program for Snb {
         }
         match self.forwarding {
             Forwarding::Router => {
+                self.rounds = 1;
                 cx.send(Send { dest: Dest::Broadcast { span: cx.topo.full_span() }, msg: self.msg, aux: 0, key: 0, flits: self.flits })
             }
-            Forwarding::Node => self.forward(cx, cx.topo.net_ports()),
+            Forwarding::Node => self.forward(cx, cx.topo.net_ports(), 0),
         }
     }
 
@@ -130,9 +137,16 @@ impl Program for Snb {
         cx.accept(m.msg);
         if self.forwarding == Forwarding::Node {
             // The sender's output port tells which of our input ports it arrived on.
-            let in_port = cx.topo.reverse_port(m.aux as usize);
-            self.forward(cx, in_port);
+            let in_port = cx.topo.reverse_port(m.aux as u32 as usize);
+            self.forward(cx, in_port, (m.aux >> 32) as u32);
         }
+    }
+    fn report(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({ "rounds": self.rounds }))
+    }
+    fn join(&mut self, other: Box<dyn Program>) {
+        let o = (other as Box<dyn std::any::Any>).downcast::<Snb>().expect("the same program in every part");
+        self.rounds = self.rounds.max(o.rounds);
     }
     /// A node acts only on what it receives (router-forwarded, each part of a split fabric
     /// keeps its own copy of the broadcast that crosses into it).
