@@ -245,6 +245,12 @@ fn check(d: &Dir, c: &Case) -> Result<i32, String> {
     if c.quiet {
         args.push("--quiet".into());
     }
+    // Bound the work of an accepted run: an overloaded one (`--broadcast-rate 1` queues 40 M
+    // packets on the 6-cube, 2.5 M cycles to drain) is long, not hung, and ends at the cycle
+    // limit (exit 1). Time in which nothing happens has its own tests (robustness.rs).
+    if !c.flags.iter().any(|(f, _)| f == "max-cycles") {
+        args.extend(["--max-cycles".into(), "100000".into()]);
+    }
     let shown = format!("flitwave {args:?}\n--- s.toml\n{}--- r.toml\n{}", c.scenario, c.router);
     let mut child =
         Command::new(BIN).current_dir(&d.0).args(&args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
