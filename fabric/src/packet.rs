@@ -140,6 +140,24 @@ impl PacketTable {
         true
     }
 
+    /// Faults: `copies` expected deliveries will never happen, and `extra` more ejections
+    /// (a root's own NIC taking back a broadcast left with no branch) will. Frees the slot
+    /// if nothing is owed any more; returns true if freed.
+    pub fn forfeit(&mut self, id: PacketId, copies: u32, extra: u32) -> bool {
+        let p = &mut self.slots[id.idx()];
+        p.remaining = (p.remaining + extra).saturating_sub(copies);
+        if p.remaining > 0 {
+            return false;
+        }
+        if p.is_broadcast() {
+            let b = p.seen;
+            self.release_bits(b);
+        }
+        self.free.push(id.0);
+        self.live -= 1;
+        true
+    }
+
     /// Fold in the counts of `other`, the table of another part of a split fabric (its
     /// packets stay there: this is for reporting; `peak_live` becomes the sum of the parts'
     /// peaks, an upper bound).

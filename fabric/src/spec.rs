@@ -105,6 +105,8 @@ pub struct FabricSpec {
     /// instead of every 2^30, to check that rebasing changes nothing.
     #[doc(hidden)]
     pub hist_span: Option<u64>,
+    /// Links and routers that fail, and when ([`crate::faults`]).
+    pub faults: Vec<crate::faults::Fault>,
 }
 
 impl FabricSpec {
@@ -136,6 +138,7 @@ impl FabricSpec {
             measure: None,
             schedule: Schedule::Busy,
             hist_span: None,
+            faults: Vec::new(),
         }
     }
 

@@ -101,6 +101,8 @@ pub const FIELDS: &[&str] = &[
     "pmnb",
     "json",
     "quiet",
+    "fault",
+    "link-failure-rate",
 ];
 
 /// The fields that are switches (on/off), the only ones a scenario may give as a TOML boolean.
@@ -142,6 +144,16 @@ impl Raw {
                 toml::Value::Float(f) => f.to_string(),
                 // Only switches take a boolean (`deadlock_avoidance = false`).
                 toml::Value::Boolean(b) if SWITCHES.contains(&key.as_str()) => if *b { "on" } else { "off" }.to_string(),
+                toml::Value::Array(a) if key == "fault" => {
+                    let mut lines = Vec::new();
+                    for x in a {
+                        match x {
+                            toml::Value::String(f) => lines.push(f.clone()),
+                            other => return Err(err("fault", other.to_string(), "a fault is a string like \"link 5.0 at 100\"")),
+                        }
+                    }
+                    lines.join("\n")
+                }
                 toml::Value::Array(a) if key == "dims" || key == "root" => {
                     let parts: Vec<String> = a.iter().map(|x| x.to_string()).collect();
                     parts.join(if key == "dims" { "x" } else { "," })
@@ -362,6 +374,13 @@ pub struct Config {
     /// The Seidel 1993 cost model (st, bst, rh, st-simple, bst-simple).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::cost_model::CostConfig>,
+    /// The faults ([`fabric::faults`]): those given and those drawn by `link_failure_rate`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_failure_rate: Option<f64>,
+    #[serde(skip)]
+    pub fault_list: Vec<fabric::faults::Fault>,
 }
 
 /// Files a run writes besides its JSON result.
@@ -392,6 +411,38 @@ impl Outputs {
     pub fn clock_ps(&self) -> u64 {
         (self.clock_ns * 1000.0).round() as u64
     }
+}
+
+/// The faults: `fault` (lines of `link NODE.PORT at CYCLE` / `router NODE at CYCLE`, or
+/// `@FILE` naming a file of such lines, `#` starting a comment) and the links failed at
+/// random by `link-failure-rate` and `seed`.
+fn faults(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(Vec<fabric::faults::Fault>, Option<f64>), ConfigError> {
+    let mut list = Vec::new();
+    for given in raw.get("fault").into_iter().flat_map(|v| v.split('\n')) {
+        let text = match given.trim().strip_prefix('@') {
+            Some(path) => crate::input::read_text(Path::new(path))
+                .map_err(|e| err("fault", given.trim(), format!("a file of faults, one a line (cannot read it: {e})")))?,
+            None => given.to_string(),
+        };
+        for line in text.lines() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if !line.is_empty() {
+                list.push(fabric::faults::Fault::parse(line, topo)?);
+            }
+        }
+    }
+    let rate = match raw.get("link-failure-rate") {
+        Some(v) => {
+            let p = v.trim().parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p));
+            let p = p.ok_or_else(|| {
+                err("link-failure-rate", v, "a probability from 0 to 1 (each link fails at cycle 0 with it, drawn by --seed)")
+            })?;
+            list.extend(fabric::faults::Fault::random_links(topo, p, seed));
+            Some(p)
+        }
+        None => None,
+    };
+    Ok((list, rate))
 }
 
 /// Resolve kbcast's settings.
@@ -969,6 +1020,14 @@ impl Config {
             Some(v) => uint("threads", v, 1, 64)? as u32,
             None => 1,
         };
+        let (fault_list, link_failure_rate) = faults(raw, &topo, seed)?;
+        if threads > 1 && !fault_list.is_empty() {
+            return Err(err(
+                "threads",
+                threads,
+                "1 with faults (--fault, --link-failure-rate): a run with faults is not split between threads",
+            ));
+        }
         // Asynchronous replication keeps a read position per VC and branch once a router
         // replicates a multi-flit packet.
         let positions = replication == Some(Replication::Async) && packet_flits > 1;
@@ -1104,6 +1163,9 @@ impl Config {
             outputs,
             port_model,
             cost,
+            faults: fault_list.iter().map(|f| f.to_string()).collect(),
+            link_failure_rate,
+            fault_list,
         })
     }
 
@@ -1130,6 +1192,7 @@ impl Config {
         s.watchdog_cycles = self.watchdog_cycles;
         s.max_cycles = self.max_cycles;
         s.schedule = self.schedule;
+        s.faults = self.fault_list.clone();
         if let Workload::Traffic { cycles, warmup, batches, .. } = self.workload {
             s.measure = Some(fabric::Window { from: warmup, to: cycles, batches });
         }

@@ -49,6 +49,10 @@ pub struct Report {
     pub missing_deliveries: u64,
     pub duplicate_deliveries: u64,
     pub misrouted_deliveries: u64,
+    /// Runs with faults: the faults, what each cost, and every delivery owed accounted for
+    /// (delivered, lost to faults, undeliverable); the missing deliveries are theirs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults: Option<fabric::faults::FaultReport>,
     /// The first delivery problems, described.
     pub problems: Vec<String>,
     /// Ways the algorithm found itself broken (a schedule overrun, a collision its paper
@@ -163,7 +167,10 @@ impl Report {
         match self.ending {
             Ending::Deadlock => 3,
             Ending::CycleLimit => 1,
-            Ending::Quiescent if self.missing_deliveries + self.duplicate_deliveries + self.misrouted_deliveries > 0 => 1,
+            Ending::Quiescent if self.duplicate_deliveries + self.misrouted_deliveries > 0 => 1,
+            // With faults, the deliveries they cost are missing: complete when every one is
+            // accounted for.
+            Ending::Quiescent if self.missing_deliveries > 0 && !self.faults.as_ref().is_some_and(|f| f.accounted()) => 1,
             Ending::Quiescent if !self.algorithm_failures.is_empty() => 1,
             Ending::Quiescent => 0,
         }
@@ -755,6 +762,7 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         missing_deliveries: c.missing,
         duplicate_deliveries: c.duplicates,
         misrouted_deliveries: c.misrouted,
+        faults: f.faults.as_ref().map(|s| s.report()),
         problems,
         algorithm_failures: f.program().failures(),
         results: match f.program().report() {
