@@ -404,12 +404,6 @@ impl FaultState {
         let in_network = self.sent.saturating_sub(self.delivered + lost_to_faults + undeliverable);
         FaultReport { faults, sent: self.sent, delivered: self.delivered, lost_to_faults, undeliverable, in_network }
     }
-
-    /// Was output port `output` (global, `ports` per router) dead by the faults applied?
-    /// For waveforms: the failed links.
-    pub fn failed_links(&self) -> impl Iterator<Item = (NodeId, usize)> + '_ {
-        self.dead.iter().enumerate().filter(|(_, f)| **f != ALIVE).map(|(i, _)| (NodeId((i / self.net) as u32), i % self.net))
-    }
 }
 
 /// Nodes of the broadcast tree from `root` over `span` at and below `at`, entered on
