@@ -76,7 +76,7 @@ impl Fault {
                     .ok_or_else(|| bad(format!("the cycle must be a whole number from 0 to {MAX_FAULT_CYCLE}; {shape}")))?;
                 (*what, *place, c)
             }
-            _ => return Err(bad(format!("{shape}"))),
+            _ => return Err(bad(shape.to_string())),
         };
         let n = topo.nodes();
         let node = |t: &str| -> Result<NodeId, SpecError> {

@@ -913,6 +913,22 @@ pub fn summary(r: &Report) -> String {
         r.duplicate_deliveries,
         r.misrouted_deliveries
     );
+    if let Some(f) = &r.faults {
+        s += &format!(
+            "  faults: {} ({}); of {} deliveries owed, {} delivered, {} lost to faults, {} undeliverable{}\n",
+            f.faults.len(),
+            f.faults.iter().take(3).map(|c| c.fault.as_str()).collect::<Vec<_>>().join(", ")
+                + if f.faults.len() > 3 { ", ..." } else { "" },
+            f.sent,
+            f.delivered,
+            f.lost_to_faults,
+            f.undeliverable,
+            if f.accounted() { String::new() } else { format!(", {} still in the network", f.in_network) }
+        );
+        if r.missing_deliveries > 0 && f.accounted() {
+            s += "  incomplete: the missing deliveries are the faults' (the program does not route around them)\n";
+        }
+    }
     if let Some(stable) = r.results.get("stable").and_then(|v| v.as_bool()) {
         // The dynamic scheme: what was served, how long it waited, whether the backlog grew.
         let g = |k: &str| r.results.get(k).and_then(|v| v.as_f64());
