@@ -34,9 +34,9 @@ fn err(field: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Displ
     ConfigError(format!("{field}: {value}: {allowed}").replace('\n', " "))
 }
 
-/// Bytes as GiB with one decimal.
+/// Bytes as GiB with one decimal (MiB below 1 GiB).
 fn gib(bytes: u128) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    fabric::spec::bytes_text(bytes)
 }
 
 /// The fields a scenario file or the flags may set, by their flag names.
@@ -381,6 +381,9 @@ pub struct Config {
     pub link_failure_rate: Option<f64>,
     #[serde(skip)]
     pub fault_list: Vec<fabric::faults::Fault>,
+    /// Bytes the run is estimated to need at its peak (checked against the memory limits).
+    #[serde(skip)]
+    pub memory_estimate: u128,
 }
 
 /// Files a run writes besides its JSON result.
@@ -1031,7 +1034,7 @@ impl Config {
         // Asynchronous replication keeps a read position per VC and branch once a router
         // replicates a multi-flit packet.
         let positions = replication == Some(Replication::Async) && packet_flits > 1;
-        check_workload_memory(&spec, &workload, max_cycles, threads, positions)?;
+        let memory_estimate = check_workload_memory(&spec, &workload, max_cycles, threads, positions)?;
         let outputs = Outputs {
             vcd: raw.get("vcd").map(String::from),
             fst: raw.get("fst").map(String::from),
@@ -1163,6 +1166,7 @@ impl Config {
             outputs,
             port_model,
             cost,
+            memory_estimate,
             faults: fault_list.iter().map(|f| f.to_string()).collect(),
             link_failure_rate,
             fault_list,
@@ -1297,8 +1301,8 @@ fn multicast_option<T>(
     }
 }
 
-/// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
-/// runs that cannot fit instead of aborting in the allocator.
+/// Memory the run needs at its peak, the fabric and the workload (the scoreboard's records):
+/// refuse runs that cannot fit instead of aborting in the allocator; the estimate if it fits.
 /// A run split between threads builds the fabric's state once per thread.
 fn check_workload_memory(
     spec: &FabricSpec,
@@ -1306,7 +1310,53 @@ fn check_workload_memory(
     max_cycles: u64,
     threads: u32,
     positions: bool,
-) -> Result<(), ConfigError> {
+) -> Result<u128, ConfigError> {
+    let (field, value, what, need) = memory_need(spec, workload, max_cycles, threads, positions)?;
+    let (avail, limit) = fabric::spec::memory_limit();
+    let avail = avail as u128;
+    if need <= avail {
+        return Ok(need);
+    }
+    // The largest size that fits: smaller dimensions, or (the workload's own bytes growing
+    // in proportion) fewer broadcasts or cycles.
+    let fits = if field == "dims" {
+        let mut smaller = spec.clone();
+        loop {
+            match smaller.shrink() {
+                None => break "nothing".to_string(),
+                Some(s) => smaller = s,
+            }
+            match memory_need(&smaller, workload, max_cycles, threads, positions) {
+                Ok((_, v, _, n)) if n <= avail => break format!("--dims {v}"),
+                _ => {}
+            }
+        }
+    } else {
+        let base = memory_need(spec, workload, 0, threads, positions).map_or(0, |x| x.3);
+        let base = if field == "active-count" { fixed_memory(spec, threads, positions) } else { base };
+        let have: u128 = value.parse().unwrap_or(0);
+        let most = if need > base { have * avail.saturating_sub(base) / (need - base) } else { 0 };
+        format!("--{field} {most}")
+    };
+    Err(err(field, value, format!("{what} needs {} of memory; {limit} leaves {}; the largest that fits is {fits}", gib(need), gib(avail))))
+}
+
+/// What the process needs beside the workload: its own code and libraries and the fabric's
+/// state (once per thread).
+fn fixed_memory(spec: &FabricSpec, threads: u32, positions: bool) -> u128 {
+    let positions = if positions { router::Routers::branch_pos_bytes(&spec.router_params(), spec.nodes() as usize) } else { 0 };
+    spec.fixed_bytes(threads, positions)
+}
+
+/// The memory a run needs at its peak: the field that sizes it, its value, what it is, and
+/// the bytes.
+fn memory_need(
+    spec: &FabricSpec,
+    workload: &Workload,
+    max_cycles: u64,
+    threads: u32,
+    positions: bool,
+) -> Result<(&'static str, String, String, u128), ConfigError> {
     let nodes = spec.nodes();
     // One record per declared message (24 bytes), plus a bitset over the nodes per broadcast.
     let record = 24u128;
@@ -1314,7 +1364,21 @@ fn check_workload_memory(
     let dims = spec.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
     let (field, value, what, bytes) = match workload {
         Workload::Algorithm { name, .. } if matches!(name.as_str(), "mnb-sbt" | "mnb" | "mnb-ring") => {
-            ("dims", dims, format!("{name} on {nodes} nodes tracks {nodes} broadcasts to every node and"), nodes * (record + bitset))
+            // Measured (docs/performance.md): the packets every node holds on their way
+            // through it, about 32 bytes per pair of nodes at the peak.
+            (
+                "dims",
+                dims,
+                format!("{name} on {nodes} nodes tracks {nodes} broadcasts to every node and"),
+                nodes * (record + bitset) + nodes * nodes * 32,
+            )
+        }
+        Workload::Algorithm { kbcast: Some(k), .. } => {
+            let m = k.active.len() as u128;
+            // Measured (docs/performance.md): the scoreboard's bitset per broadcast, grown
+            // by doubling, and the relays queued at the nodes.
+            let bytes = m * (4 * bitset + 64) + nodes * 3072;
+            ("active-count", m.to_string(), format!("kbcast: {m} broadcasts on {nodes} nodes"), bytes)
         }
         Workload::Algorithm { name, .. } if name == "multi-accumulate" => (
             "dims",
@@ -1362,17 +1426,12 @@ fn check_workload_memory(
                 "cycles",
                 cycles.to_string(),
                 format!("about {packets} packets and {broadcasts} broadcasts over {cycles} cycles on {nodes} nodes"),
-                packets * record + broadcasts * (record + bitset + 24),
+                // Measured: about 1.5 KiB per node of NIC, measurement and latency state.
+                packets * record + broadcasts * (record + bitset + 24) + nodes * 1536,
             )
         }
     };
-    let positions = if positions { router::Routers::branch_pos_bytes(&spec.router_params(), nodes as usize) } else { 0 };
-    let need = (spec.bytes_needed() + positions) * threads as u128 + bytes;
-    let avail = fabric::spec::available_memory() as u128;
-    if need > avail {
-        return Err(err(field, value, format!("{what} needs {} of memory; this machine has {} available", gib(need), gib(avail))));
-    }
-    Ok(())
+    Ok((field, value, what, fixed_memory(spec, threads, positions) + bytes))
 }
 
 /// A node given as an id or as coordinates `c0,c1,...` in the order of `--dims`.

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod input;
 pub mod json;
 pub mod list;
+pub mod oom;
 pub mod parallel;
 pub mod plot;
 pub mod reproduce;

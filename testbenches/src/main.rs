@@ -4,6 +4,10 @@ use std::path::Path;
 use testbenches::cli::{Cli, Cmd, cmd_run};
 use testbenches::{demo, list};
 
+/// An allocation the system refuses ends the run with exit 2, never an abort.
+#[global_allocator]
+static ALLOC: testbenches::oom::ExitOnOom = testbenches::oom::ExitOnOom;
+
 /// One line for a command-line error clap found, in the form `FIELD: VALUE: WHAT IS ALLOWED`.
 fn clap_message(e: &clap::Error) -> String {
     let ctx = |k: ContextKind| match e.get(k) {
