@@ -1426,8 +1426,11 @@ fn memory_need(
                 "cycles",
                 cycles.to_string(),
                 format!("about {packets} packets and {broadcasts} broadcasts over {cycles} cycles on {nodes} nodes"),
-                // Measured: about 1.5 KiB per node of NIC, measurement and latency state.
-                packets * record + broadcasts * (record + bitset + 24) + nodes * 1536,
+                // The scoreboard forgets delivered unicast packets: below saturation their
+                // records are those in flight, a small part of the about 1.5 KiB per node of
+                // NIC, measurement and latency state (measured). Saturated sources pile
+                // packets up beyond any estimate; the allocator's exit stops them.
+                broadcasts * (record + bitset + 24) + nodes * 1536,
             )
         }
     };
