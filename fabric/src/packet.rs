@@ -125,19 +125,9 @@ impl PacketTable {
     }
 
     /// One expected delivery done; frees the slot after the last one. Returns true if freed.
+    #[inline]
     pub fn delivered(&mut self, id: PacketId) -> bool {
-        let p = &mut self.slots[id.idx()];
-        p.remaining = p.remaining.saturating_sub(1);
-        if p.remaining > 0 {
-            return false;
-        }
-        if p.is_broadcast() {
-            let b = p.seen;
-            self.release_bits(b);
-        }
-        self.free.push(id.0);
-        self.live -= 1;
-        true
+        self.forfeit(id, 1, 0)
     }
 
     /// Faults: `copies` expected deliveries will never happen, and `extra` more ejections

@@ -420,11 +420,6 @@ pub fn memory_limit() -> (u64, &'static str) {
     best
 }
 
-/// The process's peak resident memory so far (VmHWM), if the system says.
-pub fn peak_resident_bytes() -> Option<u64> {
-    proc_kb(&std::fs::read_to_string("/proc/self/status").ok()?, "VmHWM:")
-}
-
 /// A `key: N kB` line of a /proc file, in bytes.
 fn proc_kb(text: &str, key: &str) -> Option<u64> {
     text.lines()

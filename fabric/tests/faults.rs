@@ -3,48 +3,13 @@
 
 use fabric::faults::{Fault, FaultReport};
 use fabric::*;
-use router::{NodeId, Pipeline, Switching};
+use router::{Pipeline, Switching};
 use std::sync::{Arc, Mutex};
 
+mod scheduled;
+use scheduled::Scheduled;
+
 const SIDE: u32 = 6;
-
-/// Uniform random traffic given in advance: each node sends its packets (time, destination)
-/// in order; every packet received is recorded as (source, sequence number at source).
-struct Planned {
-    plan: Arc<Vec<Vec<(u64, u32)>>>,
-    next: Vec<usize>,
-    flits: u16,
-    got: Arc<Mutex<Vec<(u32, u64)>>>,
-}
-
-impl Planned {
-    fn send_due(&mut self, cx: &mut NodeCtx<'_>) {
-        let n = cx.node.idx();
-        let mine = &self.plan[n];
-        while self.next[n] < mine.len() && mine[self.next[n]].0 <= cx.now {
-            let (_, d) = mine[self.next[n]];
-            let msg = cx.declare(DestSet::One(NodeId(d)));
-            cx.send(Send { dest: Dest::Node(NodeId(d)), msg, aux: self.next[n] as u64, key: 0, flits: self.flits });
-            self.next[n] += 1;
-        }
-        if let Some(&(t, _)) = mine.get(self.next[n]) {
-            cx.wake_at(t);
-        }
-    }
-}
-
-impl Program for Planned {
-    fn start(&mut self, cx: &mut NodeCtx<'_>) {
-        self.send_due(cx);
-    }
-    fn timer(&mut self, cx: &mut NodeCtx<'_>) {
-        self.send_due(cx);
-    }
-    fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
-        cx.accept(m.msg);
-        self.got.lock().unwrap().push((m.src.0, m.aux));
-    }
-}
 
 /// `per_node` packets per node to uniform random other nodes at random cycles below `span`.
 fn plan(per_node: usize, span: u64, seed: u64) -> Vec<Vec<(u64, u32)>> {
@@ -72,24 +37,18 @@ fn plan(per_node: usize, span: u64, seed: u64) -> Vec<Vec<(u64, u32)>> {
 /// The nodes a packet from `s` to `d` visits under XY routing on the mesh (x first, node id
 /// x + SIDE * y), in order.
 fn xy_path(s: u32, d: u32) -> Vec<u32> {
-    let (mut x, mut y) = (s % SIDE, s / SIDE);
-    let (dx, dy) = (d % SIDE, d / SIDE);
+    let (mut at, to) = ([s % SIDE, s / SIDE], [d % SIDE, d / SIDE]);
     let mut path = vec![s];
-    while x != dx {
-        if dx > x {
-            x += 1
-        } else {
-            x -= 1
+    // x first, then y.
+    for dim in 0..2 {
+        while at[dim] != to[dim] {
+            if to[dim] > at[dim] {
+                at[dim] += 1
+            } else {
+                at[dim] -= 1
+            }
+            path.push(at[0] + SIDE * at[1]);
         }
-        path.push(x + SIDE * y);
-    }
-    while y != dy {
-        if dy > y {
-            y += 1
-        } else {
-            y -= 1
-        }
-        path.push(x + SIDE * y);
     }
     path
 }
@@ -122,11 +81,11 @@ fn run(faults: &[&str], flits: u16, realistic: bool, per_node: usize, span: u64)
     spec.validate().unwrap();
     let plan = Arc::new(plan(per_node, span, 35));
     let got = Arc::new(Mutex::new(Vec::new()));
-    let prog = Planned { plan: plan.clone(), next: vec![0; (SIDE * SIDE) as usize], flits, got: got.clone() };
+    let prog = Scheduled { sends: plan.to_vec(), next: vec![0; (SIDE * SIDE) as usize], flits, got: got.clone() };
     let mut f = Fabric::new(&spec, Box::new(prog));
     let ending = f.run();
     let report = f.faults.as_ref().unwrap().report();
-    let got = got.lock().unwrap().clone();
+    let got = got.lock().unwrap().iter().map(|d| (d.0, d.4)).collect();
     Outcome { report, ending, got, plan }
 }
 

@@ -105,10 +105,6 @@ pub struct Report {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub waveforms: Vec<WaveformReport>,
     pub wall_seconds: f64,
-    /// The peak memory estimated before the run (checked against the memory limits).
-    pub memory_estimate_bytes: u64,
-    /// The peak resident memory of the process when the report was made (VmHWM).
-    pub memory_peak_bytes: Option<u64>,
     pub config: Config,
     /// Seidel broadcasts: cost_us, model_us, vs_model, steps.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -793,8 +789,6 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         saturated: m.as_ref().map(|m| m.saturated),
         waveforms: Vec::new(),
         wall_seconds,
-        memory_estimate_bytes: cfg.memory_estimate.min(u64::MAX as u128) as u64,
-        memory_peak_bytes: fabric::spec::peak_resident_bytes(),
         config: cfg.clone(),
         seidel: cost_report(cfg, completion),
     }

@@ -4,22 +4,13 @@
 
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_flitwave");
+mod refusal;
+use refusal::{BIN, refused};
 
 fn dir(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("flitwave-faults-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn refused(args: &[&str], needles: &[&str]) {
-    let o = Command::new(BIN).args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?}: one line, got {err}");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
-    }
 }
 
 #[test]
