@@ -150,6 +150,8 @@ impl Fault {
 pub struct FaultCost {
     pub fault: String,
     pub cycle: u64,
+    /// The run reached its cycle.
+    pub happened: bool,
     pub lost_to_faults: u64,
     pub undeliverable: u64,
 }
@@ -396,9 +398,12 @@ impl FaultState {
         self.poisoned.remove(&pid.0);
     }
 
-    /// The report: the faults applied, their costs, the totals.
+    /// The report: every fault, whether the run reached it, its costs, the totals.
     pub fn report(&self) -> FaultReport {
-        let faults: Vec<FaultCost> = self.costs[..self.applied].to_vec();
+        let mut faults = self.costs.clone();
+        for f in &mut faults[..self.applied] {
+            f.happened = true;
+        }
         let lost_to_faults = faults.iter().map(|c| c.lost_to_faults).sum();
         let undeliverable = faults.iter().map(|c| c.undeliverable).sum();
         let in_network = self.sent.saturating_sub(self.delivered + lost_to_faults + undeliverable);

@@ -422,6 +422,9 @@ impl Outputs {
 fn faults(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(Vec<fabric::faults::Fault>, Option<f64>), ConfigError> {
     let mut list = Vec::new();
     for given in raw.get("fault").into_iter().flat_map(|v| v.split('\n')) {
+        if given.trim().is_empty() {
+            return Err(err("fault", given, "a fault like \"link 5.0 at 100\" or \"router 5 at 100\", or @FILE of such lines"));
+        }
         let text = match given.trim().strip_prefix('@') {
             Some(path) => crate::input::read_text(Path::new(path))
                 .map_err(|e| err("fault", given.trim(), format!("a file of faults, one a line (cannot read it: {e})")))?,

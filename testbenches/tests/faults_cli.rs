@@ -26,6 +26,7 @@ fn bad_fault_specs_exit_2_with_one_line() {
     refused(&with(&["--link-failure-rate", "-0.1"]), &["link-failure-rate", "from 0 to 1"]);
     refused(&with(&["--fault", "@/nonexistent/faults.txt"]), &["fault", "cannot read it"]);
     refused(&with(&["--fault", "router 3", "--threads", "2"]), &["threads", "1 with faults"]);
+    refused(&with(&["--fault", ""]), &["fault: \"\"", "@FILE"]);
 }
 
 fn json_run(args: &[&str], out: &std::path::Path) -> (i32, serde_json::Value) {
@@ -65,6 +66,7 @@ fn runs_with_faults_account_for_every_packet_and_exit_0() {
         assert!(!faults.is_empty());
         let per: u64 = faults.iter().map(|c| c["lost_to_faults"].as_u64().unwrap() + c["undeliverable"].as_u64().unwrap()).sum();
         assert_eq!(per, n("lost_to_faults") + n("undeliverable"), "each fault's cost adds up to the totals");
+        assert!(faults.iter().all(|c| c["happened"] == true), "{f}");
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -75,7 +77,7 @@ fn runs_with_faults_account_for_every_packet_and_exit_0() {
 fn a_broadcast_that_does_not_know_the_faults_is_incomplete_not_hung() {
     let d = dir("bcast");
     let args = ["run", "--topology", "mesh", "--dims", "6x6", "--forwarding", "router", "--packet-flits", "4", "--switching", "wh"];
-    let (code, j) = json_run(&[&args[..], &["--fault", "router 2 at 0"]].concat(), &d.join("r.json"));
+    let (code, j) = json_run(&[&args[..], &["--fault", "router 2 at 0", "--fault", "link 30.1 at 1000000"]].concat(), &d.join("r.json"));
     assert_eq!(code, 0, "{j}");
     assert_eq!(j["ending"], "quiescent");
     // The root 0's tree runs along row 0 in x, then up every column: node 2 and the column
@@ -84,6 +86,12 @@ fn a_broadcast_that_does_not_know_the_faults_is_incomplete_not_hung() {
     assert_eq!(j["faults"]["undeliverable"], 24, "{}", j["faults"]);
     assert_eq!(j["missing_deliveries"], 24);
     assert_eq!(j["faults"]["delivered"], 35 - 24);
+    // The run ends long before the second fault: listed, not reached, no cost.
+    let late = &j["faults"]["faults"][1];
+    assert_eq!(
+        (late["fault"].as_str(), late["happened"].as_bool(), late["undeliverable"].as_u64()),
+        (Some("link 30.1 at 1000000"), Some(false), Some(0))
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 
