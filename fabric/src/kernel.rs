@@ -19,6 +19,7 @@ mod placement;
 pub mod split;
 mod timers;
 
+use crate::faults::{Ejected, FaultState};
 use crate::measure::Measurement;
 use crate::nic::{NewPacket, Nics, PREFETCH_AHEAD};
 use crate::packet::PacketTable;
@@ -171,6 +172,7 @@ struct Env<'a> {
     topo: &'a Topology,
     packets: &'a PacketTable,
     class_mask: [u16; 2],
+    faults: Option<&'a FaultState>,
 }
 
 impl RouterEnv for Env<'_> {
@@ -180,6 +182,10 @@ impl RouterEnv for Env<'_> {
         let hop = match p.header.kind {
             RouteKind::Unicast => self.topo.route_unicast(at, p.src(), p.dest()),
             RouteKind::Broadcast => self.topo.route_broadcast(at, in_port, p.dest(), p.header.span),
+        };
+        let hop = match self.faults {
+            Some(f) => f.route(at, packet, p.header.kind, hop),
+            None => hop,
         };
         (
             RouteDecision {
@@ -318,6 +324,8 @@ pub struct Fabric {
     pub deadlock: Option<Deadlock>,
     /// Set from outside (an interrupt) to stop the run at the cycle it is in.
     stop: Option<Arc<AtomicBool>>,
+    /// Modelled faults ([`crate::faults`]), if the spec has any.
+    pub faults: Option<Box<FaultState>>,
 }
 
 impl Fabric {
@@ -356,6 +364,11 @@ impl Fabric {
         if let Some(span) = spec.hist_span {
             routers.set_hist_span(span);
         }
+        // Faults read the departures: the flits that leave on a dead link.
+        let faults = (!spec.faults.is_empty()).then(|| Box::new(FaultState::new(&topo, &spec.faults)));
+        if faults.is_some() {
+            routers.set_log(true);
+        }
         Fabric {
             spec: spec.clone(),
             routers,
@@ -393,6 +406,7 @@ impl Fabric {
             now: 0,
             deadlock: None,
             stop: None,
+            faults,
             topo,
         }
     }
@@ -405,7 +419,7 @@ impl Fabric {
 
     /// Take the probes back, in the order they were added (to finish their output).
     pub fn take_probes(&mut self) -> Vec<Box<dyn Probe>> {
-        self.routers.set_log(false);
+        self.routers.set_log(self.faults.is_some());
         std::mem::take(&mut self.probes)
     }
 
@@ -489,7 +503,8 @@ impl Fabric {
             } else if self.still() {
                 // Flits wait in the routers for their delays and nothing else goes on: on to
                 // the next cycle anything is due, or to the watchdog's.
-                let due = [self.routers.next_due(), self.step.timers.next()].into_iter().flatten().min();
+                let fault = self.faults.as_ref().and_then(|f| f.next_due());
+                let due = [self.routers.next_due(), self.step.timers.next(), fault].into_iter().flatten().min();
                 let watchdog = self.step.last_move.saturating_add(self.spec.watchdog_cycles);
                 self.now = self.now.max(due.unwrap_or(u64::MAX).min(watchdog).min(self.spec.max_cycles));
             }
@@ -558,10 +573,14 @@ impl Fabric {
             perm.shuffle(rng);
             self.routers.set_order(Some(perm));
         }
+        if let Some(f) = self.faults.as_mut() {
+            f.apply_due(t, &self.topo, &self.routers, &self.wiring.down, &self.packets);
+        }
         {
-            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.wiring.class_mask };
+            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.wiring.class_mask, faults: self.faults.as_deref() };
             self.routers.begin_cycle(t, &env);
         }
+        self.settle_faulty_routes();
         let Stepper { timers, fired, fired_list, in_active, nic_active, .. } = &mut self.step;
         timers.pop_due(t, |n, kind| {
             if kind == PROGRAM_TIMER {
@@ -640,11 +659,19 @@ impl Fabric {
             nic_active.truncate(kept);
         }
         {
-            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.wiring.class_mask };
+            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.wiring.class_mask, faults: self.faults.as_deref() };
             self.routers.after_injection(t, &env);
         }
+        self.settle_faulty_routes();
         // Stage 2: the flits that cross go onto their links, their credits back upstream.
         self.routers.network_stage(t);
+        if let Some(f) = self.faults.as_mut() {
+            f.departed(&self.routers.departures, self.routers.ports());
+            if self.probes.is_empty() {
+                self.routers.departures.clear();
+                self.routers.allocs.clear();
+            }
+        }
         self.counters.flit_hops = self.routers.hops;
         self.counters.link_transmissions = self.routers.tails;
         let moved = self.routers.hops != hops_before
@@ -694,6 +721,14 @@ impl Fabric {
     /// The tail of packet `pid` was ejected at node `r`: check it belongs here, then hand it
     /// to the node's program.
     fn deliver(&mut self, r: NodeId, pid: PacketId, t: u64) {
+        if let Some(f) = self.faults.as_mut()
+            && let Ejected::Discard = f.ejected(&self.topo, &self.packets, r, pid)
+        {
+            if self.packets.delivered(pid) {
+                f.freed(pid);
+            }
+            return;
+        }
         let p = *self.packets.get(pid);
         let ok = if p.is_broadcast() {
             if !self.topo.in_broadcast(r, p.dest(), p.header.span) {
@@ -727,7 +762,18 @@ impl Fabric {
         self.counters.last_delivery = self.counters.last_delivery.max(t);
         let m = Received { src: p.src(), kind: p.header.kind, msg: p.msg, aux: p.aux, key: p.key(), flits: p.flits(), birth: p.birth };
         self.call_program(r, t, |p, cx| p.receive(cx, &m));
-        self.packets.delivered(pid);
+        if self.packets.delivered(pid)
+            && let Some(f) = self.faults.as_mut()
+        {
+            f.freed(pid);
+        }
+    }
+
+    /// Faults: charge the broadcast branches this cycle's route computation cut.
+    fn settle_faulty_routes(&mut self) {
+        if let Some(f) = self.faults.as_mut() {
+            f.settle_routes(&self.topo, &mut self.packets);
+        }
     }
 
     /// Call node `r`'s program in cycle `t` (`call` picks the entry point), then queue what
@@ -756,6 +802,16 @@ impl Fabric {
             let (kind, dest, span, remaining, first, reach) = match s.dest {
                 Dest::Node(d) | Dest::Relay(d) => {
                     assert!(d != r, "node {r}'s program sent a packet to itself");
+                    if let Some(f) = self.faults.as_mut() {
+                        f.sent(1);
+                        // The NIC knows the fault map: a packet whose path needs a dead
+                        // part never enters the network.
+                        if let Some(fault) = f.path_blocked(&self.topo, r, d) {
+                            f.refused(fault);
+                            self.counters.packets_sent += 1;
+                            continue;
+                        }
+                    }
                     let first = self.topo.route_unicast(r, r, d).ports.net_ports().next().expect("unicast with no first hop");
                     (RouteKind::Unicast, d, 0, 1, first, 1)
                 }
@@ -763,6 +819,9 @@ impl Fabric {
                     let reach = self.topo.broadcast_reach(span);
                     if reach == 0 {
                         continue;
+                    }
+                    if let Some(f) = self.faults.as_mut() {
+                        f.sent(reach);
                     }
                     let net = self.topo.net_ports();
                     let ports = self.topo.route_broadcast(r, PortId(net as u8), r, span).ports;

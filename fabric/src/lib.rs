@@ -5,6 +5,7 @@
 //! cycle by cycle in two phases; observers attach through [`probe::Probe`].
 
 pub mod algorithms;
+pub mod faults;
 pub mod kernel;
 pub mod measure;
 pub mod nic;

@@ -125,9 +125,17 @@ impl PacketTable {
     }
 
     /// One expected delivery done; frees the slot after the last one. Returns true if freed.
+    #[inline]
     pub fn delivered(&mut self, id: PacketId) -> bool {
+        self.forfeit(id, 1, 0)
+    }
+
+    /// Faults: `copies` expected deliveries will never happen, and `extra` more ejections
+    /// (a root's own NIC taking back a broadcast left with no branch) will. Frees the slot
+    /// if nothing is owed any more; returns true if freed.
+    pub fn forfeit(&mut self, id: PacketId, copies: u32, extra: u32) -> bool {
         let p = &mut self.slots[id.idx()];
-        p.remaining = p.remaining.saturating_sub(1);
+        p.remaining = (p.remaining + extra).saturating_sub(copies);
         if p.remaining > 0 {
             return false;
         }

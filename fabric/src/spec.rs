@@ -112,6 +112,8 @@ pub struct FabricSpec {
     /// instead of every 2^30, to check that rebasing changes nothing.
     #[doc(hidden)]
     pub hist_span: Option<u64>,
+    /// Links and routers that fail, and when ([`crate::faults`]).
+    pub faults: Vec<crate::faults::Fault>,
 }
 
 impl FabricSpec {
@@ -143,6 +145,7 @@ impl FabricSpec {
             measure: None,
             schedule: Schedule::Busy,
             hist_span: None,
+            faults: Vec::new(),
         }
     }
 
@@ -186,15 +189,42 @@ impl FabricSpec {
         }
     }
 
+    /// The next smaller fabric of the same kind, to say what fits: a hypercube of one
+    /// dimension less, other shapes with every side a tenth shorter (at least two nodes).
+    pub fn shrink(&self) -> Option<FabricSpec> {
+        let mut s = self.clone();
+        match self.kind {
+            TopologyKind::Hypercube => s.sizes[0] = self.sizes[0].checked_sub(1).filter(|&d| d >= 1)?,
+            _ => {
+                for x in s.sizes.iter_mut() {
+                    *x = (*x * 9 / 10).max(1).min(x.saturating_sub(1).max(1));
+                }
+                if s.sizes == self.sizes || s.nodes() < 2 {
+                    return None;
+                }
+            }
+        }
+        Some(s)
+    }
+
     /// Bytes the fabric's state needs before any packet is sent.
     pub fn bytes_needed(&self) -> u128 {
         let n = self.nodes();
         let p = self.router_params();
-        Routers::bytes_needed(&p, 1) * n
+        let parts = Routers::bytes_needed(&p, 1) * n
             + n * (Nics::bytes_per_node(p.net_ports as usize, p.nic_channels as usize * p.ejection_vcs as usize) as u128 + 64)
             + n * p.ports() as u128 * 8
             + Topology::coord_table_bytes(&self.kind, &self.sizes)
-            + Topology::route_table_bytes(&self.kind, n)
+            + Topology::route_table_bytes(&self.kind, n);
+        // The parts' sizes overstate the resident memory by about an eighth (storage
+        // allocated and never touched), as measured (docs/performance.md).
+        parts * 7 / 8
+    }
+
+    /// What a run of this fabric takes before its workload: the process itself, and the
+    /// fabric's state plus `extra` per thread, built once per thread.
+    pub fn fixed_bytes(&self, threads: u32, extra: u128) -> u128 {
+        PROCESS_BYTES + (self.bytes_needed() + extra) * threads as u128
     }
 
     /// A VC depth given as `field`: 1 to [`MAX_BUFFER_FLITS`], and a whole packet unless
@@ -328,21 +358,31 @@ impl FabricSpec {
         if self.watchdog_cycles == 0 {
             return Err(SpecError::new("watchdog", 0, "at least 1 cycle"));
         }
-        let need = self.bytes_needed();
-        let avail = available_memory();
+        let need = self.fixed_bytes(1, 0);
+        let (avail, limit) = memory_limit();
         if need > avail as u128 {
+            let mut fits = self.clone();
+            let fits = loop {
+                match fits.shrink() {
+                    Some(s) if s.fixed_bytes(1, 0) <= avail as u128 => {
+                        break format!("--dims {}", s.sizes.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x"));
+                    }
+                    Some(s) => fits = s,
+                    None => break "nothing".to_string(),
+                }
+            };
             return Err(SpecError::new(
                 "dims",
                 dims_str(),
                 format!(
-                    "a {} of {} nodes with {} ports x {} VCs x {} flits needs {:.1} GiB of state; this machine has {:.1} GiB available",
+                    "a {} of {} nodes with {} ports x {} VCs x {} flits needs {} of state; {limit} leaves {}; the largest that fits is {fits}",
                     self.kind.name(),
                     self.nodes(),
                     self.router_params().ports(),
                     self.vcs,
                     self.buffer_flits,
-                    need as f64 / (1u64 << 30) as f64,
-                    avail as f64 / (1u64 << 30) as f64
+                    bytes_text(need),
+                    bytes_text(avail as u128)
                 ),
             ));
         }
@@ -350,18 +390,89 @@ impl FabricSpec {
     }
 }
 
-/// Memory available for the model: MemAvailable from /proc/meminfo, else 8 GiB.
+/// Bytes for a message: GiB with one decimal, or MiB below 1 GiB.
+pub fn bytes_text(bytes: u128) -> String {
+    if bytes < 1 << 30 { format!("{} MiB", bytes.div_ceil(1 << 20)) } else { format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64) }
+}
+
+/// What the process takes beside the model's state (code, libraries, buffers), as measured
+/// (docs/performance.md).
+pub const PROCESS_BYTES: u128 = 10 << 20;
+
+/// Memory available for the model: the smallest of what the machine has free (three
+/// quarters of MemAvailable), what the address-space and data-segment limits (`ulimit -v`,
+/// `ulimit -d`) leave beside what the process already uses, and what its memory cgroup
+/// (v2 `memory.max`, v1 `memory.limit_in_bytes`, the group's and its parents') leaves.
 pub fn available_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemAvailable:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map(|kb| kb * 1024 * 3 / 4)
-        .unwrap_or(8 << 30)
+    memory_limit().0
+}
+
+/// [`available_memory`], and which limit it is ("available memory", "ulimit -v", ...).
+pub fn memory_limit() -> (u64, &'static str) {
+    let mut best = (8u64 << 30, "available memory (assumed: no /proc/meminfo)");
+    let mut take = |bytes: Option<u64>, what: &'static str, first: bool| {
+        if let Some(b) = bytes
+            && (first || b < best.0)
+        {
+            best = (b, what);
+        }
+    };
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
+    take(meminfo.as_deref().and_then(|s| proc_kb(s, "MemAvailable:")).map(|b| b / 4 * 3), "available memory", true);
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let used = |key: &str| proc_kb(&status, key).unwrap_or(0);
+    take(rlimit(libc::RLIMIT_AS).map(|l| l.saturating_sub(used("VmSize:"))), "the address-space limit (ulimit -v)", false);
+    take(rlimit(libc::RLIMIT_DATA).map(|l| l.saturating_sub(used("VmData:"))), "the data-segment limit (ulimit -d)", false);
+    take(cgroup_room(), "the memory cgroup's limit", false);
+    best
+}
+
+/// A `key: N kB` line of a /proc file, in bytes.
+fn proc_kb(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+}
+
+/// The soft limit `resource`, if any.
+fn rlimit(resource: libc::__rlimit_resource_t) -> Option<u64> {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the limit into `r`, a valid rlimit.
+    let ok = unsafe { libc::getrlimit(resource, &mut r) } == 0;
+    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
+/// What the process's memory cgroups leave: the least, over its group and the groups above
+/// it, of the limit less the usage (cgroup v2, else v1).
+fn cgroup_room() -> Option<u64> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mut room: Option<u64> = None;
+    for line in groups.lines() {
+        let mut f = line.splitn(3, ':');
+        let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        let (base, limit, usage) = if controllers.is_empty() {
+            ("/sys/fs/cgroup", "memory.max", "memory.current")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes")
+        } else {
+            continue;
+        };
+        let mut dir = std::path::PathBuf::from(format!("{base}{path}"));
+        loop {
+            let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok().and_then(|s| s.trim().parse::<u64>().ok());
+            // "max" (v2) does not parse: no limit; v1 writes a huge number for none.
+            if let Some(l) = read(limit).filter(|&l| l < 1 << 60) {
+                let left = l.saturating_sub(read(usage).unwrap_or(0));
+                room = Some(room.map_or(left, |r| r.min(left)));
+            }
+            if dir.as_os_str().len() <= base.len() || !dir.pop() {
+                break;
+            }
+        }
+    }
+    room
 }
 
 #[cfg(test)]

@@ -4,51 +4,11 @@
 //! for the links it crosses, counted from the two nodes' coordinates.
 
 use fabric::*;
-use router::{NodeId, Pipeline, Switching};
+use router::{Pipeline, Switching};
 use std::sync::{Arc, Mutex};
 
-/// A delivered packet: source, destination, creation cycle, delivery cycle.
-type Delivery = (u32, u32, u64, u64);
-
-/// Sends the scheduled packets, each from its source at its cycle, and records every
-/// delivery.
-struct Scheduled {
-    /// Per node, the packets it sends: (cycle, destination), ascending by cycle.
-    sends: Vec<Vec<(u64, u32)>>,
-    next: Vec<usize>,
-    flits: u16,
-    got: Arc<Mutex<Vec<Delivery>>>,
-}
-
-impl Scheduled {
-    /// Send node `n`'s packets due now, then set a timer for its next one.
-    fn send_due(&mut self, cx: &mut NodeCtx<'_>) {
-        let n = cx.node.idx();
-        while let Some(&(at, d)) = self.sends[n].get(self.next[n]) {
-            if at > cx.now {
-                cx.wake_at(at);
-                break;
-            }
-            assert_eq!(at, cx.now, "node {n}: packet for cycle {at} sent in cycle {}", cx.now);
-            let msg = cx.declare(DestSet::One(NodeId(d)));
-            cx.send(Send { dest: Dest::Node(NodeId(d)), msg, aux: 0, key: 0, flits: self.flits });
-            self.next[n] += 1;
-        }
-    }
-}
-
-impl Program for Scheduled {
-    fn start(&mut self, cx: &mut NodeCtx<'_>) {
-        self.send_due(cx);
-    }
-    fn timer(&mut self, cx: &mut NodeCtx<'_>) {
-        self.send_due(cx);
-    }
-    fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received) {
-        cx.accept(m.msg);
-        self.got.lock().unwrap().push((m.src.0, cx.node.0, m.birth, cx.now));
-    }
-}
+mod scheduled;
+use scheduled::{Delivery, Scheduled};
 
 /// Node `n`'s coordinates on a mesh of `sizes` (the first dimension varies fastest).
 fn coords(n: u32, sizes: &[u32]) -> Vec<u32> {
@@ -109,7 +69,7 @@ fn every_packet_alone_takes_the_presets_zero_load_latency() {
                     let diameter = sizes.iter().map(|&k| k as u64 - 1).sum();
                     // Longer than the slowest packet, its credits' return included.
                     let gap = 2 * pipeline.zero_load_latency(switching, diameter, flits as u64) + 20;
-                    for (s, d, born, at) in one_at_a_time(sizes, pipeline, switching, flits, gap) {
+                    for (s, d, born, at, _) in one_at_a_time(sizes, pipeline, switching, flits, gap) {
                         let h = hops(s, d, sizes);
                         assert_eq!(
                             at - born,
@@ -130,7 +90,7 @@ fn every_packet_alone_takes_the_presets_zero_load_latency() {
 #[test]
 fn booksim_preset_gives_booksims_zero_load_latency() {
     for flits in [1u16, 2, 4, 8] {
-        for (s, d, born, at) in one_at_a_time(&[8, 8], Pipeline::BOOKSIM, Switching::Wormhole, flits, 200) {
+        for (s, d, born, at, _) in one_at_a_time(&[8, 8], Pipeline::BOOKSIM, Switching::Wormhole, flits, 200) {
             let h = hops(s, d, &[8, 8]);
             assert_eq!(at - born, 5 * (h + 1) + 2 + (flits as u64 - 1), "{s} -> {d}, {flits} flits");
         }

@@ -681,13 +681,18 @@ impl Routers {
     /// packet's length.
     pub fn vc_flits(&self, iv: usize, len_of: impl Fn(crate::ids::PacketId) -> u16) -> Vec<Flit> {
         let mut flits = self.inputs.flits(iv, &len_of);
+        flits.extend(self.arriving(iv));
+        flits
+    }
+
+    /// The flits on their way into input VC `iv` (on its link), first due first.
+    pub fn arriving(&self, iv: usize) -> Vec<Flit> {
         let (r, l) = (iv / self.npv, iv % self.npv);
         let x = vcr(r, l);
         let mut coming: Vec<(u64, Flit)> =
             self.wheel.entries().flat_map(|(c, s)| s.arrivals.iter().filter(|a| a.0 == x).map(move |a| (c, a.1))).collect();
         coming.sort_by_key(|a| a.0);
-        flits.extend(coming.into_iter().map(|a| a.1));
-        flits
+        coming.into_iter().map(|a| a.1).collect()
     }
 
     /// What input VC `iv` is doing.

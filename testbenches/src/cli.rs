@@ -249,6 +249,13 @@ pub struct RunArgs {
     /// No report on the terminal.
     #[arg(long)]
     pub quiet: bool,
+    /// A link or router that fails: "link NODE.PORT at CYCLE", "router NODE at CYCLE", or
+    /// @FILE of such lines (repeatable; docs/faults.md).
+    #[arg(long, allow_hyphen_values = true)]
+    pub fault: Vec<String>,
+    /// Each link fails at cycle 0 with this probability, drawn by --seed.
+    #[arg(long, allow_hyphen_values = true)]
+    pub link_failure_rate: Option<String>,
 }
 
 impl RunArgs {
@@ -256,7 +263,7 @@ impl RunArgs {
     /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
     pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 59] = [
+        let fields: [(&str, &Option<String>); 60] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -316,6 +323,7 @@ impl RunArgs {
             ("message-bytes", &self.message_bytes),
             ("fill", &self.fill),
             ("json", &self.json),
+            ("link-failure-rate", &self.link_failure_rate),
         ];
         for (k, v) in fields {
             if let Some(v) = v {
@@ -329,6 +337,14 @@ impl RunArgs {
         }
         if self.quiet {
             raw.values.insert("quiet".to_string(), "on".to_string());
+        }
+        if !self.fault.is_empty() {
+            for f in &self.fault {
+                if let Some(flag) = f.strip_prefix("--") {
+                    return Err(ConfigError(format!("fault: --{flag}: a value is missing (--fault is followed by the flag --{flag})")));
+                }
+            }
+            raw.values.insert("fault".to_string(), self.fault.join("\n"));
         }
         Ok(raw)
     }

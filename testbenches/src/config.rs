@@ -34,9 +34,9 @@ fn err(field: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Displ
     ConfigError(format!("{field}: {value}: {allowed}").replace('\n', " "))
 }
 
-/// Bytes as GiB with one decimal.
+/// Bytes as GiB with one decimal (MiB below 1 GiB).
 fn gib(bytes: u128) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    fabric::spec::bytes_text(bytes)
 }
 
 /// The fields a scenario file or the flags may set, by their flag names.
@@ -101,6 +101,8 @@ pub const FIELDS: &[&str] = &[
     "pmnb",
     "json",
     "quiet",
+    "fault",
+    "link-failure-rate",
 ];
 
 /// The fields that are switches (on/off), the only ones a scenario may give as a TOML boolean.
@@ -142,6 +144,16 @@ impl Raw {
                 toml::Value::Float(f) => f.to_string(),
                 // Only switches take a boolean (`deadlock_avoidance = false`).
                 toml::Value::Boolean(b) if SWITCHES.contains(&key.as_str()) => if *b { "on" } else { "off" }.to_string(),
+                toml::Value::Array(a) if key == "fault" => {
+                    let mut lines = Vec::new();
+                    for x in a {
+                        match x {
+                            toml::Value::String(f) => lines.push(f.clone()),
+                            other => return Err(err("fault", other.to_string(), "a fault is a string like \"link 5.0 at 100\"")),
+                        }
+                    }
+                    lines.join("\n")
+                }
                 toml::Value::Array(a) if key == "dims" || key == "root" => {
                     let parts: Vec<String> = a.iter().map(|x| x.to_string()).collect();
                     parts.join(if key == "dims" { "x" } else { "," })
@@ -362,6 +374,16 @@ pub struct Config {
     /// The Seidel 1993 cost model (st, bst, rh, st-simple, bst-simple).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::cost_model::CostConfig>,
+    /// The faults ([`fabric::faults`]): those given and those drawn by `link_failure_rate`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_failure_rate: Option<f64>,
+    #[serde(skip)]
+    pub fault_list: Vec<fabric::faults::Fault>,
+    /// Bytes the run is estimated to need at its peak (checked against the memory limits).
+    #[serde(skip)]
+    pub memory_estimate: u128,
 }
 
 /// Files a run writes besides its JSON result.
@@ -416,6 +438,41 @@ fn check_waveform_time(out: &Outputs, max_cycles: u64) -> Result<(), ConfigError
             traces::sink::last_timed_cycle(clock)
         ),
     ))
+}
+
+/// The faults: `fault` (lines of `link NODE.PORT at CYCLE` / `router NODE at CYCLE`, or
+/// `@FILE` naming a file of such lines, `#` starting a comment) and the links failed at
+/// random by `link-failure-rate` and `seed`.
+fn faults(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(Vec<fabric::faults::Fault>, Option<f64>), ConfigError> {
+    let mut list = Vec::new();
+    for given in raw.get("fault").into_iter().flat_map(|v| v.split('\n')) {
+        if given.trim().is_empty() {
+            return Err(err("fault", given, "a fault like \"link 5.0 at 100\" or \"router 5 at 100\", or @FILE of such lines"));
+        }
+        let text = match given.trim().strip_prefix('@') {
+            Some(path) => crate::input::read_text(Path::new(path))
+                .map_err(|e| err("fault", given.trim(), format!("a file of faults, one a line (cannot read it: {e})")))?,
+            None => given.to_string(),
+        };
+        for line in text.lines() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if !line.is_empty() {
+                list.push(fabric::faults::Fault::parse(line, topo)?);
+            }
+        }
+    }
+    let rate = match raw.get("link-failure-rate") {
+        Some(v) => {
+            let p = v.trim().parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p));
+            let p = p.ok_or_else(|| {
+                err("link-failure-rate", v, "a probability from 0 to 1 (each link fails at cycle 0 with it, drawn by --seed)")
+            })?;
+            list.extend(fabric::faults::Fault::random_links(topo, p, seed));
+            Some(p)
+        }
+        None => None,
+    };
+    Ok((list, rate))
 }
 
 /// Resolve kbcast's settings.
@@ -1003,10 +1060,18 @@ impl Config {
             Some(v) => uint("threads", v, 1, 64)? as u32,
             None => 1,
         };
+        let (fault_list, link_failure_rate) = faults(raw, &topo, seed)?;
+        if threads > 1 && !fault_list.is_empty() {
+            return Err(err(
+                "threads",
+                threads,
+                "1 with faults (--fault, --link-failure-rate): a run with faults is not split between threads",
+            ));
+        }
         // Asynchronous replication keeps a read position per VC and branch once a router
         // replicates a multi-flit packet.
         let positions = replication == Some(Replication::Async) && packet_flits > 1;
-        check_workload_memory(&spec, &workload, max_cycles, threads, positions)?;
+        let memory_estimate = check_workload_memory(&spec, &workload, max_cycles, threads, positions)?;
         let outputs = Outputs {
             vcd: raw.get("vcd").map(String::from),
             fst: raw.get("fst").map(String::from),
@@ -1139,6 +1204,10 @@ impl Config {
             outputs,
             port_model,
             cost,
+            memory_estimate,
+            faults: fault_list.iter().map(|f| f.to_string()).collect(),
+            link_failure_rate,
+            fault_list,
         })
     }
 
@@ -1165,6 +1234,7 @@ impl Config {
         s.watchdog_cycles = self.watchdog_cycles;
         s.max_cycles = self.max_cycles;
         s.schedule = self.schedule;
+        s.faults = self.fault_list.clone();
         if let Workload::Traffic { cycles, warmup, batches, .. } = self.workload {
             s.measure = Some(fabric::Window { from: warmup, to: cycles, batches });
         }
@@ -1269,8 +1339,8 @@ fn multicast_option<T>(
     }
 }
 
-/// Memory the workload itself needs beyond the fabric (the scoreboard's records): refuse
-/// runs that cannot fit instead of aborting in the allocator.
+/// Memory the run needs at its peak, the fabric and the workload (the scoreboard's records):
+/// refuse runs that cannot fit instead of aborting in the allocator; the estimate if it fits.
 /// A run split between threads builds the fabric's state once per thread.
 fn check_workload_memory(
     spec: &FabricSpec,
@@ -1278,7 +1348,55 @@ fn check_workload_memory(
     max_cycles: u64,
     threads: u32,
     positions: bool,
-) -> Result<(), ConfigError> {
+) -> Result<u128, ConfigError> {
+    let (field, value, what, need) = memory_need(spec, workload, max_cycles, threads, positions)?;
+    let (avail, limit) = fabric::spec::memory_limit();
+    let avail = avail as u128;
+    if need <= avail {
+        return Ok(need);
+    }
+    // The largest size that fits: smaller dimensions, or (the workload's own bytes growing
+    // in proportion) fewer broadcasts or cycles; with a tenth to spare, as what a process
+    // already holds when it checks varies from run to run (threads, allocator arenas).
+    let room = avail * 9 / 10;
+    let fits = if field == "dims" {
+        let mut smaller = spec.clone();
+        loop {
+            match smaller.shrink() {
+                None => break "nothing".to_string(),
+                Some(s) => smaller = s,
+            }
+            match memory_need(&smaller, workload, max_cycles, threads, positions) {
+                Ok((_, v, _, n)) if n <= room => break format!("--dims {v}"),
+                _ => {}
+            }
+        }
+    } else {
+        let base = memory_need(spec, workload, 0, threads, positions).map_or(0, |x| x.3);
+        let base = if field == "active-count" { fixed_memory(spec, threads, positions) } else { base };
+        let have: u128 = value.parse().unwrap_or(0);
+        let most = if need > base { have * room.saturating_sub(base) / (need - base) } else { 0 };
+        format!("--{field} {most}")
+    };
+    Err(err(field, value, format!("{what} needs {} of memory; {limit} leaves {}; the largest that fits is {fits}", gib(need), gib(avail))))
+}
+
+/// What the process needs beside the workload: its own code and libraries and the fabric's
+/// state (once per thread).
+fn fixed_memory(spec: &FabricSpec, threads: u32, positions: bool) -> u128 {
+    let positions = if positions { router::Routers::branch_pos_bytes(&spec.router_params(), spec.nodes() as usize) } else { 0 };
+    spec.fixed_bytes(threads, positions)
+}
+
+/// The memory a run needs at its peak: the field that sizes it, its value, what it is, and
+/// the bytes.
+fn memory_need(
+    spec: &FabricSpec,
+    workload: &Workload,
+    max_cycles: u64,
+    threads: u32,
+    positions: bool,
+) -> Result<(&'static str, String, String, u128), ConfigError> {
     let nodes = spec.nodes();
     // One record per declared message (24 bytes), plus a bitset over the nodes per broadcast.
     let record = 24u128;
@@ -1286,7 +1404,21 @@ fn check_workload_memory(
     let dims = spec.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
     let (field, value, what, bytes) = match workload {
         Workload::Algorithm { name, .. } if matches!(name.as_str(), "mnb-sbt" | "mnb" | "mnb-ring") => {
-            ("dims", dims, format!("{name} on {nodes} nodes tracks {nodes} broadcasts to every node and"), nodes * (record + bitset))
+            // Measured (docs/performance.md): the packets every node holds on their way
+            // through it, about 32 bytes per pair of nodes at the peak.
+            (
+                "dims",
+                dims,
+                format!("{name} on {nodes} nodes tracks {nodes} broadcasts to every node and"),
+                nodes * (record + bitset) + nodes * nodes * 32,
+            )
+        }
+        Workload::Algorithm { kbcast: Some(k), .. } => {
+            let m = k.active.len() as u128;
+            // Measured (docs/performance.md): the scoreboard's bitset per broadcast, grown
+            // by doubling, and the relays queued at the nodes.
+            let bytes = m * (4 * bitset + 64) + nodes * 3072;
+            ("active-count", m.to_string(), format!("kbcast: {m} broadcasts on {nodes} nodes"), bytes)
         }
         Workload::Algorithm { name, .. } if name == "multi-accumulate" => (
             "dims",
@@ -1334,17 +1466,15 @@ fn check_workload_memory(
                 "cycles",
                 cycles.to_string(),
                 format!("about {packets} packets and {broadcasts} broadcasts over {cycles} cycles on {nodes} nodes"),
-                packets * record + broadcasts * (record + bitset + 24),
+                // The scoreboard forgets delivered unicast packets: below saturation their
+                // records are those in flight, a small part of the about 1.5 KiB per node of
+                // NIC, measurement and latency state (measured). Saturated sources pile
+                // packets up beyond any estimate; the allocator's exit stops them.
+                broadcasts * (record + bitset + 24) + nodes * 1536,
             )
         }
     };
-    let positions = if positions { router::Routers::branch_pos_bytes(&spec.router_params(), nodes as usize) } else { 0 };
-    let need = (spec.bytes_needed() + positions) * threads as u128 + bytes;
-    let avail = fabric::spec::available_memory() as u128;
-    if need > avail {
-        return Err(err(field, value, format!("{what} needs {} of memory; this machine has {} available", gib(need), gib(avail))));
-    }
-    Ok(())
+    Ok((field, value, what, fixed_memory(spec, threads, positions) + bytes))
 }
 
 /// A node given as an id or as coordinates `c0,c1,...` in the order of `--dims`.

@@ -9,6 +9,7 @@ pub mod input;
 pub mod interrupt;
 pub mod json;
 pub mod list;
+pub mod oom;
 pub mod output;
 pub mod parallel;
 pub mod plot;

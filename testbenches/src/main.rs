@@ -4,6 +4,10 @@ use std::path::Path;
 use testbenches::cli::{Cli, Cmd, cmd_run};
 use testbenches::{demo, list};
 
+/// An allocation the system refuses ends the run with exit 2, never an abort.
+#[global_allocator]
+static ALLOC: testbenches::oom::ExitOnOom = testbenches::oom::ExitOnOom;
+
 /// One line for a command-line error clap found, in the form `FIELD: VALUE: WHAT IS ALLOWED`.
 fn clap_message(e: &clap::Error) -> String {
     let ctx = |k: ContextKind| match e.get(k) {
@@ -111,6 +115,20 @@ fn main() {
     // SAFETY: as above.
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    // Under an address-space limit (`ulimit -v`) every thread's malloc arena would reserve
+    // 64 MiB of it (the signal watcher, a waveform writer, the parts of a split run): one
+    // arena for all keeps what the memory check counts what the run takes.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes into `r`, a valid rlimit; mallopt only sets a malloc
+        // parameter, before any thread starts.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_AS, &mut r) == 0 && r.rlim_cur != libc::RLIM_INFINITY {
+                libc::mallopt(libc::M_ARENA_MAX, 1);
+            }
+        }
     }
     stdout_failure_is_an_io_error();
     let cli = match Cli::try_parse() {

@@ -62,6 +62,10 @@ pub struct Report {
     pub missing_deliveries: u64,
     pub duplicate_deliveries: u64,
     pub misrouted_deliveries: u64,
+    /// Runs with faults: the faults, what each cost, and every delivery owed accounted for
+    /// (delivered, lost to faults, undeliverable); the missing deliveries are theirs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults: Option<fabric::faults::FaultReport>,
     /// The first delivery problems, described.
     pub problems: Vec<String>,
     /// Ways the algorithm found itself broken (a schedule overrun, a collision its paper
@@ -178,7 +182,10 @@ impl Report {
             Ending::Interrupted => crate::interrupt::EXIT_INTERRUPTED,
             Ending::Deadlock => 3,
             Ending::CycleLimit => 1,
-            Ending::Quiescent if self.missing_deliveries + self.duplicate_deliveries + self.misrouted_deliveries > 0 => 1,
+            Ending::Quiescent if self.duplicate_deliveries + self.misrouted_deliveries > 0 => 1,
+            // With faults, the deliveries they cost are missing: complete when every one is
+            // accounted for.
+            Ending::Quiescent if self.missing_deliveries > 0 && !self.faults.as_ref().is_some_and(|f| f.accounted()) => 1,
             Ending::Quiescent if !self.algorithm_failures.is_empty() => 1,
             Ending::Quiescent => 0,
         }
@@ -770,6 +777,7 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         missing_deliveries: c.missing,
         duplicate_deliveries: c.duplicates,
         misrouted_deliveries: c.misrouted,
+        faults: f.faults.as_ref().map(|s| s.report()),
         problems,
         algorithm_failures: f.program().failures(),
         rounds: results.remove("rounds").and_then(|r| r.as_u64()),
@@ -932,6 +940,22 @@ pub fn summary(r: &Report) -> String {
         r.duplicate_deliveries,
         r.misrouted_deliveries
     );
+    if let Some(f) = &r.faults {
+        s += &format!(
+            "  faults: {} ({}); of {} deliveries owed, {} delivered, {} lost to faults, {} undeliverable{}\n",
+            f.faults.len(),
+            f.faults.iter().take(3).map(|c| c.fault.as_str()).collect::<Vec<_>>().join(", ")
+                + if f.faults.len() > 3 { ", ..." } else { "" },
+            f.sent,
+            f.delivered,
+            f.lost_to_faults,
+            f.undeliverable,
+            if f.accounted() { String::new() } else { format!(", {} still in the network", f.in_network) }
+        );
+        if r.missing_deliveries > 0 && f.accounted() {
+            s += "  incomplete: the missing deliveries are the faults' (the program does not route around them)\n";
+        }
+    }
     if let Some(stable) = r.results.get("stable").and_then(|v| v.as_bool()) {
         // The dynamic scheme: what was served, how long it waited, whether the backlog grew.
         let g = |k: &str| r.results.get(k).and_then(|v| v.as_f64());

@@ -7,17 +7,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_flitwave");
-
-fn refused(args: &[&std::ffi::OsStr], needles: &[&str]) {
-    let o = Command::new(BIN).args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?}: one line, got {err}");
-    for n in needles {
-        assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
-    }
-}
+mod refusal;
+use refusal::{BIN, refused};
 
 fn os(s: &str) -> &std::ffi::OsStr {
     std::ffi::OsStr::new(s)

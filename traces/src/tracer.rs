@@ -177,6 +177,8 @@ pub struct Tracer {
     k: usize,
     /// Per traced node × network port × lane (`valid` NONE where the port has no link).
     links: Vec<LinkSigs>,
+    /// Runs with faults: each traced output link's `failed` signal and its global port.
+    failed: Vec<(u32, u32)>,
     /// Register signals. Their values last written are kept here, packed and per traced
     /// node, not in `last` (which gets them only for the dump).
     ///
@@ -326,6 +328,7 @@ impl Tracer {
             nic_eject: Vec::new(),
             nic_queue: Vec::new(),
             queue_last: Vec::new(),
+            failed: Vec::new(),
             inj: Vec::new(),
             ej: Vec::new(),
             pulsed: Vec::new(),
@@ -423,6 +426,11 @@ impl Tracer {
                         if lanes > 1 {
                             d.up()?;
                         }
+                    }
+                    if fabric.faults.is_some() {
+                        // High from the cycle the link (or a router at its end) fails.
+                        let s = var(&mut d, &mut t, "failed", 1, i, &g, 0, None)?;
+                        t.failed.push((s as u32, r.port_index(node, o) as u32));
                     }
                     t.port_of[i * net + o] = t.ports.len() as u32;
                     for vc in 0..vcs {
@@ -786,6 +794,16 @@ impl Tracer {
         }
     }
 
+    /// The `failed` signals of the traced links: high once their link is dead.
+    fn failures(&mut self, f: &Fabric) {
+        let Some(faults) = f.faults.as_deref() else { return };
+        let ports = f.routers.ports();
+        for k in 0..self.failed.len() {
+            let (s, op) = self.failed[k];
+            self.set(s, faults.output_dead(op as usize, ports) as u64);
+        }
+    }
+
     /// A flit leaves on output port `op` (global index) for VC `vc`: it enters the VC
     /// downstream and takes a credit. Returns the traced port (`i * net + o`) or NONE.
     #[inline(always)]
@@ -1065,6 +1083,7 @@ impl Tracer {
             // Before the window: follow the registers without writing them.
             self.emit = false;
             self.departures(v, false);
+            self.failures(v.fabric);
             self.nics(v, false);
             self.allocators(v, false);
             self.sample_registers(v.fabric, t);
@@ -1099,6 +1118,7 @@ impl Tracer {
             }
         }
         self.departures(v, true);
+        self.failures(v.fabric);
         self.nics(v, true);
         self.allocators(v, true);
         self.lows();

@@ -86,6 +86,8 @@ impl Fabric {
 
     /// Make this fabric part `k` of `parts`: it evaluates only its routers from now on.
     fn make_part(&mut self, k: usize, parts: usize) {
+        // Poisoned packets and the faults' costs live with the one packet table.
+        assert!(self.faults.is_none(), "a fabric with faults runs on one thread");
         let n = self.topo.nodes() as u32;
         let p = &mut self.part;
         p.parts = parts as u32;
