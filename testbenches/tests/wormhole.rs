@@ -399,3 +399,18 @@ fn exhaustive_all_port_optimum_on_small_cubes_and_meshes() {
         assert_eq!(notes < bound, matches!(sizes.as_slice(), [2, 2] | [4, 4]), "{kind:?} {sizes:?}: notes' {notes}");
     }
 }
+
+/// docs/papers.md shows the tables `reproduce lecture-notes` writes, as this build writes them.
+#[test]
+fn docs_papers_has_this_builds_lecture_notes_tables() {
+    let docs = include_str!("../../docs/papers.md");
+    let dir = std::env::temp_dir().join(format!("flitwave-lecture-notes-docs-{}", std::process::id()));
+    testbenches::reproduce_notes::reproduce(&dir, 12).unwrap();
+    for f in ["ho-kao.md", "hypercube.md", "mesh-one-port.md", "mesh-all-port.md"] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        for line in text.lines().filter(|l| l.starts_with('|')) {
+            assert!(docs.contains(line), "docs/papers.md lacks this line of {f}: {line}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
