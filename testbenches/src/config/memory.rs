@@ -1,0 +1,162 @@
+//! What a run needs in memory at its peak, against what the machine and its limits leave.
+
+use super::*;
+
+/// More nodes than a header can address: say so, and how much memory it would take anyway.
+pub(super) fn check_addressable(spec: &FabricSpec) -> Result<(), ConfigError> {
+    let nodes = spec.nodes();
+    let max = router::Header::MAX_NODE as u128 + 1;
+    if nodes <= max {
+        return Ok(());
+    }
+    let dims = spec.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
+    Err(err(
+        "dims",
+        dims,
+        format!(
+            "a {} of {nodes} nodes would need {} of router state (this machine has {} available), \
+             and the header's 24-bit node field addresses at most {max} nodes",
+            spec.kind.name(),
+            gib(spec.bytes_needed()),
+            gib(fabric::spec::available_memory() as u128)
+        ),
+    ))
+}
+
+/// Memory the run needs at its peak, the fabric and the workload (the scoreboard's records):
+/// refuse runs that cannot fit instead of aborting in the allocator; the estimate if it fits.
+/// A run split between threads builds the fabric's state once per thread.
+pub(super) fn check_workload_memory(
+    spec: &FabricSpec,
+    workload: &Workload,
+    max_cycles: u64,
+    threads: u32,
+    positions: bool,
+) -> Result<u128, ConfigError> {
+    let (field, value, what, need) = memory_need(spec, workload, max_cycles, threads, positions)?;
+    let (avail, limit) = fabric::spec::memory_limit();
+    let avail = avail as u128;
+    if need <= avail {
+        return Ok(need);
+    }
+    // The largest size that fits: smaller dimensions, or (the workload's own bytes growing
+    // in proportion) fewer broadcasts or cycles; with a tenth to spare, as what a process
+    // already holds when it checks varies from run to run (threads, allocator arenas).
+    let room = avail * 9 / 10;
+    let fits = if field == "dims" {
+        let mut smaller = spec.clone();
+        loop {
+            match smaller.shrink() {
+                None => break "nothing".to_string(),
+                Some(s) => smaller = s,
+            }
+            match memory_need(&smaller, workload, max_cycles, threads, positions) {
+                Ok((_, v, _, n)) if n <= room => break format!("--dims {v}"),
+                _ => {}
+            }
+        }
+    } else {
+        let base = memory_need(spec, workload, 0, threads, positions).map_or(0, |x| x.3);
+        let base = if field == "active-count" { fixed_memory(spec, threads, positions) } else { base };
+        let have: u128 = value.parse().unwrap_or(0);
+        let most = if need > base { have * room.saturating_sub(base) / (need - base) } else { 0 };
+        format!("--{field} {most}")
+    };
+    Err(err(field, value, format!("{what} needs {} of memory; {limit} leaves {}; the largest that fits is {fits}", gib(need), gib(avail))))
+}
+
+/// What the process needs beside the workload: its own code and libraries and the fabric's
+/// state (once per thread).
+pub(super) fn fixed_memory(spec: &FabricSpec, threads: u32, positions: bool) -> u128 {
+    let positions = if positions { router::Routers::branch_pos_bytes(&spec.router_params(), spec.nodes() as usize) } else { 0 };
+    spec.fixed_bytes(threads, positions)
+}
+
+/// The memory a run needs at its peak: the field that sizes it, its value, what it is, and
+/// the bytes.
+pub(super) fn memory_need(
+    spec: &FabricSpec,
+    workload: &Workload,
+    max_cycles: u64,
+    threads: u32,
+    positions: bool,
+) -> Result<(&'static str, String, String, u128), ConfigError> {
+    let nodes = spec.nodes();
+    // One record per declared message (24 bytes), plus a bitset over the nodes per broadcast.
+    let record = 24u128;
+    let bitset = nodes.div_ceil(64) * 8;
+    let dims = spec.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
+    let (field, value, what, bytes) = match workload {
+        Workload::Algorithm { name, .. } if matches!(name.as_str(), "mnb-sbt" | "mnb" | "mnb-ring") => {
+            // Measured (docs/performance.md): the packets every node holds on their way
+            // through it, about 32 bytes per pair of nodes at the peak.
+            (
+                "dims",
+                dims,
+                format!("{name} on {nodes} nodes tracks {nodes} broadcasts to every node and"),
+                nodes * (record + bitset) + nodes * nodes * 32,
+            )
+        }
+        Workload::Algorithm { kbcast: Some(k), .. } => {
+            let m = k.active.len() as u128;
+            // Measured (docs/performance.md): the scoreboard's bitset per broadcast, grown
+            // by doubling, and the relays queued at the nodes.
+            let bytes = m * (4 * bitset + 64) + nodes * 3072;
+            ("active-count", m.to_string(), format!("kbcast: {m} broadcasts on {nodes} nodes"), bytes)
+        }
+        Workload::Algorithm { name, .. } if name == "multi-accumulate" => (
+            "dims",
+            dims,
+            format!("multi-accumulate on {nodes} nodes keeps a partial result per node and root and"),
+            nodes * nodes * 5 + nodes * record,
+        ),
+        Workload::Algorithm { name, .. } if name == "total-exchange" => {
+            if nodes * nodes >= 1 << 31 {
+                return Err(err("dims", dims, format!("total-exchange tracks {} messages; at most 2^31 (d <= 15)", nodes * nodes)));
+            }
+            (
+                "dims",
+                dims,
+                format!("total-exchange on {nodes} nodes tracks {} messages and", nodes * (nodes - 1)),
+                nodes * nodes / 8 + nodes * 64,
+            )
+        }
+        Workload::Algorithm { pmnb: Some(p), .. } => {
+            let pieces = p.variant.pieces(spec.sizes.len() as u32) as u128;
+            let m = p.active.len() as u128;
+            let d = spec.sizes.len() as u128;
+            // Declared pieces, the prefix state, and at the peak every node holding half the pieces.
+            let bytes = m * pieces * (record + bitset) + nodes * d * (d + 4) * 4 + nodes * m * pieces * 2;
+            ("active-count", m.to_string(), format!("a partial multinode broadcast of {m} packets on {nodes} nodes"), bytes)
+        }
+        Workload::Algorithm { dynamic: Some(dc), .. } => {
+            let d = spec.sizes.len() as u32;
+            let pieces = dc.pmnb.pieces(d) as u128;
+            let slots = dc.cycles.min(max_cycles) as f64 / spec.packet_flits as f64;
+            let packets = (dc.lambda * nodes as f64 * slots).ceil() as u128;
+            (
+                "cycles",
+                dc.cycles.to_string(),
+                format!("about {packets} broadcasts over {} slots on {nodes} nodes", slots.round()),
+                packets * pieces * (record + bitset) + nodes * d as u128 * (d as u128 + 4) * 4,
+            )
+        }
+        Workload::Algorithm { name, .. } => ("dims", dims, format!("{name} on {nodes} nodes"), record + bitset),
+        Workload::Traffic { rate, broadcast_rate, cycles, .. } => {
+            let packets = (nodes as f64 * rate * (*cycles).min(max_cycles) as f64).ceil() as u128;
+            // The scoreboard keeps every broadcast's record, bitset and timing.
+            let broadcasts = (nodes as f64 * broadcast_rate * (*cycles).min(max_cycles) as f64).ceil() as u128;
+            (
+                "cycles",
+                cycles.to_string(),
+                format!("about {packets} packets and {broadcasts} broadcasts over {cycles} cycles on {nodes} nodes"),
+                // The scoreboard forgets delivered unicast packets: below saturation their
+                // records are those in flight, a small part of the about 1.5 KiB per node of
+                // NIC, measurement and latency state (measured). Saturated sources pile
+                // packets up beyond any estimate; the allocator's exit stops them.
+                broadcasts * (record + bitset + 24) + nodes * 1536,
+            )
+        }
+    };
+    Ok((field, value, what, fixed_memory(spec, threads, positions) + bytes))
+}

@@ -1,0 +1,426 @@
+//! Scenario configuration: a TOML file and command-line flags (flags win) resolved against
+//! defaults into one [`Config`], checked field by field. Every problem is a [`ConfigError`]
+//! that names the field, the value and what is allowed.
+
+use fabric::algorithms::kbcast::{ActiveSet, Variant};
+use fabric::algorithms::pmnb::Variant as PmnbVariant;
+use fabric::algorithms::traffic::{Pattern, TrafficSpec};
+use fabric::algorithms::{self, Forwarding};
+use fabric::{FabricSpec, PortModel, Schedule, TopologyKind};
+use router::{ArbiterPolicy, InjectionVc, MulticastVa, NodeId, Pipeline, Replication, Switching, VaPolicy};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+mod memory;
+mod parse;
+mod resolve;
+mod workload;
+use memory::*;
+pub(crate) use parse::on_off;
+use parse::*;
+use workload::*;
+
+/// Bad input: exit code 2 with one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<fabric::SpecError> for ConfigError {
+    fn from(e: fabric::SpecError) -> Self {
+        ConfigError(e.to_string())
+    }
+}
+
+fn err(field: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Display) -> ConfigError {
+    let value = value.to_string();
+    let value = if value.trim().is_empty() { format!("{value:?}") } else { value.replace('\n', " ") };
+    ConfigError(format!("{field}: {value}: {allowed}").replace('\n', " "))
+}
+
+/// Bytes as GiB with one decimal (MiB below 1 GiB).
+fn gib(bytes: u128) -> String {
+    fabric::spec::bytes_text(bytes)
+}
+
+/// The fields a scenario file or the flags may set, by their flag names.
+pub const FIELDS: &[&str] = &[
+    "topology",
+    "dims",
+    "algorithm",
+    "ports",
+    "switching",
+    "router",
+    "packet-flits",
+    "buffer-flits",
+    "inject-buffer-flits",
+    "vcs",
+    "nu",
+    "root",
+    "traffic",
+    "rate",
+    "broadcast-rate",
+    "cycles",
+    "warmup",
+    "batches",
+    "seed",
+    "deadlock-avoidance",
+    "forwarding",
+    "arbiter",
+    "injection-vc",
+    "ejection-vcs",
+    "va-policy",
+    "multicast-va",
+    "replication",
+    "startup-cycles",
+    "copy-cycles-per-flit",
+    "watchdog",
+    "max-cycles",
+    "hotspot",
+    "hotspot-fraction",
+    "vcd",
+    "fst",
+    "gtkw",
+    "clock-ns",
+    "trace-nodes",
+    "trace-from",
+    "trace-to",
+    "trace-limit",
+    "stats-csv",
+    "stats",
+    "threads",
+    "schedule",
+    "variant",
+    "active",
+    "active-count",
+    "active-set",
+    "tp",
+    "cost-model",
+    "a",
+    "b",
+    "rho",
+    "message-bytes",
+    "fill",
+    "load",
+    "pmnb",
+    "json",
+    "quiet",
+    "fault",
+    "link-failure-rate",
+];
+
+/// The fields that are switches (on/off), the only ones a scenario may give as a TOML boolean.
+const SWITCHES: &[&str] = &["deadlock-avoidance", "quiet"];
+
+/// Raw settings: field name → value text, with where it came from (for messages).
+#[derive(Clone, Debug, Default)]
+pub struct Raw {
+    pub values: BTreeMap<String, String>,
+}
+
+impl Raw {
+    /// Read a scenario file. Keys may be written with `-` or `_`.
+    pub fn from_toml_file(path: &Path) -> Result<Raw, ConfigError> {
+        let text = crate::input::read_text(path)
+            .map_err(|e| err("scenario", path.display(), format!("a scenario TOML file (cannot read it: {e})")))?;
+        Raw::from_toml_str(&text, &path.display().to_string())
+    }
+
+    pub fn from_toml_str(text: &str, name: &str) -> Result<Raw, ConfigError> {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| toml_error("scenario", "malformed TOML: ", text, name, &e))?;
+        let mut raw = Raw::default();
+        let mut spelled: BTreeMap<String, String> = BTreeMap::new();
+        for (k, v) in table {
+            let key = k.replace('_', "-");
+            if !FIELDS.contains(&key.as_str()) {
+                return Err(err(
+                    "scenario",
+                    format!("{}: {k}", key_location(text, name, &k)),
+                    format!("unknown field; the fields are {}", FIELDS.join(", ")),
+                ));
+            }
+            if let Some(first) = spelled.insert(key.clone(), k.clone()) {
+                return Err(err("scenario", format!("{name}: {first} and {k}"), format!("{key} is given twice; keep one")));
+            }
+            let s = match &v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                // Only switches take a boolean (`deadlock_avoidance = false`).
+                toml::Value::Boolean(b) if SWITCHES.contains(&key.as_str()) => if *b { "on" } else { "off" }.to_string(),
+                toml::Value::Array(a) if key == "fault" => {
+                    let mut lines = Vec::new();
+                    for x in a {
+                        match x {
+                            toml::Value::String(f) => lines.push(f.clone()),
+                            other => return Err(err("fault", other.to_string(), "a fault is a string like \"link 5.0 at 100\"")),
+                        }
+                    }
+                    lines.join("\n")
+                }
+                toml::Value::Array(a) if key == "dims" || key == "root" => {
+                    let parts: Vec<String> = a.iter().map(|x| x.to_string()).collect();
+                    parts.join(if key == "dims" { "x" } else { "," })
+                }
+                toml::Value::Boolean(b) => {
+                    return Err(err(&key, b, format!("{}: expected a string or a number, not a boolean", key_location(text, name, &k))));
+                }
+                other => return Err(err(&key, other.to_string(), "expected a string or a number")),
+            };
+            raw.values.insert(key, s);
+        }
+        Ok(raw)
+    }
+
+    /// Later settings (flags) override earlier ones (the file).
+    pub fn overlay(&mut self, other: Raw) {
+        self.values.extend(other.values);
+    }
+
+    pub(crate) fn get(&self, k: &str) -> Option<&str> {
+        self.values.get(k).map(|s| s.as_str())
+    }
+}
+
+/// One line for a TOML syntax or type error: `field: file:line:col: what message`.
+pub fn toml_error(field: &str, what: &str, text: &str, name: &str, e: &toml::de::Error) -> ConfigError {
+    let msg = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let mut start = span.start.min(text.len());
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let before = &text[..start];
+            let line = before.matches('\n').count() + 1;
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let col = before[line_start..].chars().count() + 1;
+            // The key whose value is wrong, when the line is `key = value`.
+            let line_text = text[line_start..].lines().next().unwrap_or("");
+            let key = line_text
+                .split_once('=')
+                .map(|(k, _)| k.trim())
+                .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+            let at = key.map_or(String::new(), |k| format!("{k}: "));
+            let hint = if msg.contains("too large") || msg.contains("too small") {
+                " (TOML integers are 64-bit signed; write a larger value as a string)"
+            } else {
+                ""
+            };
+            ConfigError(format!("{field}: {name}:{line}:{col}: {at}{what}{msg}{hint}").replace('\n', " "))
+        }
+        None => ConfigError(format!("{field}: {name}: {what}{msg}").replace('\n', " ")),
+    }
+}
+
+/// `file:line` of a top-level key (for messages), or just `file` if it cannot be found.
+fn key_location(text: &str, name: &str, key: &str) -> String {
+    let line = text.lines().position(|l| {
+        let l = l.trim_start();
+        let rest = l.strip_prefix(key).or_else(|| l.strip_prefix(&format!("\"{key}\""))).or_else(|| l.strip_prefix(&format!("'{key}'")));
+        rest.is_some_and(|r| r.trim_start().starts_with('='))
+    });
+    match line {
+        Some(i) => format!("{name}:{}", i + 1),
+        None => name.to_string(),
+    }
+}
+
+/// A router description file (`--router FILE.toml`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RouterFile {
+    /// Base preset: "ideal", "realistic" or "booksim" (default ideal).
+    preset: Option<String>,
+    rc_delay: Option<u32>,
+    va_delay: Option<u32>,
+    link_latency: Option<u32>,
+    credit_delay: Option<u32>,
+    inject_latency: Option<u32>,
+}
+
+/// What a run does.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Workload {
+    Algorithm {
+        name: String,
+        forwarding: Forwarding,
+        root: u32,
+        root_coords: Vec<u32>,
+        /// K simultaneous broadcasts (kbcast): who broadcasts, and how.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        kbcast: Option<KbcastConfig>,
+        /// Partial multinode broadcast (pmnb-1, -2, -3): who broadcasts.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pmnb: Option<PmnbConfig>,
+        /// The dynamic broadcasting scheme.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        dynamic: Option<DynamicConfig>,
+    },
+    Traffic {
+        pattern: Pattern,
+        /// Packets per node per cycle (0: broadcasts only).
+        rate: f64,
+        /// Broadcasts per node per cycle, each from its source to every other node on the
+        /// source's broadcast tree (0: none).
+        broadcast_rate: f64,
+        /// How the broadcasts are forwarded: re-sent by the nodes or replicated by the routers.
+        forwarding: Forwarding,
+        /// Flits per node per cycle offered.
+        offered_flits: f64,
+        cycles: u64,
+        /// Cycles before the measurement window `[warmup, cycles)` ([`fabric::measure`]).
+        warmup: u64,
+        /// Batches of the window for the latency confidence interval.
+        batches: u32,
+        hotspot: u32,
+        hotspot_fraction: f64,
+    },
+}
+
+/// The settings of `kbcast`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KbcastConfig {
+    pub variant: Variant,
+    /// The broadcasting nodes, ascending.
+    pub active: Vec<u32>,
+    /// How they were chosen (explicit list, or a kind of set with --active-count).
+    pub active_set: String,
+    /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
+    pub tp: f64,
+    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
+    pub tp_cycles: u32,
+}
+
+/// The settings of `pmnb-1`, `pmnb-2`, `pmnb-3`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PmnbConfig {
+    pub variant: PmnbVariant,
+    /// The active nodes, ascending.
+    pub active: Vec<u32>,
+    pub active_set: String,
+    /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
+    pub tp: f64,
+    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
+    pub tp_cycles: u32,
+}
+
+/// The settings of `dynamic`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DynamicConfig {
+    /// The PMNB each period runs: pmnb-2 or pmnb-3.
+    pub pmnb: PmnbVariant,
+    /// The hypercube utilization factor ρ = λ(N − 1)/d (eq. 17).
+    pub load: f64,
+    /// Broadcast requests per node per slot.
+    pub lambda: f64,
+    /// Arrivals during [0, cycles); the periods under way then finish, and the backlog
+    /// drains for at most as long again.
+    pub cycles: u64,
+    /// Delays are averaged over arrivals from this cycle on (a tenth of the window).
+    pub warmup_cycles: u64,
+    pub tp: f64,
+    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
+    pub tp_cycles: u32,
+}
+
+/// The whole resolved configuration of a run (it is echoed in the JSON result).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Config {
+    pub topology: TopologyKind,
+    pub dims: Vec<u32>,
+    pub nodes: u64,
+    pub workload: Workload,
+    pub ports: String,
+    pub switching: Switching,
+    /// "ideal", "realistic", "booksim" or the router file's path.
+    pub router: String,
+    pub pipeline: Pipeline,
+    pub arbiter: ArbiterPolicy,
+    /// Which injection VC a NIC channel starts a new packet in.
+    pub injection_vc: InjectionVc,
+    /// VCs of each ejection port.
+    pub ejection_vcs: u8,
+    /// Which free output VC a head is offered first.
+    pub va_policy: VaPolicy,
+    /// VC allocation of replicated multi-flit packets (runs with `--forwarding router` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multicast_va: Option<MulticastVa>,
+    /// Replication of multi-flit packets to their branches (runs with `--forwarding router` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replication: Option<Replication>,
+    pub packet_flits: u16,
+    /// Depth of the network input VCs (fed by links), flits.
+    pub buffer_flits: u16,
+    /// Depth of the injection VCs (fed by the node's NIC), flits.
+    pub inject_buffer_flits: u16,
+    pub vcs: u8,
+    pub nu: u8,
+    pub seed: u64,
+    pub deadlock_avoidance: bool,
+    pub startup_cycles: u64,
+    pub copy_cycles_per_flit: u64,
+    pub watchdog_cycles: u64,
+    pub max_cycles: u64,
+    /// Threads the run is split between (programs that allow it: see [`crate::run::check_threads`];
+    /// results do not depend on it).
+    pub threads: u32,
+    /// Which routers the kernel visits each cycle: busy (those with work) or all (every
+    /// router, every allocation run; for checking). Results do not depend on it.
+    pub schedule: Schedule,
+    /// How much of the statistics the report carries: summary (network-wide per port class)
+    /// or full (also per VC, per link, per router).
+    pub stats: traces::stats::Detail,
+    pub outputs: Outputs,
+    #[serde(skip)]
+    pub port_model: PortModel,
+    /// The Seidel 1993 cost model (st, bst, rh, st-simple, bst-simple).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost_model::CostConfig>,
+    /// The faults ([`fabric::faults`]): those given and those drawn by `link_failure_rate`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_failure_rate: Option<f64>,
+    #[serde(skip)]
+    pub fault_list: Vec<fabric::faults::Fault>,
+    /// Bytes the run is estimated to need at its peak (checked against the memory limits).
+    #[serde(skip)]
+    pub memory_estimate: u128,
+}
+
+/// Files a run writes besides its JSON result.
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct Outputs {
+    pub vcd: Option<String>,
+    pub fst: Option<String>,
+    pub gtkw: Option<String>,
+    /// Clock period, ns (a whole number of ps).
+    pub clock_ns: f64,
+    /// Nodes traced (all if absent).
+    pub trace_nodes: Option<Vec<u32>>,
+    pub trace_from: u64,
+    pub trace_to: Option<u64>,
+    /// Stop tracing once a waveform file reaches this many bytes.
+    pub trace_limit_bytes: Option<u64>,
+    pub stats_csv: Option<String>,
+    /// Say each waveform's estimated size on standard error before the run (not `--quiet`).
+    #[serde(skip)]
+    pub announce: bool,
+}
+
+impl Outputs {
+    pub fn tracing(&self) -> bool {
+        self.vcd.is_some() || self.fst.is_some()
+    }
+    /// The clock period in ps.
+    pub fn clock_ps(&self) -> u64 {
+        (self.clock_ns * 1000.0).round() as u64
+    }
+}
