@@ -96,10 +96,53 @@ fn the_estimate_is_within_25_percent_of_peak_rss() {
         &["run", "--dims", "14"][..],
         &["run", "--topology", "mesh", "--dims", "128x128"],
         &["run", "--dims", "12", "--algorithm", "kbcast", "--active-count", "4096"],
+        &["run", "--dims", "10", "--algorithm", "total-exchange"],
+        &["run", "--dims", "10", "--algorithm", "multi-accumulate"],
+        &["run", "--dims", "11", "--algorithm", "pmnb-2", "--active-count", "1024"],
     ] {
         let (rss, est) = peak_and_estimate(args);
         assert!(rss > 1e6, "{args:?}: measured {rss}");
         let ratio = rss / est;
         assert!((0.75..=1.25).contains(&ratio), "{args:?}: peak RSS {rss:.0} B, estimate {est:.0} B, ratio {ratio:.2}");
+    }
+}
+
+/// The table of docs/performance.md ("Memory estimate"): peak RSS against the estimate
+/// over more sizes and workloads (`cargo test -p testbenches --test memory -- --ignored
+/// --nocapture estimate_table`).
+#[test]
+#[ignore]
+fn estimate_table() {
+    let rows: &[&[&str]] = &[
+        &["run", "--dims", "12"],
+        &["run", "--dims", "16"],
+        &["run", "--topology", "mesh", "--dims", "256x256"],
+        &["run", "--dims", "12", "--algorithm", "kbcast", "--active-count", "4096"],
+        &["run", "--dims", "11", "--algorithm", "mnb"],
+        &["run", "--dims", "12", "--algorithm", "mnb"],
+        &["run", "--dims", "11", "--algorithm", "mnb-sbt"],
+        &["run", "--dims", "10", "--algorithm", "total-exchange"],
+        &["run", "--dims", "11", "--algorithm", "total-exchange"],
+        &["run", "--dims", "9", "--algorithm", "total-exchange"],
+        &["run", "--dims", "10", "--algorithm", "multi-accumulate"],
+        &["run", "--dims", "11", "--algorithm", "multi-accumulate"],
+        &["run", "--dims", "11", "--algorithm", "pmnb-1", "--active-count", "1024"],
+        &["run", "--dims", "12", "--algorithm", "pmnb-1", "--active-count", "256"],
+        &["run", "--dims", "11", "--algorithm", "pmnb-2", "--active-count", "1024"],
+        &["run", "--dims", "12", "--algorithm", "pmnb-2", "--active-count", "256"],
+        &["run", "--dims", "11", "--algorithm", "pmnb-3", "--active-count", "1024"],
+        &["run", "--dims", "12", "--algorithm", "pmnb-3", "--active-count", "256"],
+        &["run", "--dims", "12", "--algorithm", "pmnb-1", "--active-count", "1024"],
+        &["run", "--dims", "12", "--algorithm", "pmnb-2", "--active-count", "1024"],
+        &["run", "--dims", "12", "--algorithm", "pmnb-3", "--active-count", "1024"],
+        &["run", "--dims", "8", "--algorithm", "dynamic", "--load", "0.5", "--cycles", "20000"],
+        &["run", "--dims", "14", "--threads", "2"],
+        &["run", "--topology", "mesh", "--dims", "64x64", "--traffic", "uniform", "--rate", "0.02", "--cycles", "2000"],
+    ];
+    println!("| run (ARGS) | peak RSS | estimate | peak / estimate |\n|---|---|---|---|");
+    for args in rows {
+        let (rss, est) = peak_and_estimate(args);
+        let mib = |b: f64| b / (1u64 << 20) as f64;
+        println!("| `{}` | {:.1} MiB | {:.1} MiB | {:.2} |", args[1..].join(" "), mib(rss), mib(est), rss / est);
     }
 }

@@ -108,7 +108,8 @@ pub(super) fn memory_need(
             "dims",
             dims,
             format!("multi-accumulate on {nodes} nodes keeps a partial result per node and root and"),
-            nodes * nodes * 5 + nodes * record,
+            // Measured (docs/performance.md): about 42 bytes per pair of nodes at the peak.
+            nodes * nodes * 42 + nodes * record,
         ),
         Workload::Algorithm { name, .. } if name == "total-exchange" => {
             if nodes * nodes >= 1 << 31 {
@@ -118,19 +119,29 @@ pub(super) fn memory_need(
                 "dims",
                 dims,
                 format!("total-exchange on {nodes} nodes tracks {} messages and", nodes * (nodes - 1)),
-                nodes * nodes / 8 + nodes * 64,
+                // Measured (docs/performance.md): a message's record, packet and place in a
+                // queue, about 84 bytes per pair of nodes at the peak.
+                nodes * nodes * 84 + nodes * 64,
             )
         }
         Workload::Algorithm { pmnb: Some(p), .. } => {
-            let pieces = p.variant.pieces(spec.sizes.len() as u32) as u128;
+            let pieces = p.variant.pieces(spec.sizes[0]) as u128;
             let m = p.active.len() as u128;
-            let d = spec.sizes.len() as u128;
-            // Declared pieces, the prefix state, and at the peak every node holding half the pieces.
-            let bytes = m * pieces * (record + bitset) + nodes * d * (d + 4) * 4 + nodes * m * pieces * 2;
+            let d = spec.sizes[0] as u128; // the hypercube's dimension
+            // Declared pieces, the prefix and phase state (16 bytes per node and d^2), and
+            // what every node holds of the packets at the peak, measured
+            // (docs/performance.md): 38 bytes per node and packet for PMNB I, 20 for PMNB II's
+            // mini-packets, 4 for PMNB III.
+            let per = match p.variant {
+                fabric::algorithms::pmnb::Variant::One => 38,
+                fabric::algorithms::pmnb::Variant::Two => 20,
+                fabric::algorithms::pmnb::Variant::Three => 4,
+            };
+            let bytes = m * pieces * (record + bitset) + nodes * d * d * 16 + nodes * m * per;
             ("active-count", m.to_string(), format!("a partial multinode broadcast of {m} packets on {nodes} nodes"), bytes)
         }
         Workload::Algorithm { dynamic: Some(dc), .. } => {
-            let d = spec.sizes.len() as u32;
+            let d = spec.sizes[0]; // the hypercube's dimension
             let pieces = dc.pmnb.pieces(d) as u128;
             let slots = dc.cycles.min(max_cycles) as f64 / spec.packet_flits as f64;
             let packets = (dc.lambda * nodes as f64 * slots).ceil() as u128;
