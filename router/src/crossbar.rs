@@ -12,8 +12,10 @@ use crate::flit::Flit;
 use crate::input_unit::{ASYNC, GRANTED, ROUTED};
 use crate::output_unit::FREE;
 use crate::port_set::PortSet;
-use crate::router::{Departure, Filing, Routers, Width};
+use crate::router::{Departure, Routers};
+use crate::stages::Filing;
 use crate::vc_set::VcBits;
+use crate::work::Width;
 
 impl Routers {
     /// The VCs that could be read through the crossbar now: not popped this cycle, and read

@@ -6,9 +6,11 @@
 //! [`output_unit`] (output VCs and credits), [`arbiter`], and the delay lines between
 //! routers and stages ([`wheel`]: links, credit return, RC and VA delays).
 //!
-//! The state of every router of a fabric lives in flat vectors in [`Routers`]; a cycle
-//! evaluates every router stage by stage ([`router`]), so results never depend on the order
-//! routers are visited in, nor on which ones the kernel chooses to visit ([`Schedule`]).
+//! The state of every router of a fabric lives in flat vectors in [`Routers`] ([`router`]); a
+//! cycle evaluates every router stage by stage (`stages.rs`, with the work registers of
+//! `work.rs`), so results never depend on the order routers are visited in, nor on which ones
+//! the kernel chooses to visit ([`Schedule`]). What probes read is in `views.rs`, a fabric
+//! split between threads in `split.rs`.
 
 pub mod arbiter;
 mod crossbar;
@@ -21,10 +23,14 @@ pub mod params;
 pub mod port_set;
 pub mod route_compute;
 pub mod router;
+mod split;
+mod stages;
 mod switch_allocator;
 mod vc_allocator;
 pub mod vc_set;
+mod views;
 mod wheel;
+mod work;
 
 pub use arbiter::{Arbiter, VcSet};
 pub use flit::{Flit, FlitFlags, Header, RouteKind};

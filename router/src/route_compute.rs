@@ -12,8 +12,9 @@ use crate::ids::{NodeId, PacketId, PortId};
 use crate::input_unit::{ASYNC, Branches, LOCAL_OUT, MULTI_OUT, ROUTED};
 use crate::params::Replication;
 use crate::port_set::PortSet;
-use crate::router::{Routers, Width};
+use crate::router::Routers;
 use crate::wheel::vcr;
+use crate::work::Width;
 
 /// What route computation decides for a head flit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,8 +16,10 @@ use crate::ids::NodeId;
 use crate::input_unit::ASYNC;
 use crate::params::Switching;
 use crate::port_set::PortSet;
-use crate::router::{Ejection, Filing, Routers, Width};
+use crate::router::{Ejection, Routers};
+use crate::stages::Filing;
 use crate::vc_set::{VcBits, members};
+use crate::work::Width;
 
 impl Routers {
     /// Switch allocation on the ejection channels of router `r` in cycle `t`, and ejection:

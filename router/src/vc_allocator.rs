@@ -14,8 +14,9 @@
 use crate::input_unit::{GRANTED, VA_OPEN};
 use crate::output_unit::FREE;
 use crate::port_set::PortSet;
-use crate::router::{Routers, Width};
+use crate::router::Routers;
 use crate::vc_set::members;
+use crate::work::Width;
 
 impl Routers {
     /// Give each free output VC of router `r`'s network ports to one requester routed there

@@ -1,0 +1,103 @@
+//! A fabric split between threads: which routers this part runs, the flits and credits that
+//! cross to and from the other parts, and joining the parts after the run.
+
+use crate::flit::Flit;
+use crate::ids::NodeId;
+use crate::router::Routers;
+use crate::wheel::vcr;
+
+impl Routers {
+    /// Run only routers `lo..hi` (one part of a fabric split between threads).
+    pub fn set_part(&mut self, lo: usize, hi: usize) {
+        (self.lo, self.hi) = (lo as u32, hi as u32);
+        self.popped_at = vec![u64::MAX; self.inputs.vcs.len()];
+    }
+
+    /// Is router [`vcr`] `x`'s another part's?
+    #[inline(always)]
+    pub(crate) fn remote(&self, x: u32) -> bool {
+        let r = x >> 7;
+        r < self.lo || r >= self.hi
+    }
+
+    /// Per input VC fed from another part: a flit left it in cycle `t`.
+    #[inline(always)]
+    pub(crate) fn popped_remote(&mut self, iv: usize, t: u64) {
+        self.popped_at[iv] = t;
+    }
+
+    /// A flit another part sent in cycle `sent` into input VC `l` of this part's router `r`
+    /// (its packet id already this part's), taken in after this part's cycle `now` (`sent`,
+    /// or `sent + 1` when the parts meet every other cycle: the flit cannot be read before
+    /// `sent + 2`, and the statistics are made those of a write in time).
+    pub fn receive_flit(&mut self, r: usize, l: usize, flit: Flit, sent: u64, now: u64) {
+        let iv = r * self.npv + l;
+        if sent == now {
+            self.count_in(iv, sent);
+        } else {
+            debug_assert!(sent + 1 == now && self.link_latency >= 2, "a flit of cycle {sent} taken in after cycle {now}");
+            self.inputs.count_up_late(iv, sent + 1, self.popped_at[iv] == now);
+            self.flits += 1;
+        }
+        let at = sent + self.link_latency;
+        self.wheel.slot(at).arrivals.push((vcr(r, l), flit));
+    }
+
+    /// A credit for output VC `k` (`port * vcs + vc`) of this part's router `r`, for a slot
+    /// another part freed in cycle `freed`.
+    pub fn receive_credit(&mut self, r: usize, k: usize, freed: u64) {
+        let at = freed + 1 + self.credit_delay;
+        self.credit_sent(vcr(r, k), at);
+        self.wheel.slot(at).credits.push(vcr(r, k));
+    }
+
+    /// Take routers `routers` (all their state, flits and credits on their way included)
+    /// from `theirs`, a copy of this fabric's routers that ran them while these did not (the
+    /// parts of a fabric split between threads, joined after the run).
+    pub fn copy_routers_from(&mut self, theirs: &mut Routers, routers: std::ops::Range<usize>) {
+        let (npv, np) = (self.npv, self.np);
+        let epoch = self.inputs.hist_epoch.max(theirs.inputs.hist_epoch);
+        for x in [&mut self.inputs, &mut theirs.inputs] {
+            if x.hist_epoch != epoch {
+                x.rebase_hist(epoch);
+            }
+        }
+        self.inputs.copy_vcs_from(&theirs.inputs, routers.start * npv..routers.end * npv);
+        self.outputs.copy_ports_from(
+            &theirs.outputs,
+            routers.start * np..routers.end * np,
+            self.nv,
+            routers.start * self.nk..routers.end * self.nk,
+        );
+        let inj = routers.start * self.nk..routers.end * self.nk;
+        self.inj_vc[inj.clone()].copy_from_slice(&theirs.inj_vc[inj]);
+        self.mc_arb[routers.clone()].copy_from_slice(&theirs.mc_arb[routers.clone()]);
+        for op in routers.start * np..routers.end * np {
+            self.sent[op] = theirs.sent[op];
+        }
+        let own = (routers.start as u32)..(routers.end as u32);
+        self.wheel.join(&theirs.wheel, |x| own.contains(&(x >> 7)));
+        self.flits = self.inputs.vcs.iter().map(|c| c.occ as u64).sum();
+        if self.narrow() {
+            self.w64[routers.clone()].copy_from_slice(&theirs.w64[routers.clone()]);
+            if !theirs.m64.is_empty() {
+                self.start_multicast();
+                self.m64[routers.clone()].copy_from_slice(&theirs.m64[routers.clone()]);
+            }
+        } else {
+            self.w128[routers.clone()].copy_from_slice(&theirs.w128[routers.clone()]);
+            if !theirs.m128.is_empty() {
+                self.start_multicast();
+                self.m128[routers.clone()].copy_from_slice(&theirs.m128[routers.clone()]);
+            }
+        }
+        for r in routers {
+            if theirs.has_work(NodeId(r as u32)) {
+                self.set_net_work(r);
+                self.set_ej_work(r);
+            }
+        }
+        self.hops += theirs.hops;
+        self.tails += theirs.tails;
+    }
+}

@@ -1,0 +1,454 @@
+//! The cycle's stages, in the order the module doc of [`crate::router`] draws them, and which
+//! routers each visits: under [`Schedule::Busy`] those with work in its set, under
+//! [`Schedule::All`] every router, its work registers rebuilt first ([`Routers::refresh`]).
+
+use crate::flit::Flit;
+use crate::ids::NodeId;
+use crate::output_unit::FREE;
+use crate::params::Switching;
+use crate::route_compute::RouterEnv;
+use crate::router::{Ejection, Routers, Schedule};
+use crate::vc_set::members;
+use crate::wheel::{Slot, unvcr, vcr};
+use crate::work::{EJ_DIRTY, MC_DIRTY, VA_DIRTY, Width, Work};
+
+/// The slots of the delay lines a stage files into while it runs: the arrivals of the flits
+/// it sends (all `link_latency` on) and the credits for the slots it frees (all
+/// `1 + credit_delay` on).
+pub(crate) struct Filing {
+    pub arrivals: Vec<(u32, Flit)>,
+    pub credits: Vec<u32>,
+}
+
+impl Routers {
+    /// Rebuild router `r`'s work registers from its VCs' state in cycle `t`, every allocation
+    /// to run ([`Schedule::All`]); an unrouted head at a front is routed.
+    fn refresh<S: Width, E: RouterEnv>(&mut self, r: usize, t: u64, env: &E) {
+        for l in 0..self.npv {
+            let c = self.inputs.vcs[r * self.npv + l];
+            if !c.routed() && c.len > 0 {
+                self.route_front::<S, E>(r, l, t, env);
+            }
+        }
+        let mut full = 0u64;
+        for ch in 0..self.nk {
+            let e = (r * self.nk + ch) * self.ejv;
+            if self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE) {
+                full |= 1 << ch;
+            }
+        }
+        let s1 = &S::w(self)[r];
+        let (s1_read, s1_at) = (s1.s1_read, s1.s1_at);
+        S::w_mut(self)[r] = Work { ej_full: full, s1_read, s1_at, dirty: VA_DIRTY | EJ_DIRTY | MC_DIRTY, ..Work::default() };
+        if self.has_mc::<S>() {
+            let m = &mut S::m_mut(self)[r];
+            (m.mc_bid, m.mc_ej, m.mc_req) = (S::ZERO, S::ZERO, S::ZERO);
+        }
+        for l in 0..self.npv {
+            let iv = r * self.npv + l;
+            let c = self.inputs.vcs[iv];
+            if !c.routed() {
+                continue;
+            }
+            let b = self.branches_of(iv);
+            if !b.pending.difference(b.granted).is_empty() && c.va_may_start(t) {
+                self.va_join::<S>(r, l);
+            }
+            self.check_bid::<S>(r, l, t);
+        }
+        self.set_net_work(r);
+        self.set_ej_work(r);
+    }
+
+    /// Start cycle `t`: everything due by `t` happens (flits become readable, credits
+    /// visible, VCs become requesters and bidders), and heads that reached the front in the
+    /// previous cycle are routed.
+    pub fn begin_cycle<E: RouterEnv>(&mut self, t: u64, env: &E) {
+        if self.narrow() { self.begin_cycle_in::<u64, E>(t, env) } else { self.begin_cycle_in::<u128, E>(t, env) }
+    }
+
+    fn begin_cycle_in<S: Width, E: RouterEnv>(&mut self, t: u64, env: &E) {
+        self.visited.fill(0);
+        if t - self.inputs.hist_epoch >= self.inputs.hist_span {
+            self.inputs.rebase_hist(t);
+        }
+        while let Some(c) = self.wheel.next_due(t) {
+            let slot = self.wheel.take(c);
+            self.take_slot::<S, E>(&slot, c, env);
+            self.wheel.put_back(c, slot);
+        }
+        if !self.rc_next.is_empty() {
+            std::mem::swap(&mut self.rc_next, &mut self.rc_now);
+            for i in 0..self.rc_now.len() {
+                let (r, l) = unvcr(self.rc_now[i]);
+                self.route_front::<S, E>(r, l, t, env);
+            }
+            self.rc_now.clear();
+        }
+        if self.schedule == Schedule::All {
+            for r in self.lo as usize..self.hi as usize {
+                self.refresh::<S, E>(r, t, env);
+            }
+        }
+    }
+
+    /// What slot `slot` of cycle `c` holds happens.
+    #[inline]
+    fn take_slot<S: Width, E: RouterEnv>(&mut self, slot: &Slot, c: u64, env: &E) {
+        for &x in &slot.credits {
+            let (r, k) = unvcr(x);
+            if self.log {
+                self.in_flight[r * self.npv + k] -= 1;
+            }
+            let o = &mut self.outputs.ovs[r * self.npv + k];
+            o.credits += 1;
+            debug_assert!(o.credits <= self.depth, "output VC {k} of router {r} has more credits than the downstream buffer holds");
+        }
+        for &(x, flit) in &slot.arrivals {
+            let (r, l) = unvcr(x);
+            self.arrive::<S, E>(r, l, flit, c, env);
+        }
+        for &x in &slot.va_joins {
+            let (r, l) = unvcr(x);
+            self.va_join::<S>(r, l);
+        }
+        for &x in &slot.sa_joins {
+            let (r, l) = unvcr(x);
+            self.check_bid::<S>(r, l, c);
+        }
+    }
+
+    /// A flit becomes readable in input VC `l` of router `r` in cycle `t`.
+    #[inline]
+    fn arrive<S: Width, E: RouterEnv>(&mut self, r: usize, l: usize, flit: Flit, t: u64, env: &E) {
+        if self.inputs.write(r * self.npv + l, flit) {
+            self.front_arrived::<S, E>(r, l, t, env);
+        } else if self.switching == Switching::StoreAndForward || self.inputs.vcs[r * self.npv + l].multicast() {
+            // A store-and-forward head may bid once its whole packet is in; a replicated
+            // packet's branches may go on.
+            self.check_bid::<S>(r, l, t);
+        }
+    }
+
+    /// Input VC `l` of router `r` was empty and has a flit at its front in cycle `t`.
+    #[inline]
+    pub(crate) fn front_arrived<S: Width, E: RouterEnv>(&mut self, r: usize, l: usize, t: u64, env: &E) {
+        if !self.inputs.vcs[r * self.npv + l].routed() {
+            self.route_front::<S, E>(r, l, t, env);
+        } else {
+            self.check_bid::<S>(r, l, t);
+        }
+    }
+
+    /// Does a stage visit just the routers with work, in id order (with no probe to tell)?
+    /// Then it walks its set of them itself (a loop over the set's words, the router's
+    /// evaluation inlined in it); otherwise [`Routers::visit`].
+    #[inline(always)]
+    fn busy_in_order(&self) -> bool {
+        self.schedule == Schedule::Busy && self.order.is_none() && !self.log
+    }
+
+    /// Visit the routers a stage works on: those whose bit is set in `work` (all of them
+    /// under [`Schedule::All`]), in id order or the order set, calling `each`; a router
+    /// whose work is done leaves the set (`each` returns false).
+    #[inline(always)]
+    fn visit(&mut self, network: bool, mut each: impl FnMut(&mut Routers, usize) -> bool) {
+        if self.log {
+            let set = if network { &self.net_work } else { &self.ej_work };
+            for (v, w) in self.visited.iter_mut().zip(set) {
+                *v |= w;
+            }
+            if self.schedule == Schedule::All {
+                self.visited.fill(!0);
+            }
+        }
+        let mut list = std::mem::take(&mut self.visit);
+        list.clear();
+        let all = self.schedule == Schedule::All;
+        let set = if network { &self.net_work } else { &self.ej_work };
+        let wanted = |r: usize| all || set[r >> 6] & (1 << (r & 63)) != 0;
+        match &self.order {
+            Some(perm) => list.extend(perm.iter().copied().filter(|&r| (self.lo..self.hi).contains(&r) && wanted(r as usize))),
+            None => list.extend((self.lo..self.hi).filter(|&r| wanted(r as usize))),
+        }
+        for &r in &list {
+            let r = r as usize;
+            if !each(self, r) {
+                let set = if network { &mut self.net_work } else { &mut self.ej_work };
+                set[r >> 6] &= !(1 << (r & 63));
+            }
+        }
+        self.visit = list;
+    }
+
+    /// Stage 1 of cycle `t` in every router with work there: ejection-VC allocation and
+    /// ejection. Ejected flits are appended to `ejected` with their router.
+    pub fn eject_stage(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
+        if self.narrow() { self.eject_stage_in::<u64>(t, ejected) } else { self.eject_stage_in::<u128>(t, ejected) }
+    }
+
+    fn eject_stage_in<S: Width>(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
+        let mut filing = self.open_filing(t);
+        if self.busy_in_order() {
+            for wi in 0..self.ej_work.len() {
+                let mut m = self.ej_work[wi];
+                while m != 0 {
+                    let r = wi * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if !self.eject_router::<S>(r, t, ejected, &mut filing.credits) {
+                        self.ej_work[wi] &= !(1 << (r & 63));
+                    }
+                }
+            }
+        } else {
+            self.visit(false, |rs, r| rs.eject_router::<S>(r, t, ejected, &mut filing.credits));
+        }
+        self.close_filing(t, filing);
+    }
+
+    /// Stage 1 in router `r`: atomic multicast allocation, ejection-VC allocation (each only
+    /// when it can grant), then ejection. True while it has work there.
+    #[inline(always)]
+    fn eject_router<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) -> bool {
+        self.eject_router_once::<S>(r, t, ejected, credits);
+        let w = &S::w(self)[r];
+        !(w.ejbid.is_empty() && w.dirty & (EJ_DIRTY | MC_DIRTY) == 0 && self.mc_ej::<S>(r).is_empty())
+    }
+
+    /// [`Routers::eject_router`]'s work.
+    #[inline(always)]
+    fn eject_router_once<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) {
+        let dirty = S::w(self)[r].dirty;
+        if dirty & (EJ_DIRTY | MC_DIRTY) != 0 {
+            S::w_mut(self)[r].dirty &= !(EJ_DIRTY | MC_DIRTY);
+            if dirty & MC_DIRTY != 0 && self.has_mc::<S>() {
+                let want = S::m(self)[r].mc_req;
+                if !want.is_empty() {
+                    self.allocate_multicast::<S>(r, t, want);
+                }
+            }
+            if !S::w(self)[r].ej_req.is_empty() && !S::w(self)[r].ej_full & self.all_channels != 0 {
+                self.allocate_ejection::<S>(r, t);
+            }
+        }
+        if S::w(self)[r].ejbid.is_empty() && self.mc_ej::<S>(r).is_empty() {
+            return;
+        }
+        self.clear_scratch::<S>();
+        self.eject::<S>(r, t, ejected, credits);
+        let read = S::load(self.scratch.read);
+        if !read.is_empty() {
+            let w = &mut S::w_mut(self)[r];
+            (w.s1_read, w.s1_at) = (read, t);
+            if self.has_mc::<S>() {
+                S::m_mut(self)[r].s1_popped = S::load(self.scratch.popped);
+            }
+        }
+    }
+
+    /// The injection VC of channel `ch` of router `r` the NIC writes `flit` into now, if one
+    /// has room: a head starts its packet in a VC chosen by [`InjectionVc`]
+    /// (crate::InjectionVc), the flits behind it follow into the same VC.
+    #[inline]
+    fn injection_vc(&self, r: usize, ch: usize, flit: Flit) -> Option<usize> {
+        let (base, cur) = (r * self.npv + (self.nnet + ch) * self.nv, self.inj_vc[r * self.nk + ch] as usize);
+        let room = |vc: usize| self.inputs.vcs[base + vc].occ < self.inj_depth;
+        if !flit.is_head() || self.params.injection == crate::params::InjectionVc::Vc0 {
+            return room(cur).then_some(cur);
+        }
+        (1..=self.nv).map(|k| (cur + k) % self.nv).find(|&vc| room(vc))
+    }
+
+    /// The NIC writes a flit into injection channel `ch` of router `r` in cycle `t`,
+    /// readable from `t + inject_latency`. False when no VC it may go into has room. Heads
+    /// written with no latency are routed by [`Routers::after_injection`].
+    pub fn inject(&mut self, r: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
+        let Some(vc) = self.injection_vc(r.idx(), ch, flit) else {
+            return false;
+        };
+        self.inj_vc[r.idx() * self.nk + ch] = vc as u8;
+        let l = (self.nnet + ch) * self.nv + vc;
+        let iv = r.idx() * self.npv + l;
+        self.count_in(iv, t);
+        if self.inject_latency == 0 {
+            if self.inputs.write(iv, flit) {
+                self.inj_front.push(vcr(r.idx(), l));
+            } else if self.inputs.vcs[iv].multicast() {
+                self.set_net_work(r.idx());
+                self.set_ej_work(r.idx());
+            }
+        } else {
+            let at = t + self.inject_latency;
+            self.wheel.slot(at).arrivals.push((vcr(r.idx(), l), flit));
+        }
+        true
+    }
+
+    /// After the NICs' injections of cycle `t`: route computation for heads that reached the
+    /// front of their injection VC (stage 2's route computation), and atomic allocation for
+    /// the replicated packets among them that may take their branches at once.
+    pub fn after_injection<E: RouterEnv>(&mut self, t: u64, env: &E) {
+        if self.narrow() { self.after_injection_in::<u64, E>(t, env) } else { self.after_injection_in::<u128, E>(t, env) }
+    }
+
+    fn after_injection_in<S: Width, E: RouterEnv>(&mut self, t: u64, env: &E) {
+        for i in 0..self.inj_front.len() {
+            let (r, l) = unvcr(self.inj_front[i]);
+            self.front_arrived::<S, E>(r, l, t, env);
+            // A replicated packet that may take its branches at once tries in this stage.
+            let iv = r * self.npv + l;
+            let c = self.inputs.vcs[iv];
+            if c.multicast() && self.waits_atomic(&c, &self.inputs.branches[iv]) && c.va_may_start(t) {
+                let m = &mut S::m_mut(self)[r];
+                if m.new_at != t {
+                    (m.new_at, m.mc_new) = (t, S::ZERO);
+                }
+                m.mc_new |= S::bit(l);
+                self.set_net_work(r);
+            }
+        }
+        self.inj_front.clear();
+    }
+
+    /// Stage 2 of cycle `t` in every router with work there: VC allocation, and switch
+    /// allocation with crossbar traversal (flits onto their links, credits for the slots
+    /// they free back upstream).
+    pub fn network_stage(&mut self, t: u64) {
+        if self.narrow() { self.network_stage_in::<u64>(t) } else { self.network_stage_in::<u128>(t) }
+    }
+
+    fn network_stage_in<S: Width>(&mut self, t: u64) {
+        let mut filing = self.open_filing(t);
+        let sent_from = filing.arrivals.len();
+        if self.busy_in_order() {
+            for wi in 0..self.net_work.len() {
+                let mut m = self.net_work[wi];
+                while m != 0 {
+                    let r = wi * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if !self.network_router::<S>(r, t, &mut filing) {
+                        self.net_work[wi] &= !(1 << (r & 63));
+                    }
+                }
+            }
+        } else {
+            self.visit(true, |rs, r| rs.network_router::<S>(r, t, &mut filing));
+        }
+        // The flits sent this cycle are counted in their downstream buffers once every router
+        // has popped its own (a slot's occupancy goes down before it goes up within a cycle).
+        for i in sent_from..filing.arrivals.len() {
+            let (r, l) = unvcr(filing.arrivals[i].0);
+            self.count_in(r * self.npv + l, t);
+        }
+        self.close_filing(t, filing);
+    }
+
+    /// Stage 2 in router `r`. True while it has work there.
+    #[inline(always)]
+    fn network_router<S: Width>(&mut self, r: usize, t: u64, filing: &mut Filing) -> bool {
+        if self.has_mc::<S>() {
+            let m = S::m(self)[r];
+            if m.new_at == t && !m.mc_new.is_empty() {
+                S::m_mut(self)[r].mc_new = S::ZERO;
+                self.allocate_multicast::<S>(r, t, m.mc_new);
+            }
+        }
+        if S::w(self)[r].dirty & VA_DIRTY != 0 {
+            S::w_mut(self)[r].dirty &= !VA_DIRTY;
+            if !S::w(self)[r].va_req.is_empty() {
+                self.allocate_network_vcs::<S>(r, t);
+            }
+        }
+        let mc_bid = self.mc_bid::<S>(r);
+        if !(S::w(self)[r].bid | mc_bid).is_empty() {
+            self.allocate_switch::<S>(r, t, mc_bid, filing);
+        }
+        let w = &S::w(self)[r];
+        !(w.bid.is_empty() && w.dirty & VA_DIRTY == 0 && self.mc_bid::<S>(r).is_empty())
+    }
+
+    /// The end of cycle `t`: with probes attached ([`Routers::set_log`]), credits due in
+    /// `t + 1` become visible now (what the routers will see then, and what a probe reads);
+    /// otherwise at the start of the next cycle stepped.
+    pub fn end_cycle(&mut self, t: u64) {
+        if !self.log {
+            return;
+        }
+        let at = t + 1;
+        if self.wheel.has_far() {
+            self.wheel.pull_far(at);
+        }
+        let slot = self.wheel.slot(at);
+        if slot.credits.is_empty() {
+            return;
+        }
+        let credits = std::mem::take(&mut slot.credits);
+        for &x in &credits {
+            let (r, k) = unvcr(x);
+            if self.log {
+                self.in_flight[r * self.npv + k] -= 1;
+            }
+            self.outputs.ovs[r * self.npv + k].credits += 1;
+        }
+        let mut credits = credits;
+        credits.clear();
+        self.wheel.slot(at).credits = credits;
+    }
+
+    /// Take the delay-line slots a stage of cycle `t` files into for its duration.
+    #[inline]
+    fn open_filing(&mut self, t: u64) -> Filing {
+        let a = t + self.link_latency;
+        let c = t + 1 + self.credit_delay;
+        let arrivals = if a - self.wheel.done <= self.wheel.mask { std::mem::take(&mut self.wheel.slot(a).arrivals) } else { Vec::new() };
+        let credits = if c - self.wheel.done <= self.wheel.mask { std::mem::take(&mut self.wheel.slot(c).credits) } else { Vec::new() };
+        Filing { arrivals, credits }
+    }
+
+    #[inline]
+    fn close_filing(&mut self, t: u64, f: Filing) {
+        let a = t + self.link_latency;
+        let c = t + 1 + self.credit_delay;
+        if a - self.wheel.done <= self.wheel.mask {
+            self.wheel.slot(a).arrivals = f.arrivals;
+        } else {
+            self.wheel.slot(a).arrivals.extend(f.arrivals);
+        }
+        if c - self.wheel.done <= self.wheel.mask {
+            self.wheel.slot(c).credits = f.credits;
+        } else {
+            self.wheel.slot(c).credits.extend(f.credits);
+        }
+    }
+
+    /// Clear what the crossbar has read (a new router's stage).
+    #[inline(always)]
+    pub(crate) fn clear_scratch<S: Width>(&mut self) {
+        let s = &mut self.scratch;
+        let mut pr = s.ports_read;
+        while pr != 0 {
+            s.port_reads[pr.trailing_zeros() as usize] = 0;
+            pr &= pr - 1;
+        }
+        s.ports_read = 0;
+        S::ZERO.store_into(&mut s.read);
+        S::ZERO.store_into(&mut s.popped);
+        S::ZERO.store_into(&mut s.port_full);
+    }
+
+    /// Stage 2 starts where stage 1 left router `r`'s crossbar in cycle `t`: what ejection
+    /// read counts against the input ports' reads.
+    #[inline(always)]
+    pub(crate) fn scratch_from_stage1<S: Width>(&mut self, r: usize, t: u64) {
+        self.clear_scratch::<S>();
+        let w = S::w(self)[r];
+        if w.s1_at != t || w.s1_read.is_empty() {
+            return;
+        }
+        let popped = if self.has_mc::<S>() { S::m(self)[r].s1_popped } else { S::ZERO };
+        for l in members(w.s1_read) {
+            self.take_read::<S>(l);
+        }
+        popped.store_into(&mut self.scratch.popped);
+    }
+}
