@@ -1,29 +1,15 @@
 //! `flitwave compare-forwarding` against separate `flitwave run`s of the same cases, and the
 //! start-up costs' effect derived from the broadcast tree.
 
+mod common;
+
+use common::{describe, flitwave};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-const BIN: &str = env!("CARGO_BIN_EXE_flitwave");
 
 fn words(s: &str) -> Vec<&str> {
     s.split_whitespace().collect()
-}
-
-fn flitwave(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("flitwave runs")
-}
-
-fn describe(args: &[&str], o: &Output) -> String {
-    format!(
-        "flitwave {}\nexit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        args.join(" "),
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Exit code and the JSON on standard output (`--json -`).

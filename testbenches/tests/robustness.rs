@@ -7,8 +7,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 
-mod refusal;
-use refusal::{BIN, refused};
+mod common;
+use common::TORNADO_RING;
+use common::refusal::{BIN, refused};
 
 fn os(s: &str) -> &std::ffi::OsStr {
     std::ffi::OsStr::new(s)
@@ -58,29 +59,7 @@ fn run_json(args: &[&str]) -> (i32, serde_json::Value) {
 /// sources create packets up to cycle 399, so that is when nothing is due any more.
 #[test]
 fn a_certain_deadlock_ends_the_run_at_once_whatever_the_watchdog() {
-    let args = [
-        "run",
-        "--topology",
-        "torus",
-        "--dims",
-        "8",
-        "--traffic",
-        "tornado",
-        "--rate",
-        "1",
-        "--cycles",
-        "400",
-        "--packet-flits",
-        "8",
-        "--buffer-flits",
-        "2",
-        "--vcs",
-        "1",
-        "--deadlock-avoidance",
-        "off",
-        "--watchdog",
-        "1099511627776",
-    ];
+    let args = [&["run"][..], TORNADO_RING, &["--vcs", "1", "--deadlock-avoidance", "off", "--watchdog", "1099511627776"]].concat();
     let (code, one) = run_json(&args);
     assert_eq!(code, 3, "{one}");
     let d = &one["deadlock"];

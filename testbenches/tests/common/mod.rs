@@ -1,8 +1,19 @@
-//! What the property tests over random CLI configurations share (`threads.rs`,
-//! `kernels.rs`): the strategies that draw a configuration as flags, the same fix-ups
-//! before resolving them, and the report as JSON.
+//! What the tests of the CLI share. For the property tests over random configurations
+//! (`schedules.rs`): the strategies that draw a configuration as flags, the same fix-ups
+//! before resolving them, and the report as JSON. For the end-to-end tests of the binary
+//! (`cli_*.rs`): running it, its JSON report, a refusal of bad input, scratch files, and the
+//! tornado traffic that deadlocks a torus ring.
+#![allow(dead_code, reason = "each test binary uses a part of these")]
+
+#[path = "../refusal/mod.rs"]
+pub mod refusal;
 
 use proptest::prelude::*;
+pub use refusal::BIN;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use testbenches::config::{Config, Raw};
 use testbenches::{json, run};
 
@@ -95,4 +106,122 @@ pub fn resolve(flags: &[(&'static str, String)]) -> Option<(Raw, Config)> {
     }
     let cfg = Config::resolve(&raw).ok()?;
     Some((raw, cfg))
+}
+
+/// Saturating tornado traffic on an 8-node torus ring, 8-flit packets in 2-flit buffers: with
+/// one VC and no deadlock avoidance it deadlocks (docs/examples.md), with dateline VCs it drains.
+pub const TORNADO_RING: &[&str] = &[
+    "--topology",
+    "torus",
+    "--dims",
+    "8",
+    "--traffic",
+    "tornado",
+    "--rate",
+    "1",
+    "--cycles",
+    "400",
+    "--packet-flits",
+    "8",
+    "--buffer-flits",
+    "2",
+];
+
+/// A file or folder under the system temp dir, unique to this process and call, removed on drop.
+pub struct Temp(pub PathBuf);
+
+impl Temp {
+    pub fn path(name: &str) -> Temp {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        Temp(std::env::temp_dir().join(format!("flitwave-cli-test-{}-{n}-{name}", std::process::id())))
+    }
+    pub fn file(name: &str, contents: &str) -> Temp {
+        let t = Temp::path(name);
+        std::fs::write(&t.0, contents).unwrap();
+        t
+    }
+    pub fn dir(name: &str) -> Temp {
+        let t = Temp::path(name);
+        std::fs::create_dir_all(&t.0).unwrap();
+        t
+    }
+    pub fn s(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if self.0.is_dir() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        } else {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
+/// `flitwave ARGS`, in `dir` if given.
+pub fn flitwave_in(dir: Option<&Path>, args: &[&str]) -> Output {
+    let mut c = Command::new(BIN);
+    c.args(args);
+    if let Some(d) = dir {
+        c.current_dir(d);
+    }
+    c.output().expect("flitwave runs")
+}
+
+pub fn flitwave(args: &[&str]) -> Output {
+    flitwave_in(None, args)
+}
+
+/// The command, its exit code and both outputs, for a failed assertion.
+pub fn describe(args: &[&str], o: &Output) -> String {
+    format!(
+        "flitwave {}\nexit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        args.join(" "),
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `flitwave run ARGS --json -`: the exit code and the parsed JSON result.
+pub fn run_json(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", "-"]);
+    let o = flitwave(&all);
+    let code = o.status.code().unwrap_or_else(|| panic!("killed by a signal\n{}", describe(&all, &o)));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e})\n{}", describe(&all, &o)));
+    (code, v)
+}
+
+/// Run, expect exit 0, return the JSON.
+pub fn run_ok(args: &[&str]) -> Value {
+    let (code, v) = run_json(args);
+    assert_eq!(code, 0, "flitwave run {} exited {code}: {v:#}", args.join(" "));
+    v
+}
+
+pub fn f64_of(v: &Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or_else(|| panic!("{k} is not a number: {}", v[k]))
+}
+
+pub fn u64_of(v: &Value, k: &str) -> u64 {
+    v[k].as_u64().unwrap_or_else(|| panic!("{k} is not a whole number: {}", v[k]))
+}
+
+/// Bad input: refused ([`refusal::assert_refused`]: exit 2, one line on stderr containing
+/// every one of `needles`: the field, the value, what is allowed), nothing on stdout, and
+/// the line is `flitwave: error: ...`.
+pub fn bad(args: &[&str], needles: &[&str]) {
+    let o = flitwave(args);
+    refusal::assert_refused(args, &o, needles);
+    let d = describe(args, &o);
+    assert!(o.stdout.is_empty(), "stdout not empty: {d}");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.ends_with('\n'));
+    assert!(err.starts_with("flitwave: error: "), "{d}");
+    assert!(!err.contains("panicked"), "{d}");
 }
