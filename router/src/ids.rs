@@ -32,32 +32,9 @@ id!(
     PortId(u8)
 );
 id!(
-    /// A virtual channel of one port.
-    VcId(u8)
-);
-id!(
     /// A packet in flight (a slot of the fabric's packet table; slots are reused).
     PacketId(u32)
 );
-
-/// Simulated time in router clock cycles. Cycle `t` reads the state at the end of cycle `t - 1`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Cycle(pub u64);
-
-impl Cycle {
-    pub const ZERO: Cycle = Cycle(0);
-    #[inline(always)]
-    pub const fn plus(self, n: u64) -> Cycle {
-        Cycle(self.0 + n)
-    }
-}
-
-impl std::fmt::Display for Cycle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
 
 /// Marker for "no owner" in u32 owner fields.
 pub const NONE: u32 = u32::MAX;

@@ -12,29 +12,29 @@
 //! the kernel chooses to visit ([`Schedule`]). What probes read is in `views.rs`, a fabric
 //! split between threads in `split.rs`.
 
-pub mod arbiter;
+mod arbiter;
 mod crossbar;
-pub mod flit;
-pub mod ids;
+mod flit;
+mod ids;
 mod input_unit;
-pub mod occupancy;
+mod occupancy;
 mod output_unit;
-pub mod params;
-pub mod port_set;
-pub mod route_compute;
-pub mod router;
+mod params;
+mod port_set;
+mod route_compute;
+mod router;
 mod split;
 mod stages;
 mod switch_allocator;
 mod vc_allocator;
-pub mod vc_set;
+mod vc_set;
 mod views;
 mod wheel;
 mod work;
 
 pub use arbiter::{Arbiter, VcSet};
 pub use flit::{Flit, FlitFlags, Header, RouteKind};
-pub use ids::{Cycle, NONE, NodeId, PacketId, PortId, VcId};
+pub use ids::{NONE, NodeId, PacketId, PortId};
 pub use input_unit::VcStage;
 pub use occupancy::{ClassOccupancy, PortClasses};
 pub use params::{ArbiterPolicy, InjectionVc, MulticastVa, Pipeline, Replication, RouterParams, Switching, VaPolicy};

@@ -13,9 +13,6 @@ bitflags! {
     }
 }
 
-/// The most network ports a router may have (bit 63 is [`PortSet::LOCAL`]).
-pub const MAX_NET_PORTS: usize = 63;
-
 impl PortSet {
     /// The set holding one network port.
     #[inline(always)]
