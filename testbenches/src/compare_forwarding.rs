@@ -90,6 +90,31 @@ pub struct Row {
     pub speedup: Option<f64>,
 }
 
+impl Row {
+    /// A case run one way, before it ran: refused, no figures.
+    fn new(topology: &str, dims: &str, forwarding: &'static str, packet_flits: u64, startup_cycles: u64, copy_cycles_per_flit: u64) -> Row {
+        Row {
+            topology: topology.to_string(),
+            dims: dims.to_string(),
+            forwarding,
+            packet_flits,
+            startup_cycles,
+            copy_cycles_per_flit,
+            outcome: "refused",
+            reason: None,
+            completion_cycles: None,
+            broadcast_latency_avg_cycles: None,
+            broadcast_latency_p99_cycles: None,
+            nic_packets: None,
+            max_nic_queue: None,
+            flit_hops: None,
+            occupancy_p99_flits: None,
+            occupancy_max_flits: None,
+            speedup: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
     /// The workload and fabric, as `flitwave run` titles it, without the forwarding (the
@@ -274,25 +299,7 @@ fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
 
 /// Run one case.
 fn run_case(c: &Case) -> Row {
-    let mut row = Row {
-        topology: c.topology.clone(),
-        dims: c.dims.clone(),
-        forwarding: c.forwarding,
-        packet_flits: c.packet_flits,
-        startup_cycles: c.startup,
-        copy_cycles_per_flit: c.copy,
-        outcome: "refused",
-        reason: None,
-        completion_cycles: None,
-        broadcast_latency_avg_cycles: None,
-        broadcast_latency_p99_cycles: None,
-        nic_packets: None,
-        max_nic_queue: None,
-        flit_hops: None,
-        occupancy_p99_flits: None,
-        occupancy_max_flits: None,
-        speedup: None,
-    };
+    let mut row = Row::new(&c.topology, &c.dims, c.forwarding, c.packet_flits, c.startup, c.copy);
     let cfg = match resolve(&c.raw) {
         Ok(cfg) => cfg,
         Err(e) => {
@@ -490,13 +497,7 @@ fn plot(path: &Path, c: &Comparison) -> Result<(), ConfigError> {
             .draw_series(LineSeries::new(vec![(xmin, 1.0), (xmax, 1.0)], BLACK.mix(0.4).stroke_width(1)))
             .map_err(|e| fail(e.to_string()))?;
         for (k, (label, pts)) in lines.into_iter().enumerate() {
-            let color = Palette99::pick(k).to_rgba();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(|e| fail(e.to_string()))?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled()))).map_err(|e| fail(e.to_string()))?;
+            crate::reproduce::marked_line(&mut chart, k, label, pts, &fail)?;
         }
         crate::reproduce::legend_and_present(&mut chart, &root, &fail)
     })
@@ -551,25 +552,10 @@ mod tests {
     use super::*;
 
     fn row(forwarding: &'static str, completion: Option<u64>, latency: Option<f64>) -> Row {
-        Row {
-            topology: "hypercube".to_string(),
-            dims: "3".to_string(),
-            forwarding,
-            packet_flits: 4,
-            startup_cycles: 0,
-            copy_cycles_per_flit: 0,
-            outcome: if completion.is_some() { "ok" } else { "deadlock" },
-            reason: None,
-            completion_cycles: completion,
-            broadcast_latency_avg_cycles: latency,
-            broadcast_latency_p99_cycles: None,
-            nic_packets: None,
-            max_nic_queue: None,
-            flit_hops: None,
-            occupancy_p99_flits: None,
-            occupancy_max_flits: None,
-            speedup: None,
-        }
+        let mut r = Row::new("hypercube", "3", forwarding, 4, 0, 0);
+        r.outcome = if completion.is_some() { "ok" } else { "deadlock" };
+        (r.completion_cycles, r.broadcast_latency_avg_cycles) = (completion, latency);
+        r
     }
 
     /// Broadcast latency where both runs report it, else completion; nothing from a failed run.

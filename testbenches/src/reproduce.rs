@@ -277,6 +277,31 @@ fn plot(path: &Path, p: &Problem, dmax: u64, at: impl Fn(u64) -> Measured) -> Re
     })
 }
 
+/// Series `k` of a chart: `points` as a line with a dot at each, in the palette's `k`-th
+/// colour, named `label` in the legend. Returns the colour (for what goes with it).
+pub(crate) fn marked_line<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    k: usize,
+    label: String,
+    points: Vec<(f64, f64)>,
+    fail: &dyn Fn(String) -> ConfigError,
+) -> Result<RGBAColor, ConfigError>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+{
+    let color = Palette99::pick(k).to_rgba();
+    chart
+        .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+        .map_err(|e| fail(e.to_string()))?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+    chart.draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled()))).map_err(|e| fail(e.to_string()))?;
+    Ok(color)
+}
+
 /// Draw a chart's legend in its upper left corner and write the file.
 pub(crate) fn legend_and_present<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,

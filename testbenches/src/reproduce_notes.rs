@@ -189,9 +189,10 @@ pub fn reproduce(out: &Path, max_d: u32) -> Result<i32, ConfigError> {
     let mut all_ok = true;
     let mut failed_claims = Vec::new();
     for s in &sections {
+        let topos: Vec<Topology> = s.shapes.iter().map(|(t, d)| topology_of(t, d)).collect();
         let jobs: Vec<(usize, usize)> = (0..s.shapes.len())
             .flat_map(|i| (0..s.cases.len()).map(move |c| (i, c)))
-            .filter(|&(i, c)| (s.cases[c].applies)(&topology_of(s.shapes[i].0, &s.shapes[i].1)))
+            .filter(|&(i, c)| (s.cases[c].applies)(&topos[i]))
             .collect();
         eprintln!("reproduce lecture-notes: {} ({} runs)", s.file, jobs.len());
         let results = parallel(&jobs, |&(i, c)| run_case(s.shapes[i].0, &s.shapes[i].1, s.ports, &s.cases[c]));
@@ -216,14 +217,14 @@ pub fn reproduce(out: &Path, max_d: u32) -> Result<i32, ConfigError> {
             let (topology, dims) = (s.shapes[i].0, &s.shapes[i].1);
             let case = &s.cases[c];
             let r = results[j].as_ref().map_err(|e| e.clone())?;
-            let topo = topology_of(topology, dims);
+            let topo = &topos[i];
             let channels = if s.ports == "one" { Some(1) } else { None };
-            let notes_lb = wormhole::notes_lower_bound_rounds(&topo, channels);
-            let lb = wormhole::lower_bound_rounds(&topo, router::NodeId(0), channels);
+            let notes_lb = wormhole::notes_lower_bound_rounds(topo, channels);
+            let lb = wormhole::lower_bound_rounds(topo, router::NodeId(0), channels);
             let delivered = r.exit_code() == 0;
             all_ok &= delivered;
             let rounds = r.rounds.unwrap_or(0);
-            let claimed = (case.claimed)(&topo);
+            let claimed = (case.claimed)(topo);
             let optimal_claim = case.claim.contains("optimal") && !case.claim.contains("up to");
             let optimal_holds = !optimal_claim || (case.label == "DTA" && topo.ndims() > 6) || rounds == lb;
             let holds = match claimed {

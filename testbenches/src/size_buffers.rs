@@ -614,13 +614,7 @@ fn plot(path: &Path, s: &Sizing) -> Result<(), ConfigError> {
             .draw()
             .map_err(|e| fail(e.to_string()))?;
         for (k, (label, pts)) in points.into_iter().enumerate() {
-            let color = Palette99::pick(k).to_rgba();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(|e| fail(e.to_string()))?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled()))).map_err(|e| fail(e.to_string()))?;
+            crate::reproduce::marked_line(&mut chart, k, label, pts, &fail)?;
         }
         crate::reproduce::legend_and_present(&mut chart, &root, &fail)
     })

@@ -246,13 +246,7 @@ fn draw(path: &Path, args: &PlotArgs, lines: &[Line], names: Option<&[String]>, 
         }
         mesh.draw().map_err(|e| fail(e.to_string()))?;
         for (k, (name, pts)) in lines.iter().enumerate() {
-            let color = Palette99::pick(k).to_rgba();
-            chart
-                .draw_series(LineSeries::new(pts.iter().map(|&(x, y, _)| (x, y)), color.stroke_width(2)))
-                .map_err(|e| fail(e.to_string()))?
-                .label(name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-            chart.draw_series(pts.iter().map(|&(x, y, _)| Circle::new((x, y), 3, color.filled()))).map_err(|e| fail(e.to_string()))?;
+            let color = crate::reproduce::marked_line(&mut chart, k, name.clone(), pts.iter().map(|&(x, y, _)| (x, y)).collect(), &fail)?;
             let bars =
                 pts.iter().filter(|p| p.2 > 0.0).map(|&(x, y, e)| PathElement::new(vec![(x, y - e), (x, y + e)], color.stroke_width(1)));
             chart.draw_series(bars).map_err(|e| fail(e.to_string()))?;
