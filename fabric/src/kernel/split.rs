@@ -242,16 +242,30 @@ impl Fabric {
         self.spec.pipeline.link_latency >= 2 && self.spec.pipeline.credit_delay >= 1
     }
 
-    /// The next cycle this part needs simulated, if any.
+    /// The next cycle this part needs simulated after cycle `t`, if any: the next one, while
+    /// its NICs have work, a stage of its routers has, or a flit moved in `t`; else the next
+    /// cycle its delay lines or timers bring something (what [`Fabric::run`] skips to on one
+    /// thread). Flits waiting for nothing due ever again give `u64::MAX` too: the meeting
+    /// stops the clock at the watchdog's cycle then.
     fn next_needed(&self, t: u64) -> u64 {
-        // Flits in the routers, or NICs with work.
-        if !self.step.nic_active.is_empty() || !self.routers.is_empty() {
+        if !self.step.nic_active.is_empty() {
             return t + 1;
         }
-        match self.step.timers.next() {
+        let still = self.step.last_move < t && self.step.fired_list.is_empty() && self.routers.stages_idle();
+        if !self.routers.is_empty() && !still {
+            return t + 1;
+        }
+        let due = if self.routers.is_empty() { None } else { self.routers.next_due() };
+        match [due, self.step.timers.next()].into_iter().flatten().min() {
             Some(at) => at.max(t + 1),
             None => u64::MAX,
         }
+    }
+
+    /// Does this part's mail of the current round carry credits?
+    fn sends_credits(&self) -> bool {
+        let p = &self.part;
+        p.mail[p.mail_at..p.mail_at + p.parts as usize].iter().any(|m| !m.credits.is_empty())
     }
 }
 
@@ -628,8 +642,9 @@ pub fn run_split_watched(
                             }
                             let t = f.now - 1;
                             f.post_accepts();
-                            // Flits sent need the next cycle (their receiver is idle until it
-                            // takes them in); credits and deliveries need no cycle of their own.
+                            // Flits sent need the next cycle (their receiver may have found
+                            // nothing due before it takes them in); credits too, while flits
+                            // are anywhere (below); deliveries only count.
                             let next = if f.sends_flits() { t + 1 } else { f.next_needed(t) };
                             let (delivered, expected) = f.scoreboard.part_counts();
                             counts[k][0].store(delivered, Ordering::Relaxed);
@@ -640,9 +655,13 @@ pub fn run_split_watched(
                             // Flits buffered, and (the high half) whether anything is due in
                             // the part's delay lines or timers: summed over the parts.
                             let pending = !f.nothing_due();
-                            // Bit 48 up: whether the part was asked to stop ([`Fabric::stop_when`]),
-                            // summed like the rest, so that every part stops in the same round.
-                            let flags = (f.routers.flits > 0) as u64 | (pending as u64) << 32 | (f.stop_asked() as u64) << 48;
+                            // Bits 48 to 55: whether the part was asked to stop
+                            // ([`Fabric::stop_when`]), summed like the rest, so that every part
+                            // stops in the same round; bit 56 up: whether it sends credits.
+                            let flags = (f.routers.flits > 0) as u64
+                                | (pending as u64) << 32
+                                | (f.stop_asked() as u64) << 48
+                                | (f.sends_credits() as u64) << 56;
                             let report = [next, flags, f.step.last_move, needed];
                             let (gnext, gbuf, moved, gneeded) =
                                 meeting.meet(k, round, report, &f.part.mail[f.part.mail_at..f.part.mail_at + parts]);
@@ -653,13 +672,22 @@ pub fn run_split_watched(
                             }
                             last_move = moved;
                             round += 1;
-                            let (gbuf, gpending, gstop) = (gbuf & 0xffff_ffff, (gbuf >> 32) & 0xffff, gbuf >> 48);
+                            let (gbuf, gpending, gstop, gcredits) =
+                                (gbuf & 0xffff_ffff, (gbuf >> 32) & 0xffff, (gbuf >> 48) & 0xff, gbuf >> 56);
                             if gstop > 0 {
                                 break Ending::Interrupted;
                             }
                             if gbuf > 0 && (t - last_move >= w || (gpending == 0 && t - last_move >= certain)) {
                                 break Ending::Deadlock;
                             }
+                            // Flits somewhere, waiting in every part for nothing due before
+                            // the watchdog's cycle: on to it (one thread skips there too).
+                            // Credits sent to a part that found nothing due: the next cycle.
+                            let gnext = match (gbuf > 0, gcredits > 0) {
+                                (false, _) => gnext,
+                                (true, false) => gnext.min(last_move.saturating_add(w)),
+                                (true, true) => gnext.min(t + 1),
+                            };
                             if gnext == u64::MAX {
                                 // The clock as one thread would leave it.
                                 f.now = gneeded + 1;
