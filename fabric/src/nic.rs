@@ -86,6 +86,52 @@ impl Queued {
 
 type Heap = BinaryHeap<Reverse<(u64, u32)>>;
 
+/// Entries in chunks of [`CHUNK`] that never move: a `Vec` of cache-line entries grows by
+/// copying into a block twice the size, so its peak in memory would be twice what it holds,
+/// in steps no estimate can follow (a multinode broadcast queues a few million packets);
+/// chunks grow the memory with what is queued (a chunk's pages are touched as it fills).
+#[derive(Clone, Debug)]
+struct Chunks<T> {
+    /// Each holds [`CHUNK`] entries, the last one up to that many.
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+/// Entries per chunk of [`Chunks`] (a power of two): 1 MiB of 64-byte entries.
+const CHUNK: usize = 1 << 14;
+
+impl<T> Chunks<T> {
+    fn new() -> Chunks<T> {
+        Chunks { chunks: Vec::new(), len: 0 }
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    #[inline(always)]
+    fn push(&mut self, e: T) {
+        if self.len.is_multiple_of(CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        self.chunks.last_mut().expect("a chunk with room").push(e);
+        self.len += 1;
+    }
+}
+
+impl<T> std::ops::Index<usize> for Chunks<T> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        &self.chunks[i / CHUNK][i % CHUNK]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for Chunks<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.chunks[i / CHUNK][i % CHUNK]
+    }
+}
+
 /// Every queued packet of every node, in one slab: a queue is a list threaded through it,
 /// and a packet started gives its entry back to a free list whose most recent entry is
 /// taken next (still in cache, where a ring per queue would write a line not touched since
@@ -95,7 +141,7 @@ type Heap = BinaryHeap<Reverse<(u64, u32)>>;
 /// those in heaps of (order, entry), here too.
 #[derive(Clone, Debug)]
 struct Pool {
-    q: Vec<Queued>,
+    q: Chunks<Queued>,
     next: Vec<u32>,
     free: u32,
     heaps: Vec<Heap>,
@@ -104,7 +150,7 @@ struct Pool {
 
 impl Pool {
     fn new() -> Pool {
-        Pool { q: Vec::new(), next: Vec::new(), free: NONE, heaps: Vec::new(), free_heaps: Vec::new() }
+        Pool { q: Chunks::new(), next: Vec::new(), free: NONE, heaps: Vec::new(), free_heaps: Vec::new() }
     }
     #[inline(always)]
     fn put(&mut self, e: Queued) -> u32 {

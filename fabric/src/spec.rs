@@ -397,7 +397,7 @@ pub fn bytes_text(bytes: u128) -> String {
 
 /// What the process takes beside the model's state (code, libraries, buffers), as measured
 /// (docs/performance.md).
-pub const PROCESS_BYTES: u128 = 10 << 20;
+pub const PROCESS_BYTES: u128 = 6 << 20;
 
 /// Memory available for the model: the smallest of what the machine has free (three
 /// quarters of MemAvailable), what the address-space and data-segment limits (`ulimit -v`,

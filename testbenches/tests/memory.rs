@@ -56,6 +56,25 @@ fn a_fabric_too_large_for_the_limit_names_the_largest_that_fits() {
     assert_eq!((code, signal), (Some(0), None), "{fits}: {err}");
 }
 
+/// A waveform's signals count too: tracing every node of a 12-cube (1.6 million signals,
+/// about 400 MiB with an FST) does not fit in 300 MiB; the refusal says what the waveform
+/// takes, and the size it names fits.
+#[test]
+fn a_waveform_too_large_for_the_limit_is_refused_up_front() {
+    let fst = wave("limit.fst");
+    refused_in_one_line(
+        300 << 20,
+        &["run", "--dims", "12", "--fst", &fst],
+        &["dims: 12", "its waveform's 1585152 signals take ", "--trace-nodes traces fewer", "the largest that fits is --dims 11"],
+    );
+    let (code, signal, err) = limited(300 << 20, &["run", "--dims", "11", "--fst", &fst, "--quiet"]);
+    assert_eq!((code, signal), (Some(0), None), "{err}");
+    // Tracing a few nodes of the 12-cube fits.
+    let (code, signal, err) = limited(300 << 20, &["run", "--dims", "12", "--fst", &fst, "--trace-nodes", "0-15", "--quiet"]);
+    assert_eq!((code, signal), (Some(0), None), "{err}");
+    std::fs::remove_file(&fst).unwrap();
+}
+
 /// Saturated traffic piles packets up at the sources beyond what the estimate counts: the
 /// allocation that fails ends the run in one line with exit 2, not SIGABRT.
 #[test]
@@ -88,8 +107,13 @@ fn peak_and_estimate(args: &[&str]) -> (f64, f64) {
     (kb * 1024.0, cfg.memory_estimate as f64)
 }
 
-/// The estimate is within 25 % of the measured peak on sizes that fit (docs/performance.md
-/// has the table over more sizes).
+/// A waveform path of this test process.
+fn wave(ext: &str) -> String {
+    std::env::temp_dir().join(format!("flitwave-memory-{}.{ext}", std::process::id())).to_string_lossy().into_owned()
+}
+
+/// The estimate is within 25 % of the measured peak on sizes that fit, waveforms included
+/// (docs/performance.md has the table over more sizes).
 #[test]
 fn the_estimate_is_within_25_percent_of_peak_rss() {
     for args in [
@@ -99,6 +123,10 @@ fn the_estimate_is_within_25_percent_of_peak_rss() {
         &["run", "--dims", "10", "--algorithm", "total-exchange"],
         &["run", "--dims", "10", "--algorithm", "multi-accumulate"],
         &["run", "--dims", "11", "--algorithm", "pmnb-2", "--active-count", "1024"],
+        &["run", "--dims", "11", "--algorithm", "mnb"],
+        &["run", "--dims", "11", "--algorithm", "mnb-ring"],
+        &["run", "--dims", "10", "--vcd", &wave("vcd")],
+        &["run", "--topology", "mesh", "--dims", "32x32", "--fst", &wave("fst")],
     ] {
         let (rss, est) = peak_and_estimate(args);
         assert!(rss > 1e6, "{args:?}: measured {rss}");
@@ -109,7 +137,7 @@ fn the_estimate_is_within_25_percent_of_peak_rss() {
 
 /// The table of docs/performance.md ("Memory estimate"): peak RSS against the estimate
 /// over more sizes and workloads (`cargo test -p testbenches --test memory -- --ignored
-/// --nocapture estimate_table`).
+/// --nocapture estimate_table`; `FLITWAVE_MEMORY_ROWS` measures other runs instead).
 #[test]
 #[ignore]
 fn estimate_table() {
@@ -121,6 +149,11 @@ fn estimate_table() {
         &["run", "--dims", "11", "--algorithm", "mnb"],
         &["run", "--dims", "12", "--algorithm", "mnb"],
         &["run", "--dims", "11", "--algorithm", "mnb-sbt"],
+        &["run", "--dims", "12", "--algorithm", "mnb-sbt"],
+        &["run", "--dims", "12", "--algorithm", "mnb-ring"],
+        &["run", "--dims", "12", "--vcd", &wave("vcd")],
+        &["run", "--dims", "12", "--fst", &wave("fst")],
+        &["run", "--topology", "mesh", "--dims", "16x16", "--vcd", &wave("vcd")],
         &["run", "--dims", "10", "--algorithm", "total-exchange"],
         &["run", "--dims", "11", "--algorithm", "total-exchange"],
         &["run", "--dims", "9", "--algorithm", "total-exchange"],
@@ -139,10 +172,50 @@ fn estimate_table() {
         &["run", "--dims", "14", "--threads", "2"],
         &["run", "--topology", "mesh", "--dims", "64x64", "--traffic", "uniform", "--rate", "0.02", "--cycles", "2000"],
     ];
+    // Other rows from the environment: FLITWAVE_MEMORY_ROWS="run --dims 8; run --dims 9".
+    let asked: Vec<Vec<String>> = std::env::var("FLITWAVE_MEMORY_ROWS")
+        .map(|v| v.split(';').map(|r| r.split_whitespace().map(String::from).collect()).collect())
+        .unwrap_or_default();
+    let asked: Vec<Vec<&str>> = asked.iter().map(|r| r.iter().map(String::as_str).collect()).collect();
+    let asked: Vec<&[&str]> = asked.iter().map(Vec::as_slice).collect();
+    let rows = if asked.is_empty() { rows } else { &asked[..] };
     println!("| run (ARGS) | peak RSS | estimate | peak / estimate |\n|---|---|---|---|");
     for args in rows {
         let (rss, est) = peak_and_estimate(args);
         let mib = |b: f64| b / (1u64 << 20) as f64;
         println!("| `{}` | {:.1} MiB | {:.1} MiB | {:.2} |", args[1..].join(" "), mib(rss), mib(est), rss / est);
     }
+}
+
+/// The waveform's part of the estimate counts the signals [`traces::Tracer::new`] declares:
+/// exactly where every port has a link (hypercubes, tori); on a mesh, less those of the
+/// ports without one: at each end of each line of nodes along a dimension, an output link
+/// (6 signals and 2 per VC, with one lane) and an input port (2, and 6 per VC).
+#[test]
+fn the_estimate_counts_the_signals_a_waveform_declares() {
+    let path = wave("count.vcd");
+    for (args, missing_ports) in [
+        (&["--dims", "5"][..], 0),
+        (&["--dims", "4", "--vcs", "3", "--ports", "one"], 0),
+        (&["--dims", "4", "--nu", "1", "--vcs", "2", "--fault", "link 0.1 at 5"], 0),
+        (&["--topology", "torus", "--dims", "4x3", "--vcs", "2"], 0),
+        // Lines of 4 along x (3 of them) and of 3 along y (4 of them), two ends each.
+        (&["--topology", "mesh", "--dims", "4x3"], 2 * (3 + 4)),
+    ] {
+        let o = Command::new(BIN).arg("run").args(args).args(["--quiet", "--vcd", &path]).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let vcd = std::fs::read_to_string(&path).unwrap();
+        let declared =
+            vcd.lines().take_while(|l| !l.contains("$enddefinitions")).filter(|l| l.trim_start().starts_with("$var")).count() as u64;
+        let mut raw = testbenches::config::Raw::default();
+        for pair in args.chunks(2) {
+            raw.values.insert(pair[0].trim_start_matches("--").to_string(), pair[1].to_string());
+        }
+        let cfg = testbenches::config::Config::resolve(&raw).unwrap();
+        let spec = cfg.spec();
+        let counted = 1 + spec.nodes() as u64 * traces::Tracer::signals_per_node(&spec.router_params(), args.contains(&"--fault"));
+        let vcs = spec.vcs as u64;
+        assert_eq!(declared, counted - missing_ports * (6 + 2 * vcs + 2 + 6 * vcs), "{args:?}");
+    }
+    std::fs::remove_file(&path).unwrap();
 }

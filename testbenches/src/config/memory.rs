@@ -32,8 +32,9 @@ pub(super) fn check_workload_memory(
     max_cycles: u64,
     threads: u32,
     positions: bool,
+    waves: Option<Waves>,
 ) -> Result<u128, ConfigError> {
-    let (field, value, what, need) = memory_need(spec, workload, max_cycles, threads, positions)?;
+    let (field, value, what, need) = memory_need(spec, workload, max_cycles, threads, positions, waves)?;
     let (avail, limit) = fabric::spec::memory_limit();
     let avail = avail as u128;
     if need <= avail {
@@ -50,26 +51,52 @@ pub(super) fn check_workload_memory(
                 None => break "nothing".to_string(),
                 Some(s) => smaller = s,
             }
-            match memory_need(&smaller, workload, max_cycles, threads, positions) {
+            match memory_need(&smaller, workload, max_cycles, threads, positions, waves) {
                 Ok((_, v, _, n)) if n <= room => break format!("--dims {v}"),
                 _ => {}
             }
         }
     } else {
-        let base = memory_need(spec, workload, 0, threads, positions).map_or(0, |x| x.3);
-        let base = if field == "active-count" { fixed_memory(spec, threads, positions) } else { base };
+        let base = memory_need(spec, workload, 0, threads, positions, waves).map_or(0, |x| x.3);
+        let base = if field == "active-count" { fixed_memory(spec, threads, positions, waves) } else { base };
         let have: u128 = value.parse().unwrap_or(0);
         let most = if need > base { have * room.saturating_sub(base) / (need - base) } else { 0 };
         format!("--{field} {most}")
     };
-    Err(err(field, value, format!("{what} needs {} of memory; {limit} leaves {}; the largest that fits is {fits}", gib(need), gib(avail))))
+    let traced = match waves {
+        Some(w) => {
+            let (signals, bytes) = wave_memory(spec, w);
+            format!(" (its waveform's {signals} signals take {}: --trace-nodes traces fewer)", gib(bytes))
+        }
+        None => String::new(),
+    };
+    Err(err(
+        field,
+        value,
+        format!("{what} needs {} of memory{traced}; {limit} leaves {}; the largest that fits is {fits}", gib(need), gib(avail)),
+    ))
 }
 
-/// What the process needs beside the workload: its own code and libraries and the fabric's
-/// state (once per thread).
-pub(super) fn fixed_memory(spec: &FabricSpec, threads: u32, positions: bool) -> u128 {
+/// What a traced run's waveform holds in memory while it runs: the format, whether the
+/// run has faults (a `failed` bit per link), and the nodes traced if not all.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Waves {
+    pub fst: bool,
+    pub faults: bool,
+    pub nodes: Option<u128>,
+}
+
+/// What the process needs beside the workload: its own code and libraries, the fabric's
+/// state (once per thread) and the waveform's signals.
+pub(super) fn fixed_memory(spec: &FabricSpec, threads: u32, positions: bool, waves: Option<Waves>) -> u128 {
     let positions = if positions { router::Routers::branch_pos_bytes(&spec.router_params(), spec.nodes() as usize) } else { 0 };
-    spec.fixed_bytes(threads, positions)
+    spec.fixed_bytes(threads, positions) + waves.map_or(0, |w| wave_memory(spec, w).1)
+}
+
+/// The signals a traced run declares, and what they hold in memory.
+fn wave_memory(spec: &FabricSpec, w: Waves) -> (u128, u128) {
+    let signals = w.nodes.unwrap_or(spec.nodes()) * traces::Tracer::signals_per_node(&spec.router_params(), w.faults) as u128;
+    (signals, signals * traces::Tracer::bytes_per_signal(w.fst) as u128)
 }
 
 /// The memory a run needs at its peak: the field that sizes it, its value, what it is, and
@@ -80,6 +107,7 @@ pub(super) fn memory_need(
     max_cycles: u64,
     threads: u32,
     positions: bool,
+    waves: Option<Waves>,
 ) -> Result<(&'static str, String, String, u128), ConfigError> {
     let nodes = spec.nodes();
     // One record per declared message (24 bytes), plus a bitset over the nodes per broadcast.
@@ -87,15 +115,20 @@ pub(super) fn memory_need(
     let bitset = nodes.div_ceil(64) * 8;
     let dims = spec.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
     let (field, value, what, bytes) = match workload {
-        Workload::Algorithm { name, .. } if matches!(name.as_str(), "mnb-sbt" | "mnb" | "mnb-ring") => {
-            // Measured (docs/performance.md): the packets every node holds on their way
-            // through it, about 32 bytes per pair of nodes at the peak.
+        Workload::Algorithm { name, .. } if matches!(name.as_str(), "mnb-sbt" | "mnb") => {
+            // Measured (docs/performance.md): the packets the nodes hold queued for their
+            // next hops, about 26 bytes per pair of nodes at the peak (3/8 of all pairs
+            // queued at once in mnb-sbt, a quarter to a third in mnb, 68 bytes each).
             (
                 "dims",
                 dims,
                 format!("{name} on {nodes} nodes tracks {nodes} broadcasts to every node and"),
-                nodes * (record + bitset) + nodes * nodes * 32,
+                nodes * (record + bitset) + nodes * nodes * 26,
             )
+        }
+        // One packet at a time on its way round the ring.
+        Workload::Algorithm { name, .. } if name == "mnb-ring" => {
+            ("dims", dims, format!("{name} on {nodes} nodes tracks {nodes} broadcasts to every node"), nodes * (record + bitset))
         }
         Workload::Algorithm { kbcast: Some(k), .. } => {
             let m = k.active.len() as u128;
@@ -130,10 +163,10 @@ pub(super) fn memory_need(
             let d = spec.sizes[0] as u128; // the hypercube's dimension
             // Declared pieces, the prefix and phase state (16 bytes per node and d^2), and
             // what every node holds of the packets at the peak, measured
-            // (docs/performance.md): 38 bytes per node and packet for PMNB I, 20 for PMNB II's
+            // (docs/performance.md): 26 bytes per node and packet for PMNB I, 20 for PMNB II's
             // mini-packets, 4 for PMNB III.
             let per = match p.variant {
-                fabric::algorithms::pmnb::Variant::One => 38,
+                fabric::algorithms::pmnb::Variant::One => 26,
                 fabric::algorithms::pmnb::Variant::Two => 20,
                 fabric::algorithms::pmnb::Variant::Three => 4,
             };
@@ -145,11 +178,18 @@ pub(super) fn memory_need(
             let pieces = dc.pmnb.pieces(d) as u128;
             let slots = dc.cycles.min(max_cycles) as f64 / spec.packet_flits as f64;
             let packets = (dc.lambda * nodes as f64 * slots).ceil() as u128;
+            // Measured (docs/performance.md): besides each piece's record, about 6.7 KiB
+            // per node of periods' state and queued copies, and 3.5 KiB more per node for each
+            // unit of rho / (1 - rho), as queues grow with the load (taken at rho = 0.8 beyond
+            // it, where how long they grow depends on the run's length: a short run at rho =
+            // 0.95 holds less).
+            let rho = dc.load.min(0.8);
+            let queueing = (rho / (1.0 - rho) * 3600.0) as u128;
             (
                 "cycles",
                 dc.cycles.to_string(),
                 format!("about {packets} broadcasts over {} slots on {nodes} nodes", slots.round()),
-                packets * pieces * (record + bitset) + nodes * d as u128 * (d as u128 + 4) * 4,
+                packets * pieces * (record + bitset) + nodes * (6_900 + queueing),
             )
         }
         Workload::Algorithm { name, .. } => ("dims", dims, format!("{name} on {nodes} nodes"), record + bitset),
@@ -169,5 +209,5 @@ pub(super) fn memory_need(
             )
         }
     };
-    Ok((field, value, what, fixed_memory(spec, threads, positions) + bytes))
+    Ok((field, value, what, fixed_memory(spec, threads, positions, waves) + bytes))
 }

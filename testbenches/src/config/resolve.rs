@@ -370,7 +370,6 @@ impl Config {
         // Asynchronous replication keeps a read position per VC and branch once a router
         // replicates a multi-flit packet.
         let positions = replication == Some(Replication::Async) && packet_flits > 1;
-        let memory_estimate = check_workload_memory(&spec, &workload, max_cycles, threads, positions)?;
         let outputs = Outputs {
             vcd: raw.get("vcd").map(String::from),
             fst: raw.get("fst").map(String::from),
@@ -456,6 +455,12 @@ impl Config {
             return Err(err("trace-to", to, format!("at least --trace-from ({})", outputs.trace_from)));
         }
         check_waveform_time(&outputs, max_cycles)?;
+        let waves = outputs.tracing().then(|| Waves {
+            fst: outputs.fst.is_some(),
+            faults: !fault_list.is_empty(),
+            nodes: outputs.trace_nodes.as_ref().map(|v| v.len() as u128),
+        });
+        let memory_estimate = check_workload_memory(&spec, &workload, max_cycles, threads, positions, waves)?;
         if let (Some(c), Workload::Algorithm { root, .. }) = (&cost, &workload) {
             crate::cost_model::check(c, &topology, &dims, nu, *root)?;
         }

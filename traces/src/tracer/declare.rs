@@ -14,6 +14,25 @@ fn bits_for(max: u64) -> u32 {
 }
 
 impl Tracer {
+    /// The signals [`Tracer::new`] declares for one traced node whose router has `params`,
+    /// every network port linked (fewer where ports have no link, at a mesh's edges), with a
+    /// `failed` bit per output link in runs with `faults`: per output link, each lane's
+    /// `valid`, `flags`, `vc`, `packet`, `dest`, `msg` and each VC's `credits` and `owner`;
+    /// per input port (links and injection channels), `sa_req`, `sa_gnt` and each VC's six
+    /// registers; the NIC's three and each channel's four on either side.
+    pub fn signals_per_node(params: &router::RouterParams, faults: bool) -> u64 {
+        let (net, k, vcs, lanes) = (params.net_ports as u64, params.nic_channels as u64, params.vcs as u64, params.link_width as u64);
+        net * (6 * lanes + faults as u64 + 2 * vcs) + (net + k) * (2 + 6 * vcs) + 3 + 8 * k
+    }
+
+    /// What tracing holds in memory per declared signal while it runs (its name and group,
+    /// the value last written, the writer's tables), as measured on hypercubes and meshes
+    /// of 30,000 to 1.6 million signals (docs/performance.md): about 230 bytes writing a VCD,
+    /// 275 an FST.
+    pub fn bytes_per_signal(fst: bool) -> u64 {
+        if fst { 275 } else { 230 }
+    }
+
     /// Declare the hierarchy for `fabric` in `sink`.
     pub fn new(fabric: &Fabric, opts: TraceOptions, mut sink: Box<dyn WaveSink>) -> io::Result<Tracer> {
         let n = fabric.topo.nodes();
