@@ -83,6 +83,8 @@ module router #(
   localparam int NPV = P * VCS;  // input VCs
   localparam int L_W = NPV > 1 ? $clog2(NPV) : 1;
   localparam int PORT_W = P > 1 ? $clog2(P) : 1;
+  localparam int NV_W = VCS > 1 ? $clog2(VCS) : 1;
+  localparam int EV_W = EJ_VCS > 1 ? $clog2(EJ_VCS) : 1;
   localparam int CH_W = NIC_CHANNELS > 1 ? $clog2(NIC_CHANNELS) : 1;
   localparam int MAXD = DEPTH > INJ_DEPTH ? DEPTH : INJ_DEPTH;
   localparam int CNT_W = $clog2(MAXD + 1);
@@ -266,7 +268,7 @@ module router #(
           w = rr_pick(req, va_ptr_d[NET+ch]);
           va_ptr_d[NET+ch] = past(w);
           req[w] = 1'b0;
-          ej_held_d[ch][vc] = 1'b1;
+          ej_held_d[ch][EV_W'(vc)] = 1'b1;
           vc_next_d[NET+ch] = next_vc(vc, EJ_VCS);
           granted_d[w] = 1'b1;
           ech_d[w] = CH_W'(ch);
@@ -291,7 +293,7 @@ module router #(
         out_vc_d[NET+ch] = ovc_q[w];
         out_flit_d[NET+ch] = front[w];
         if (front[w][F_TAIL]) begin
-          ej_held_d[ch][ovc_q[w]] = 1'b0;
+          ej_held_d[ch][EV_W'(ovc_q[w])] = 1'b0;
           granted_d[w] = 1'b0;
           routed_d[w] = 1'b0;
         end
@@ -333,7 +335,7 @@ module router #(
       for (int l = 0; l < NPV; l++) begin
         need = (SWITCHING != 0 && front[l][F_HEAD]) ? CR_W'(plen_q[l]) : CR_W'(1);
         req[l] = granted_q[l] && !local_q[l] && 32'(out_q[l]) == o && count[l] != 0 && !port_read[l/VCS]
-            && credits_q[o][ovc_q[l]] >= need
+            && credits_q[o][NV_W'(ovc_q[l])] >= need
             // Store-and-forward: a head at a network input waits for its whole packet.
             && !(SWITCHING == 2 && l < NET * VCS && front[l][F_HEAD] && 32'(count[l]) < 32'(plen_q[l]));
       end
@@ -346,7 +348,7 @@ module router #(
         out_vc_d[o] = ovc_q[w];
         out_flit_d[o] = front[w];
         if (front[w][F_TAIL]) begin
-          held_d[o][ovc_q[w]] = 1'b0;
+          held_d[o][NV_W'(ovc_q[w])] = 1'b0;
           granted_d[w] = 1'b0;
           routed_d[w] = 1'b0;
         end
