@@ -15,6 +15,7 @@ use router::{
     RouterEnv, RouterParams, Routers, Switching, VaPolicy,
 };
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, Once};
@@ -33,8 +34,11 @@ fn have_verilator() -> bool {
     }
     let msg = "verilator not found: the RTL tests are skipped (install Verilator, Debian package verilator, to run them)";
     assert!(std::env::var_os("FLITWAVE_REQUIRE_VERILATOR").is_none(), "{msg}");
+    // Once, past the test harness's capture of passing tests' output.
     static SAID: Once = Once::new();
-    SAID.call_once(|| eprintln!("{msg}"));
+    SAID.call_once(|| {
+        let _ = writeln!(std::io::stderr(), "{msg}");
+    });
     false
 }
 
@@ -189,24 +193,26 @@ fn build(shape: &Shape) -> PathBuf {
     static BUILT: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rtl-{}", shape.name));
-    let exe = out.join("tb");
-    if built.contains(&shape.name) {
-        return exe;
+    if !built.contains(&shape.name) {
+        build_from(shape, &rtl_dir(), &out);
+        built.push(shape.name);
     }
-    let dir = rtl_dir();
+    out.join("tb")
+}
+
+/// Build the router whose sources are in `src` (and the testbench) at `shape` into `out`.
+fn build_from(shape: &Shape, src: &Path, out: &Path) {
     let o = Command::new("verilator")
         .args(["--cc", "--exe", "--build", "-j", "2", "--top-module", "router", "-o", "tb", "--Mdir"])
-        .arg(&out)
+        .arg(out)
         // The generated C++ compiled without optimisation: a test runs a few thousand cycles.
         .args(["-MAKEFLAGS", "OPT_FAST=-O0"])
         .args(shape.generics())
-        .args(SOURCES.iter().map(|s| dir.join(s)))
-        .arg(dir.join("tb/tb.cpp"))
+        .args(SOURCES.iter().map(|s| src.join(s)))
+        .arg(rtl_dir().join("tb/tb.cpp"))
         .output()
         .expect("run verilator");
-    assert!(o.status.success(), "verilator build of {}: {}", shape.name, String::from_utf8_lossy(&o.stderr));
-    built.push(shape.name);
-    exe
+    assert!(o.status.success(), "verilator build of {} from {}: {}", shape.name, src.display(), String::from_utf8_lossy(&o.stderr));
 }
 
 /// A packet the test sends into the router: on input `port` (a network port, or an
@@ -252,8 +258,9 @@ fn sink_delay(f: &Flit, port: usize) -> u64 {
 /// cycle while they hold credits for its VC, sinks that return each network output's credits
 /// a few cycles after its flits. Returns the testbench's stimulus (what went in) and the
 /// trace the model says must come out, in RTL cycles (docs/rtl.md: a decision of the model's
-/// cycle t is on the RTL's outputs in t + 1).
-fn run_model(shape: &Shape, packets: &[Packet]) -> (String, Trace) {
+/// cycle t is on the RTL's outputs in t + 1), and how much contention there was: cycles
+/// input VCs lost switch arbitration, and cycles they waited for credits.
+fn run_model(shape: &Shape, packets: &[Packet]) -> (String, Trace, (u64, u64)) {
     let params = shape.params();
     let pl = params.pipeline;
     let (net, ports, v) = (shape.net(), shape.ports(), shape.vcs as usize);
@@ -354,12 +361,13 @@ fn run_model(shape: &Shape, packets: &[Packet]) -> (String, Trace) {
     for lines in want.values_mut() {
         lines.sort();
     }
-    (stim, want)
+    let lost = (0..r.input_vcs()).map(|iv| r.stall_arbitration(iv)).sum();
+    let starved = (0..r.input_vcs()).map(|iv| r.stall_credit(iv)).sum();
+    (stim, want, (lost, starved))
 }
 
 /// Run the Verilated router on a stimulus: its trace.
 fn run_rtl(exe: &Path, stim: &str) -> Trace {
-    use std::io::Write;
     let mut child =
         Command::new(exe).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run the testbench");
     child.stdin.take().unwrap().write_all(stim.as_bytes()).unwrap();
@@ -377,14 +385,14 @@ fn run_rtl(exe: &Path, stim: &str) -> Trace {
     trace
 }
 
-/// The first cycle where the RTL's outputs differ from the model's, as a message naming the
+/// The first cycle where the RTL's outputs differ from the model's, and a message naming the
 /// node, the cycle, and what each sent (None if they agree everywhere).
-fn first_difference(shape: &Shape, want: &Trace, got: &Trace) -> Option<String> {
+fn first_difference(shape: &Shape, want: &Trace, got: &Trace) -> Option<(u64, String)> {
     let cycles: std::collections::BTreeSet<u64> = want.keys().chain(got.keys()).copied().collect();
     let none = Vec::new();
     cycles.into_iter().find_map(|c| {
         let (w, g) = (want.get(&c).unwrap_or(&none), got.get(&c).unwrap_or(&none));
-        (w != g).then(|| format!("{} (node {}): cycle {c}: the model sends {w:?}, the RTL {g:?}", shape.name, shape.node))
+        (w != g).then(|| (c, format!("{} (node {}): cycle {c}: the model sends {w:?}, the RTL {g:?}", shape.name, shape.node)))
     })
 }
 
@@ -421,14 +429,15 @@ fn flits_on(trace: &Trace, port: usize) -> Vec<(u64, u16)> {
     flits
 }
 
-/// The model's trace and the RTL's for `packets`, compared.
-fn compare(shape: &Shape, exe: &Path, packets: &[Packet]) -> Trace {
-    let (stim, want) = run_model(shape, packets);
+/// The model's trace and the RTL's for `packets`, compared: the trace, and the contention
+/// of [`run_model`].
+fn compare(shape: &Shape, exe: &Path, packets: &[Packet]) -> (Trace, (u64, u64)) {
+    let (stim, want, contention) = run_model(shape, packets);
     let got = run_rtl(exe, &stim);
-    if let Some(d) = first_difference(shape, &want, &got) {
+    if let Some((_, d)) = first_difference(shape, &want, &got) {
         panic!("{d}");
     }
-    got
+    (got, contention)
 }
 
 #[test]
@@ -459,7 +468,7 @@ fn rtl_zero_load_latency_is_the_presets() {
     for len in 1..=5u16 {
         let created = 3u64;
         let through = Packet { id: 1, src: 4, dest: 7, len, port: net, vc: 0, release: created };
-        let trace = compare(&shape, &exe, &[through]);
+        let (trace, _) = compare(&shape, &exe, &[through]);
         // The NIC writes the head in `created`; the next router can read it a cycle after
         // it is on the output port.
         let first_hop = flits_on(&trace, 1)[0].0 + 1 - created;
@@ -467,11 +476,11 @@ fn rtl_zero_load_latency_is_the_presets() {
         // `hop` cycles later.
         let arrives = 2u64;
         let hop_pkt = Packet { id: 2, src: 4, dest: 7, len, port: 0, vc: 1, release: arrives };
-        let hop = flits_on(&compare(&shape, &exe, &[hop_pkt]), 1)[0].0 + 1 - (arrives + 1);
+        let hop = flits_on(&compare(&shape, &exe, &[hop_pkt]).0, 1)[0].0 + 1 - (arrives + 1);
         // A head readable in a (arrived on a network input in a - 1): its tail ejected, on the
         // ejection port in the cycle after the model ejects it.
         let eject_pkt = Packet { id: 3, src: 4, dest: shape.node, len, port: 0, vc: 0, release: arrives };
-        let ejected = flits_on(&compare(&shape, &exe, &[eject_pkt]), net);
+        let ejected = flits_on(&compare(&shape, &exe, &[eject_pkt]).0, net);
         assert_eq!(ejected.len(), len as usize);
         let last = ejected[len as usize - 1].0 - 1 - (arrives + 1);
         for h in 1..=8u64 {
@@ -494,10 +503,58 @@ fn rtl_matches_the_model_cycle_by_cycle() {
         let exe = build(&shape);
         for (seed, spread) in [(1, 2000), (2, 400), (3, 60)] {
             let packets = random_packets(&shape, seed, 120, spread);
-            let trace = compare(&shape, &exe, &packets);
+            let (trace, (lost, starved)) = compare(&shape, &exe, &packets);
+            if spread < 100 {
+                assert!(lost > 0 && starved > 0, "{} seed {seed}: contention for outputs ({lost}) and credits ({starved})", shape.name);
+            }
             let flits: u64 = packets.iter().map(|p| p.len as u64).sum();
             let out = trace.values().flatten().filter(|s| s.starts_with("o ")).count() as u64;
             assert_eq!(out, flits, "{} seed {seed}: every flit out once", shape.name);
+        }
+    }
+}
+
+/// Bugs seeded into copies of the RTL: each makes the RTL depart from the model, and the
+/// comparison finds it (a credit sent a cycle late, in the cycle the model sends it).
+#[test]
+fn seeded_rtl_bugs_are_caught() {
+    if !have_verilator() {
+        return;
+    }
+    type Edit = (&'static str, &'static str);
+    let late_credit: &[Edit] = &[
+        ("logic [P-1:0] out_valid_d, cr_out_valid_d;", "logic [P-1:0] out_valid_d, cr_out_valid_d, late;\n  logic [VC_W-1:0] late_vc[P];"),
+        ("cr_out_valid <= cr_out_valid_d;", "late <= cr_out_valid_d;\n      cr_out_valid <= late;"),
+        ("cr_out_vc[p] <= cr_out_vc_d[p];", "late_vc[p] <= cr_out_vc_d[p];\n        cr_out_vc[p] <= late_vc[p];"),
+    ];
+    let stuck_pointer: &[Edit] = &[("sa_ptr_d[o] = past(w);", "sa_ptr_d[o] = sa_ptr_q[o];")];
+    let early_release: &[Edit] = &[
+        ("          held_d[o][NV_W'(ovc_q[w])] = 1'b0;\n", ""),
+        ("out_flit_d[o] = front[w];", "out_flit_d[o] = front[w];\n        if (front[w][F_HEAD]) held_d[o][NV_W'(ovc_q[w])] = 1'b0;"),
+    ];
+    let shape = Shape::mesh();
+    let packets = random_packets(&shape, 3, 120, 60);
+    let (stim, want, _) = run_model(&shape, &packets);
+    let first_credit = want.iter().find(|(_, l)| l.iter().any(|s| s.starts_with("k "))).map(|(&c, _)| c).unwrap();
+    for (name, edits) in [("late-credit", late_credit), ("stuck-sa-pointer", stuck_pointer), ("vc-freed-at-head", early_release)] {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rtl-mutant-{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for s in SOURCES {
+            let mut text = std::fs::read_to_string(rtl_dir().join(s)).unwrap();
+            if s == "router.sv" {
+                for (from, to) in edits {
+                    assert_eq!(text.matches(from).count(), 1, "{name}: {from:?} once in router.sv");
+                    text = text.replace(from, to);
+                }
+            }
+            std::fs::write(dir.join(s), text).unwrap();
+        }
+        build_from(&shape, &dir, &dir.join("obj"));
+        let got = run_rtl(&dir.join("obj/tb"), &stim);
+        let (cycle, msg) = first_difference(&shape, &want, &got).unwrap_or_else(|| panic!("{name}: the seeded bug went unnoticed"));
+        eprintln!("{name}: {msg}");
+        if name == "late-credit" {
+            assert_eq!(cycle, first_credit, "{name}: caught at the first credit");
         }
     }
 }
