@@ -311,8 +311,8 @@ fn run_model(shape: &Shape, packets: &[Packet]) -> (String, Trace, (u64, u64)) {
         // The sources' flits of cycle t, readable in t + 1 (link, or the NIC's injection
         // latency: equal on `realistic`).
         assert_eq!(pl.link_latency - 1, pl.inject_latency);
-        for port in 0..ports {
-            let pick = (1..=v).map(|k| (last_vc[port] + k) % v).find(|&vc| {
+        for (port, last) in last_vc.iter_mut().enumerate() {
+            let pick = (1..=v).map(|k| (*last + k) % v).find(|&vc| {
                 let i = port * v + vc;
                 credits[i] > 0 && queue[i].front().is_some_and(|p| p.release <= t)
             });
@@ -331,7 +331,7 @@ fn run_model(shape: &Shape, packets: &[Packet]) -> (String, Trace, (u64, u64)) {
                 p.dest,
                 p.len
             );
-            (credits[i], last_vc[port]) = (credits[i] - 1, vc);
+            (credits[i], *last) = (credits[i] - 1, vc);
             next_seq[i] += 1;
             if next_seq[i] == p.len {
                 next_seq[i] = 0;
