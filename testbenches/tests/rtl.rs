@@ -124,6 +124,22 @@ impl Shape {
             switching: Switching::StoreAndForward,
         }
     }
+    /// The corner router of a 4x4 mesh with one VC, buffers shorter than the longer packets
+    /// and four ejection VCs, wormhole.
+    fn narrow() -> Shape {
+        Shape {
+            name: "mesh4x4-1vc",
+            kind: TopologyKind::Mesh,
+            sizes: vec![4, 4],
+            node: 0,
+            vcs: 1,
+            ejection_vcs: 4,
+            channels: 1,
+            depth: 2,
+            inject_depth: 3,
+            switching: Switching::Wormhole,
+        }
+    }
     fn topo(&self) -> Topology {
         Topology::new(self.kind.clone(), &self.sizes)
     }
@@ -461,10 +477,7 @@ fn rtl_lints_clean_under_verilator_wall() {
     if !have_verilator() {
         return;
     }
-    // One VC, more ejection VCs than VCs.
-    let mut one = Shape::mesh();
-    (one.vcs, one.ejection_vcs) = (1, 4);
-    for shape in [Shape::mesh(), Shape::cube(), Shape::mesh3d(), one] {
+    for shape in [Shape::mesh(), Shape::cube(), Shape::mesh3d(), Shape::narrow()] {
         let out = lint(&shape);
         assert!(out.trim().is_empty(), "verilator --lint-only -Wall on {}:\n{out}", shape.name);
     }
@@ -508,21 +521,24 @@ fn rtl_zero_load_latency_is_the_presets() {
 }
 
 /// Random traffic at three loads on contending inputs, on a 4x4 mesh router (wormhole), a
-/// 3-cube router (cut-through, two NIC channels) and an 8x3x2 mesh router (store-and-forward,
-/// three NIC channels): the same flits on the same output VCs and the same credits as the
-/// model, cycle by cycle.
+/// 3-cube router (cut-through, two NIC channels), an 8x3x2 mesh router (store-and-forward,
+/// three NIC channels) and a 4x4 mesh corner router with one VC and 2-flit buffers: the same
+/// flits on the same output VCs and the same credits as the model, cycle by cycle.
 #[test]
 fn rtl_matches_the_model_cycle_by_cycle() {
     if !have_verilator() {
         return;
     }
-    for shape in [Shape::mesh(), Shape::cube(), Shape::mesh3d()] {
+    for shape in [Shape::mesh(), Shape::cube(), Shape::mesh3d(), Shape::narrow()] {
         let exe = build(&shape);
         for (seed, spread) in [(1, 2000), (2, 400), (3, 60)] {
-            let packets = random_packets(&shape, seed, 120, spread);
+            let packets = random_packets(&shape, seed, 300, spread);
             let (trace, (lost, starved)) = compare(&shape, &exe, &packets);
             if spread < 100 {
-                assert!(lost > 0 && starved > 0, "{} seed {seed}: contention for outputs ({lost}) and credits ({starved})", shape.name);
+                // With one VC an output's VC is held by one packet at a time: switch
+                // allocation never has two requesters for an output (VC allocation has).
+                let contended = lost > 0 || shape.vcs == 1;
+                assert!(contended && starved > 0, "{} seed {seed}: contention for outputs ({lost}) and credits ({starved})", shape.name);
             }
             let flits: u64 = packets.iter().map(|p| p.len as u64).sum();
             let out = trace.values().flatten().filter(|s| s.starts_with("o ")).count() as u64;
