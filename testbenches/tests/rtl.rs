@@ -173,12 +173,15 @@ impl Shape {
     }
     /// The RTL's parameters as Verilator's -G flags.
     fn generics(&self) -> Vec<String> {
-        let (topology, dims) = match self.kind {
-            TopologyKind::Mesh => (0, self.sizes.len()),
-            TopologyKind::Hypercube => (1, self.sizes[0] as usize),
+        let topology = match self.kind {
+            TopologyKind::Mesh => 0,
+            TopologyKind::Hypercube => 1,
             ref k => panic!("the RTL routes meshes and hypercubes, not {}", k.name()),
         };
-        let sizes: String = (0..dims).rev().map(|i| format!("{:04x}", self.sizes.get(i).copied().unwrap_or(2))).collect();
+        // Each dimension's size (a hypercube's are all 2), dimension 0 in the low 16 bits.
+        let topo = self.topo();
+        let dims = topo.ndims();
+        let sizes: String = topo.sizes.iter().rev().map(|k| format!("{k:04x}")).collect();
         let switching = match self.switching {
             Switching::Wormhole => 0,
             Switching::VirtualCutThrough => 1,
@@ -238,7 +241,7 @@ fn build_from(shape: &Shape, src: &Path, out: &Path) {
         .args(["--cc", "--exe", "--build", "-j", "2", "--top-module", "router", "-o", "tb", "--Mdir"])
         .arg(out)
         // The generated C++ compiled without optimisation: a test runs a few thousand cycles.
-        .args(["-MAKEFLAGS", "OPT_FAST=-O0"])
+        .args(["-MAKEFLAGS", "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"])
         .args(shape.generics())
         .args(SOURCES.iter().map(|s| src.join(s)))
         .arg(rtl_dir().join("tb/tb.cpp"))
