@@ -9,7 +9,8 @@
 //   c CYCLE PORT VC                                       a credit on output PORT in CYCLE
 //   r CYCLES                                              run CYCLES cycles
 // Output lines:
-//   o CYCLE PORT VC PACKET SEQ HEAD TAIL                  a flit on output PORT in CYCLE
+//   o CYCLE PORT VC PACKET SEQ HEAD TAIL KIND SRC DEST KEY LEN SPAN
+//                                                         a flit on output PORT in CYCLE
 //   k CYCLE PORT VC                                       a credit on cr_out of PORT in CYCLE
 #include "Vrouter.h"
 #include "verilated.h"
@@ -132,13 +133,18 @@ int main(int argc, char** argv) {
         r.eval();
         for (int p = 0; p < P; ++p) {
             if (get(r.out_valid, p, 1)) {
-                const int b = p * FLIT_W;
-                std::printf("o %llu %d %llu %llu %llu %llu %llu\n", static_cast<unsigned long long>(t), p,
-                            static_cast<unsigned long long>(get(r.out_vc, p * VC_W, VC_W)),
-                            static_cast<unsigned long long>(get(r.out_flit, b + 2, PKT_W)),
-                            static_cast<unsigned long long>(get(r.out_flit, b + 2 + PKT_W, SEQ_W)),
-                            static_cast<unsigned long long>(get(r.out_flit, b, 1)),
-                            static_cast<unsigned long long>(get(r.out_flit, b + 1, 1)));
+                std::printf("o %llu %d %llu", static_cast<unsigned long long>(t), p,
+                            static_cast<unsigned long long>(get(r.out_vc, p * VC_W, VC_W)));
+                const int widths[] = {PKT_W, SEQ_W, 1, 1, 2, NODE_W, NODE_W, KEY_W, LEN_W, SPAN_W};
+                const int at[] = {2, 2 + PKT_W, 0, 1, 2 + PKT_W + SEQ_W};
+                // packet, seq, head, tail, then the header fields in order.
+                int b = p * FLIT_W + at[4];
+                for (int i = 0; i < 10; ++i) {
+                    const int lsb = i < 4 ? p * FLIT_W + at[i] : b;
+                    std::printf(" %llu", static_cast<unsigned long long>(get(r.out_flit, lsb, widths[i])));
+                    if (i >= 4) b += widths[i];
+                }
+                std::printf("\n");
             }
             if (get(r.cr_out_valid, p, 1)) {
                 std::printf("k %llu %d %llu\n", static_cast<unsigned long long>(t), p,

@@ -257,14 +257,25 @@ struct Packet {
     id: u32,
     src: u32,
     dest: u32,
+    /// Header fields the router carries without reading them.
+    key: u32,
+    span: u32,
     len: u16,
     port: usize,
     vc: usize,
     release: u64,
 }
 
+impl Packet {
+    /// A packet from node 0 with key and span 0.
+    fn plain(id: u32, dest: u32, len: u16, port: usize, vc: usize, release: u64) -> Packet {
+        Packet { id, src: 0, dest, key: 0, span: 0, len, port, vc, release }
+    }
+}
+
 /// What leaves the router in a cycle, as the testbench prints it: `o PORT VC PACKET SEQ
-/// HEAD TAIL` (a flit on an output port) or `k PORT VC` (a credit upstream).
+/// HEAD TAIL KIND SRC DEST KEY LEN SPAN` (a flit on an output port: its header fields as it
+/// carries them) or `k PORT VC` (a credit upstream).
 type Trace = BTreeMap<u64, Vec<String>>;
 
 /// Routes as the fabric's topology computes them, for the router at `node`.
@@ -342,13 +353,15 @@ fn run_model(shape: &Shape, packets: &[Packet]) -> (String, Trace, (u64, u64)) {
             let f = Flit::of(PacketId(p.id), seq, p.len);
             r.arrive_by_hand(r.ivc_index(NodeId(0), port, vc), f, t, t + 1);
             stim += &format!(
-                "f {t} {port} {vc} {} {seq} {} {} 0 {} {} 0 {} 0\n",
+                "f {t} {port} {vc} {} {seq} {} {} 0 {} {} {} {} {}\n",
                 p.id,
                 f.is_head() as u8,
                 f.is_tail() as u8,
                 p.src,
                 p.dest,
-                p.len
+                p.key,
+                p.len,
+                p.span
             );
             (credits[i], *last) = (credits[i] - 1, vc);
             next_seq[i] += 1;
@@ -373,7 +386,8 @@ fn run_model(shape: &Shape, packets: &[Packet]) -> (String, Trace, (u64, u64)) {
             *seq += 1;
             left -= 1;
             // On the output port in t + 1 (link_latency 2: readable downstream in t + 2).
-            let line = format!("o {port} {vc} {} {} {} {}", p.id, f.seq, f.is_head() as u8, f.is_tail() as u8);
+            let (head, tail) = (f.is_head() as u8, f.is_tail() as u8);
+            let line = format!("o {port} {vc} {} {} {head} {tail} 0 {} {} {} {} {}", p.id, f.seq, p.src, p.dest, p.key, p.len, p.span);
             want.entry(t + 1).or_default().push(line);
             // The slot freed: the credit upstream in t + credit_delay, usable by the source
             // when the upstream router's switch allocation sees it (t + 1 + credit_delay),
@@ -443,6 +457,8 @@ fn random_packets(shape: &Shape, seed: u64, n: u32, spread: u64) -> Vec<Packet> 
                 id,
                 src: rng.random_range(0..nodes),
                 dest,
+                key: rng.random_range(0..=Header::MAX_KEY),
+                span: rng.random(),
                 len: rng.random_range(1..=5),
                 port: rng.random_range(0..shape.ports()),
                 vc: rng.random_range(0..shape.vcs as usize),
@@ -499,7 +515,7 @@ fn rtl_zero_load_latency_is_the_presets() {
     // Node 5 is (1, 1): node 7 is two steps up in x (output 1), node 5 itself ejects.
     for len in 1..=5u16 {
         let created = 3u64;
-        let through = Packet { id: 1, src: 4, dest: 7, len, port: net, vc: 0, release: created };
+        let through = Packet::plain(1, 7, len, net, 0, created);
         let (trace, _) = compare(&shape, &exe, &[through]);
         // The NIC writes the head in `created`; the next router can read it a cycle after
         // it is on the output port.
@@ -507,11 +523,11 @@ fn rtl_zero_load_latency_is_the_presets() {
         // A flit on a network input in cycle s is readable in s + 1; its next router reads it
         // `hop` cycles later.
         let arrives = 2u64;
-        let hop_pkt = Packet { id: 2, src: 4, dest: 7, len, port: 0, vc: 1, release: arrives };
+        let hop_pkt = Packet::plain(2, 7, len, 0, 1, arrives);
         let hop = flits_on(&compare(&shape, &exe, &[hop_pkt]).0, 1)[0].0 + 1 - (arrives + 1);
         // A head readable in a (arrived on a network input in a - 1): its tail ejected, on the
         // ejection port in the cycle after the model ejects it.
-        let eject_pkt = Packet { id: 3, src: 4, dest: shape.node, len, port: 0, vc: 0, release: arrives };
+        let eject_pkt = Packet::plain(3, shape.node, len, 0, 0, arrives);
         let ejected = flits_on(&compare(&shape, &exe, &[eject_pkt]).0, net);
         assert_eq!(ejected.len(), len as usize);
         let last = ejected[len as usize - 1].0 - 1 - (arrives + 1);
