@@ -434,14 +434,38 @@ fn run_rtl(exe: &Path, stim: &str) -> Trace {
     trace
 }
 
-/// The first cycle where the RTL's outputs differ from the model's, and a message naming the
-/// node, the cycle, and what each sent (None if they agree everywhere).
-fn first_difference(shape: &Shape, want: &Trace, got: &Trace) -> Option<(u64, String)> {
+/// Where the RTL's outputs first depart from the model's.
+struct Difference {
+    cycle: u64,
+    /// The first port whose outputs differ then: `("output", o)` for a flit on output port
+    /// o, `("credit", p)` for a credit upstream from input port p.
+    port: (&'static str, usize),
+    message: String,
+}
+
+/// The first cycle and port where the RTL's outputs differ from the model's, with a message
+/// naming the node, port and cycle and what each sent there (None if they agree everywhere).
+fn first_difference(shape: &Shape, want: &Trace, got: &Trace) -> Option<Difference> {
     let cycles: std::collections::BTreeSet<u64> = want.keys().chain(got.keys()).copied().collect();
     let none = Vec::new();
-    cycles.into_iter().find_map(|c| {
-        let (w, g) = (want.get(&c).unwrap_or(&none), got.get(&c).unwrap_or(&none));
-        (w != g).then(|| (c, format!("{} (node {}): cycle {c}: the model sends {w:?}, the RTL {g:?}", shape.name, shape.node)))
+    let at = |lines: &Vec<String>, tag: &str, port: usize| -> Vec<String> {
+        let prefix = format!("{tag} {port} ");
+        lines.iter().filter(|l| l.starts_with(&prefix)).cloned().collect()
+    };
+    cycles.into_iter().find_map(|cycle| {
+        let (w, g) = (want.get(&cycle).unwrap_or(&none), got.get(&cycle).unwrap_or(&none));
+        let ports = (0..shape.ports()).flat_map(|p| [("o", "output", p), ("k", "credit", p)]);
+        ports.into_iter().find_map(|(tag, what, p)| {
+            let (w, g) = (at(w, tag, p), at(g, tag, p));
+            (w != g).then(|| Difference {
+                cycle,
+                port: (what, p),
+                message: format!(
+                    "{} (node {}): cycle {cycle}, {what} port {p}: the model sends {w:?}, the RTL {g:?}",
+                    shape.name, shape.node
+                ),
+            })
+        })
     })
 }
 
@@ -485,8 +509,8 @@ fn flits_on(trace: &Trace, port: usize) -> Vec<(u64, u16)> {
 fn compare(shape: &Shape, exe: &Path, packets: &[Packet]) -> (Trace, (u64, u64)) {
     let (stim, want, contention) = run_model(shape, packets);
     let got = run_rtl(exe, &stim);
-    if let Some((_, d)) = first_difference(shape, &want, &got) {
-        panic!("{d}");
+    if let Some(d) = first_difference(shape, &want, &got) {
+        panic!("{}", d.message);
     }
     (got, contention)
 }
@@ -587,7 +611,11 @@ fn seeded_rtl_bugs_are_caught() {
     let shape = Shape::mesh();
     let packets = random_packets(&shape, 3, 120, 60);
     let (stim, want, _) = run_model(&shape, &packets);
-    let first_credit = want.iter().find(|(_, l)| l.iter().any(|s| s.starts_with("k "))).map(|(&c, _)| c).unwrap();
+    // The model's first credit: its cycle and input port.
+    let (first_credit, credit_port) = want
+        .iter()
+        .find_map(|(&c, l)| l.iter().find(|s| s.starts_with("k ")).map(|s| (c, s.split(' ').nth(1).unwrap().parse::<usize>().unwrap())))
+        .unwrap();
     for (name, edits) in [("late-credit", late_credit), ("stuck-sa-pointer", stuck_pointer), ("vc-freed-at-head", early_release)] {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rtl-mutant-{name}"));
         std::fs::create_dir_all(&dir).unwrap();
@@ -603,10 +631,10 @@ fn seeded_rtl_bugs_are_caught() {
         }
         build_from(&shape, &dir, &dir.join("obj"));
         let got = run_rtl(&dir.join("obj/tb"), &stim);
-        let (cycle, msg) = first_difference(&shape, &want, &got).unwrap_or_else(|| panic!("{name}: the seeded bug went unnoticed"));
-        eprintln!("{name}: {msg}");
+        let d = first_difference(&shape, &want, &got).unwrap_or_else(|| panic!("{name}: the seeded bug went unnoticed"));
+        eprintln!("{name}: {}", d.message);
         if name == "late-credit" {
-            assert_eq!(cycle, first_credit, "{name}: caught at the first credit");
+            assert_eq!((d.cycle, d.port), (first_credit, ("credit", credit_port)), "{name}: caught at the first credit");
         }
     }
 }
