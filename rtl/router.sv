@@ -22,9 +22,10 @@
 // Within a cycle the stages run in the model's order (router/src/stages.rs): stage 1 is
 // ejection-VC allocation then ejection (one flit a channel), stage 2 network VC allocation
 // then switch allocation with crossbar traversal. An input port is read at most once a
-// cycle (links one flit wide): ejection's reads count against stage 2's. Every allocation
-// reads the state registered at the start of the cycle, so a grant made in cycle t is used
-// from t + 1 and an output VC or ejection VC let go in t is free from t + 1.
+// cycle (links one flit wide): ejection's reads count against stage 2's. A grant made in
+// cycle t is used from t + 1, and an output VC or ejection VC let go in t can be allocated
+// again from t + 1 (within one allocation an arbiter that grants several VCs moves its
+// pointer after each grant, as the model's does).
 //
 // Arbiters are round-robin over the router's input VCs (bit l = port * VCS + vc): the
 // first requester at or after the pointer wins and the pointer moves just past the winner
@@ -35,7 +36,8 @@
 //
 // Flits (see docs/rtl.md for the bit layout): head and tail flags, packet id, sequence
 // number and the header of router/src/flit.rs (kind, src, dest, key, len, span) at its
-// widths. The header is meaningful in head flits; the router reads dest and len.
+// widths. The header is meaningful in head flits; the router reads dest and len, and routes
+// every packet as unicast (replicating broadcasts, kind 1, is the model's only).
 module router #(
     parameter int TOPOLOGY = 0,  // 0: mesh, 1: hypercube
     parameter int DIMS = 2,
