@@ -5,7 +5,7 @@
 //! the one-port assumption that is slot lowbit(x) + 1, one reception per node per slot.
 
 use super::Bounds;
-use super::entry::{Algorithm, Ports, Settings};
+use super::entry::{Algorithm, Ports};
 use super::mnb::contribution;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
@@ -71,18 +71,13 @@ impl Program for Accumulate {
 }
 
 pub const ACCUMULATE: Algorithm = Algorithm {
-    name: "accumulate",
-    topologies: &[TopologyKind::Hypercube],
-    reference: "Bertsekas et al. 1991, sec. 1-2 (single node accumulation, the dual of the broadcast, Fig. 2)",
-    summary: "single-node accumulation at --root, combining at each node along the binomial tree reversed; d slots, 2^d-1 transmissions",
     ports: Ports::AllOrOne,
     rooted: true,
-    router_forwarding: false,
-    settings: Settings::None,
-    shape: None,
-    rounds: false,
-    splits: false,
-    build: |i| (Box::new(Accumulate::new(i.d(), i.root, i.spec.packet_flits)), Accumulate::bounds(i.d())),
-    memory: None,
-    cost_cycles: None,
+    ..Algorithm::new(
+        "accumulate",
+        &[TopologyKind::Hypercube],
+        "Bertsekas et al. 1991, sec. 1-2 (single node accumulation, the dual of the broadcast, Fig. 2)",
+        "single-node accumulation at --root, combining at each node along the binomial tree reversed; d slots, 2^d-1 transmissions",
+        |i| (Box::new(Accumulate::new(i.d(), i.root, i.spec.packet_flits)), Accumulate::bounds(i.d())),
+    )
 };

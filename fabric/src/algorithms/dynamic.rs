@@ -452,37 +452,8 @@ pub struct DynamicConfig {
 }
 
 pub const DYNAMIC: Algorithm = Algorithm {
-    name: "dynamic",
-    topologies: &[TopologyKind::Hypercube],
-    reference: "Varvarigos & Bertsekas, sec. II (dynamic broadcasting scheme and theorem), sec. V (hypercube: eqs. 17-19, stability limit)",
-    summary: "Poisson broadcast requests at --load rho (eq. 17) for --cycles, served by repeated PMNBs (--pmnb pmnb-2|pmnb-3); mean delay, CI, percentiles, backlog, stability, the theorem's bound",
     ports: Ports::All(entry::SIMULTANEOUS),
-    rooted: false,
-    router_forwarding: false,
     settings: Settings::Dynamic,
-    shape: None,
-    rounds: false,
-    splits: false,
-    build: |i| {
-        let c = i.dynamic.expect("dynamic settings resolved");
-        let (d, l) = (i.d(), i.spec.packet_flits);
-        let piece = l / c.pmnb.pieces(d) as u16;
-        let prefix_flits = prefix::packet_flits(c.tp_cycles as u64, l);
-        let spec = DynamicSpec {
-            variant: c.pmnb,
-            d,
-            load: c.load,
-            window: c.cycles,
-            warmup: c.warmup_cycles,
-            flits: l,
-            tp_cycles: c.tp_cycles as u64,
-            seed: i.seed,
-            hop: hop_timing(i.spec, piece),
-            prefix_hop: hop_timing(i.spec, prefix_flits),
-            handover: handover_timing(i.spec, prefix_flits, piece),
-        };
-        (Box::new(Dynamic::new(spec)), Bounds::default())
-    },
     memory: Some(|_, i, max_cycles| {
         let c = i.dynamic.expect("dynamic settings resolved");
         let nodes = i.nodes();
@@ -497,7 +468,32 @@ pub const DYNAMIC: Algorithm = Algorithm {
             bytes: packets * pieces * (entry::RECORD_BYTES + entry::bitset_bytes(i.spec)) + nodes * d as u128 * (d as u128 + 4) * 4,
         })
     }),
-    cost_cycles: None,
+    ..Algorithm::new(
+        "dynamic",
+        &[TopologyKind::Hypercube],
+        "Varvarigos & Bertsekas, sec. II (dynamic broadcasting scheme and theorem), sec. V (hypercube: eqs. 17-19, stability limit)",
+        "Poisson broadcast requests at --load rho (eq. 17) for --cycles, served by repeated PMNBs (--pmnb pmnb-2|pmnb-3); mean delay, CI, percentiles, backlog, stability, the theorem's bound",
+        |i| {
+            let c = i.dynamic.expect("dynamic settings resolved");
+            let (d, l) = (i.d(), i.spec.packet_flits);
+            let piece = l / c.pmnb.pieces(d) as u16;
+            let prefix_flits = prefix::packet_flits(c.tp_cycles as u64, l);
+            let spec = DynamicSpec {
+                variant: c.pmnb,
+                d,
+                load: c.load,
+                window: c.cycles,
+                warmup: c.warmup_cycles,
+                flits: l,
+                tp_cycles: c.tp_cycles as u64,
+                seed: i.seed,
+                hop: hop_timing(i.spec, piece),
+                prefix_hop: hop_timing(i.spec, prefix_flits),
+                handover: handover_timing(i.spec, prefix_flits, piece),
+            };
+            (Box::new(Dynamic::new(spec)), Bounds::default())
+        },
+    )
 };
 
 #[cfg(test)]

@@ -46,6 +46,34 @@ pub type ShapeCheck = fn(&Topology) -> Result<(), String>;
 pub type MemoryNeed = fn(&Algorithm, &Input, u64) -> Result<Need, SpecError>;
 
 impl Algorithm {
+    /// An entry with the defaults the fields after `build` override: any port model, no
+    /// root, node forwarding, no settings of its own, any size of its topologies, no rounds
+    /// reported, one thread, one declared message's memory, no cost predicted.
+    pub const fn new(
+        name: &'static str,
+        topologies: &'static [TopologyKind],
+        reference: &'static str,
+        summary: &'static str,
+        build: fn(&Input) -> (Box<dyn Program>, Bounds),
+    ) -> Algorithm {
+        Algorithm {
+            name,
+            topologies,
+            reference,
+            summary,
+            ports: Ports::Any,
+            rooted: false,
+            router_forwarding: false,
+            settings: Settings::None,
+            shape: None,
+            rounds: false,
+            splits: false,
+            build,
+            memory: None,
+            cost_cycles: None,
+        }
+    }
+
     /// The memory a run of it needs beyond the process and the fabric.
     pub fn memory_need(&self, i: &Input, max_cycles: u64) -> Result<Need, SpecError> {
         match self.memory {

@@ -514,23 +514,8 @@ pub struct KbcastConfig {
 }
 
 pub const KBCAST: Algorithm = Algorithm {
-    name: "kbcast",
-    topologies: &[TopologyKind::Hypercube],
-    reference: "Stamoulis & Tsitsiklis 1993: sec. 3.2 (prefix ranking, d edge-disjoint binomial trees, termination packets), its randomized variant, sec. 3.3.1 (same-tree), sec. 3.3.2 (rank-rotated)",
-    summary: "K simultaneous broadcasts from --active / --active-count; --variant prefix (<= 2ceil(K/d)+2d-1+(2d+1)tp), random, same-tree (<= d+K-1), rank-rotated (d, K <= d); --tp prefix step in slots",
-    ports: Ports::All(super::entry::SIMULTANEOUS),
-    rooted: false,
-    router_forwarding: false,
+    ports: Ports::All(entry::SIMULTANEOUS),
     settings: Settings::Kbcast,
-    shape: None,
-    rounds: false,
-    splits: false,
-    build: |i| {
-        let k = i.kbcast.expect("kbcast settings resolved");
-        let d = i.d();
-        let kb = KBcast::new(k.variant, d, &k.active, i.spec.packet_flits, k.tp_cycles as u64, i.seed);
-        (Box::new(kb), bounds(k.variant, d, k.active.len() as u32, k.tp))
-    },
     // Measured (docs/performance.md): the scoreboard's bitset per broadcast, grown by
     // doubling, and the relays queued at the nodes.
     memory: Some(|_, i, _| {
@@ -539,5 +524,16 @@ pub const KBCAST: Algorithm = Algorithm {
         let bytes = m * (4 * entry::bitset_bytes(i.spec) + 64) + nodes * 3072;
         Ok(Need { field: "active-count", value: m.to_string(), what: format!("kbcast: {m} broadcasts on {nodes} nodes"), bytes })
     }),
-    cost_cycles: None,
+    ..Algorithm::new(
+        "kbcast",
+        &[TopologyKind::Hypercube],
+        "Stamoulis & Tsitsiklis 1993: sec. 3.2 (prefix ranking, d edge-disjoint binomial trees, termination packets), its randomized variant, sec. 3.3.1 (same-tree), sec. 3.3.2 (rank-rotated)",
+        "K simultaneous broadcasts from --active / --active-count; --variant prefix (<= 2ceil(K/d)+2d-1+(2d+1)tp), random, same-tree (<= d+K-1), rank-rotated (d, K <= d); --tp prefix step in slots",
+        |i| {
+            let k = i.kbcast.expect("kbcast settings resolved");
+            let d = i.d();
+            let kb = KBcast::new(k.variant, d, &k.active, i.spec.packet_flits, k.tp_cycles as u64, i.seed);
+            (Box::new(kb), bounds(k.variant, d, k.active.len() as u32, k.tp))
+        },
+    )
 };

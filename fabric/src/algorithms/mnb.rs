@@ -15,7 +15,7 @@
 //! that root's tree have reported; the root checks the combined value.
 
 use super::Bounds;
-use super::entry::{self, Algorithm, Input, Need, Ports, Settings};
+use super::entry::{self, Algorithm, Input, Need, Ports};
 use super::hypercube::MnbTree;
 use crate::SpecError;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
@@ -225,20 +225,16 @@ impl Program for MultiAccumulate {
 }
 
 pub const MNB: Algorithm = Algorithm {
-    name: "mnb",
-    topologies: &[TopologyKind::Hypercube],
-    reference: "Bertsekas et al. 1991, sec. 2 (link sets A_1..A_q from the rotation classes R_kn, numbering n(t), m(t); SLA: the same sets one link at a time)",
-    summary: "multinode broadcast; ceil((2^d-1)/d) slots all-port, 2^d-1 one-port, 2^d(2^d-1) transmissions",
     ports: Ports::AllOrOne,
-    rooted: false,
-    router_forwarding: false,
-    settings: Settings::None,
-    shape: None,
-    rounds: false,
     splits: true,
-    build: |i| (Box::new(Mnb::new(i.d(), i.one_port(), i.spec.packet_flits)), bounds(i.d(), i.one_port())),
     memory: Some(every_node_broadcasts),
-    cost_cycles: None,
+    ..Algorithm::new(
+        "mnb",
+        &[TopologyKind::Hypercube],
+        "Bertsekas et al. 1991, sec. 2 (link sets A_1..A_q from the rotation classes R_kn, numbering n(t), m(t); SLA: the same sets one link at a time)",
+        "multinode broadcast; ceil((2^d-1)/d) slots all-port, 2^d-1 one-port, 2^d(2^d-1) transmissions",
+        |i| (Box::new(Mnb::new(i.d(), i.one_port(), i.spec.packet_flits)), bounds(i.d(), i.one_port())),
+    )
 };
 
 pub const MNB_RING: Algorithm = Algorithm {

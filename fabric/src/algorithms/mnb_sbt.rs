@@ -15,7 +15,7 @@
 //! Each broadcast is timed by the scoreboard from cycle 0 to its last delivery (the JSON's
 //! broadcast latency); the packets nodes re-send are relays, not unicast messages.
 
-use super::entry::{Algorithm, Ports, Settings};
+use super::entry::Algorithm;
 use super::snb::tree_sends;
 use super::{Bounds, Forwarding};
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
@@ -151,18 +151,14 @@ impl Program for MnbSbt {
 }
 
 pub const MNB_SBT: Algorithm = Algorithm {
-    name: "mnb-sbt",
-    topologies: &[TopologyKind::Hypercube, TopologyKind::Mesh, TopologyKind::Torus],
-    reference: "Bertsekas et al. 1991, sec. 2, Fig. 5 (every node broadcasts on its own translated binomial tree); meshes and tori: one-to-all broadcast lecture notes, 'Meshes' (each node on its dimension-order tree, as snb)",
-    summary: "multinode broadcast by superposed spanning trees: binomial on the cube (not optimal: links of one type collide, the baseline the optimal MNB improves on), dimension-order on meshes and tori; --forwarding router: one packet per node, copied by the routers",
-    ports: Ports::Any,
-    rooted: false,
     router_forwarding: true,
-    settings: Settings::None,
-    shape: None,
-    rounds: false,
     splits: true,
-    build: |i| (Box::new(MnbSbt::new(i.spec.packet_flits, i.forwarding)), MnbSbt::bounds(&i.spec.topology(), i.one_port())),
     memory: Some(super::mnb::every_node_broadcasts),
-    cost_cycles: None,
+    ..Algorithm::new(
+        "mnb-sbt",
+        &[TopologyKind::Hypercube, TopologyKind::Mesh, TopologyKind::Torus],
+        "Bertsekas et al. 1991, sec. 2, Fig. 5 (every node broadcasts on its own translated binomial tree); meshes and tori: one-to-all broadcast lecture notes, 'Meshes' (each node on its dimension-order tree, as snb)",
+        "multinode broadcast by superposed spanning trees: binomial on the cube (not optimal: links of one type collide, the baseline the optimal MNB improves on), dimension-order on meshes and tori; --forwarding router: one packet per node, copied by the routers",
+        |i| (Box::new(MnbSbt::new(i.spec.packet_flits, i.forwarding)), MnbSbt::bounds(&i.spec.topology(), i.one_port())),
+    )
 };

@@ -11,7 +11,7 @@
 //! distance), and intermediate nodes pass it on in the next slot.
 
 use super::Bounds;
-use super::entry::{Algorithm, Ports, Settings};
+use super::entry::{Algorithm, Ports};
 use super::hypercube::ScatterTree;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
@@ -160,20 +160,16 @@ impl Program for Gather {
 }
 
 pub const SCATTER: Algorithm = Algorithm {
-    name: "scatter",
-    topologies: &[TopologyKind::Hypercube],
-    reference: "Bertsekas et al. 1991, sec. 3 (spanning tree from compatible classes, farthest-first; SLA: one packet per slot)",
-    summary: "single-node scatter from --root; ceil((2^d-1)/d) slots all-port, 2^d-1 one-port, d*2^(d-1) transmissions",
     ports: Ports::AllOrOne,
     rooted: true,
-    router_forwarding: false,
-    settings: Settings::None,
-    shape: None,
-    rounds: false,
     splits: true,
-    build: |i| (Box::new(Scatter::new(i.d(), i.root, i.spec.packet_flits)), bounds(i.d(), i.one_port())),
-    memory: None,
-    cost_cycles: None,
+    ..Algorithm::new(
+        "scatter",
+        &[TopologyKind::Hypercube],
+        "Bertsekas et al. 1991, sec. 3 (spanning tree from compatible classes, farthest-first; SLA: one packet per slot)",
+        "single-node scatter from --root; ceil((2^d-1)/d) slots all-port, 2^d-1 one-port, d*2^(d-1) transmissions",
+        |i| (Box::new(Scatter::new(i.d(), i.root, i.spec.packet_flits)), bounds(i.d(), i.one_port())),
+    )
 };
 
 pub const GATHER: Algorithm = Algorithm {

@@ -15,7 +15,7 @@
 //! With `Forwarding::Router` the root sends one packet that the routers replicate along the
 //! same tree (hardware multicast); nodes only accept it.
 
-use super::entry::{Algorithm, Ports, Settings};
+use super::entry::Algorithm;
 use super::{Bounds, Forwarding, wormhole};
 use crate::PortModel;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
@@ -192,33 +192,30 @@ pub fn tree_sends(topo: &Topology, node: NodeId, in_port: usize, root: NodeId, o
 }
 
 pub const SNB: Algorithm = Algorithm {
-    name: "snb",
-    topologies: &[TopologyKind::Hypercube, TopologyKind::Linear, TopologyKind::Mesh, TopologyKind::Torus],
-    reference: "Bertsekas et al. 1991, sec. 2 (hypercube spanning binomial tree, Fig. 4); one-to-all broadcast lecture notes, 'Meshes' (dimension-order tree, one-port farthest-first)",
-    summary: "single-node broadcast from --root; d slots on the d-cube (all-port and one-port), the root's eccentricity on all-port meshes",
-    ports: Ports::Any,
     rooted: true,
     router_forwarding: true,
-    settings: Settings::None,
-    shape: None,
     rounds: true,
     splits: true,
-    build: |i| {
-        let topo = i.spec.topology();
-        let l = i.spec.packet_flits;
-        let k_ports = match i.spec.ports {
-            PortModel::K(k) if i.forwarding == Forwarding::Node => Some(k as u32),
-            _ => None,
-        };
-        let mut bounds = Snb::bounds(&topo, i.root, k_ports);
-        if i.spec.switching != Switching::StoreAndForward {
-            bounds.lower = Some(match i.forwarding {
-                Forwarding::Router => Snb::worm_lower_bound(&topo, i.root, l),
-                Forwarding::Node => wormhole::lower_bound_rounds(&topo, i.root, i.spec.ports.limit()) as f64,
-            });
-        }
-        (Box::new(Snb::new(i.root, i.forwarding, i.one_port(), l)), bounds)
-    },
-    memory: None,
-    cost_cycles: None,
+    ..Algorithm::new(
+        "snb",
+        &[TopologyKind::Hypercube, TopologyKind::Linear, TopologyKind::Mesh, TopologyKind::Torus],
+        "Bertsekas et al. 1991, sec. 2 (hypercube spanning binomial tree, Fig. 4); one-to-all broadcast lecture notes, 'Meshes' (dimension-order tree, one-port farthest-first)",
+        "single-node broadcast from --root; d slots on the d-cube (all-port and one-port), the root's eccentricity on all-port meshes",
+        |i| {
+            let topo = i.spec.topology();
+            let l = i.spec.packet_flits;
+            let k_ports = match i.spec.ports {
+                PortModel::K(k) if i.forwarding == Forwarding::Node => Some(k as u32),
+                _ => None,
+            };
+            let mut bounds = Snb::bounds(&topo, i.root, k_ports);
+            if i.spec.switching != Switching::StoreAndForward {
+                bounds.lower = Some(match i.forwarding {
+                    Forwarding::Router => Snb::worm_lower_bound(&topo, i.root, l),
+                    Forwarding::Node => wormhole::lower_bound_rounds(&topo, i.root, i.spec.ports.limit()) as f64,
+                });
+            }
+            (Box::new(Snb::new(i.root, i.forwarding, i.one_port(), l)), bounds)
+        },
+    )
 };

@@ -9,7 +9,7 @@
 //! packet's priority key.
 
 use super::Bounds;
-use super::entry::{self, Algorithm, Need, Ports, Settings};
+use super::entry::{self, Algorithm, Need, Ports};
 use super::hypercube::ExchangeSchedule;
 use crate::SpecError;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
@@ -73,18 +73,8 @@ impl Program for TotalExchange {
 }
 
 pub const TOTAL_EXCHANGE: Algorithm = Algorithm {
-    name: "total-exchange",
-    topologies: &[TopologyKind::Hypercube],
-    reference: "Bertsekas et al. 1991, sec. 4 (three-phase recursion, phase three overlapping phase two, and its implementation rules; SLA: MTADEA of [SaS85])",
-    summary: "every node sends a distinct packet to every other; 2^(d-1) slots all-port, d*2^(d-1) one-port, d*2^(2d-1) transmissions",
     ports: Ports::AllOrOne,
-    rooted: false,
-    router_forwarding: false,
-    settings: Settings::None,
-    shape: None,
-    rounds: false,
     splits: true,
-    build: |i| (Box::new(TotalExchange::new(i.d(), i.one_port(), i.spec.packet_flits)), bounds(i.d(), i.one_port())),
     memory: Some(|a, i, _| {
         let nodes = i.nodes();
         let dims = entry::dims_text(i.spec);
@@ -100,5 +90,11 @@ pub const TOTAL_EXCHANGE: Algorithm = Algorithm {
             bytes: nodes * nodes * 84 + nodes * 64,
         })
     }),
-    cost_cycles: None,
+    ..Algorithm::new(
+        "total-exchange",
+        &[TopologyKind::Hypercube],
+        "Bertsekas et al. 1991, sec. 4 (three-phase recursion, phase three overlapping phase two, and its implementation rules; SLA: MTADEA of [SaS85])",
+        "every node sends a distinct packet to every other; 2^(d-1) slots all-port, d*2^(d-1) one-port, d*2^(2d-1) transmissions",
+        |i| (Box::new(TotalExchange::new(i.d(), i.one_port(), i.spec.packet_flits)), bounds(i.d(), i.one_port())),
+    )
 };

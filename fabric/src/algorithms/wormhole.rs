@@ -28,7 +28,7 @@
 //! in or more worms in a round than it has channels.
 
 use super::Bounds;
-use super::entry::{Algorithm, Input, Ports, Settings};
+use super::entry::{Algorithm, Input, Ports};
 use crate::FabricSpec;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
@@ -344,20 +344,16 @@ impl Program for WormBroadcast {
 }
 
 pub const RD: Algorithm = Algorithm {
-    name: "rd",
-    topologies: &[TopologyKind::Linear, TopologyKind::Mesh, TopologyKind::Torus],
-    reference: "one-to-all broadcast lecture notes, 'Wormhole switching': one-port meshes (recursive doubling dimension by dimension, any sides and source) and tori (T(z))",
-    summary: "one-port wormhole recursive doubling from --root; sum of ceil(log2 z_i) rounds, the notes' T(z) cost beside the measured time",
-    ports: Ports::Any,
     rooted: true,
-    router_forwarding: false,
-    settings: Settings::None,
-    shape: None,
     rounds: true,
-    splits: false,
-    build: |i| worm_broadcast(Scheme::Rd, i),
-    memory: None,
     cost_cycles: Some(notes_cost_cycles),
+    ..Algorithm::new(
+        "rd",
+        &[TopologyKind::Linear, TopologyKind::Mesh, TopologyKind::Torus],
+        "one-to-all broadcast lecture notes, 'Wormhole switching': one-port meshes (recursive doubling dimension by dimension, any sides and source) and tori (T(z))",
+        "one-port wormhole recursive doubling from --root; sum of ceil(log2 z_i) rounds, the notes' T(z) cost beside the measured time",
+        |i| worm_broadcast(Scheme::Rd, i),
+    )
 };
 
 pub const DTA: Algorithm = Algorithm {

@@ -263,20 +263,17 @@ pub struct PmnbConfig {
 }
 
 pub const PMNB_1: Algorithm = Algorithm {
-    name: "pmnb-1",
-    topologies: &[TopologyKind::Hypercube],
-    reference: "Varvarigos & Bertsekas, sec. IV-A (rank by parallel prefix, packing on disjoint paths, subcube single-node broadcast, subcube multinode broadcast)",
-    summary: "partial multinode broadcast from --active / --active-count; <= ceil((2^m-1)/m) + 2d + 2d tp - m slots, m = ceil(log2 M)",
     ports: Ports::All(entry::SIMULTANEOUS),
-    rooted: false,
-    router_forwarding: false,
     settings: Settings::Pmnb(Variant::One),
-    shape: None,
-    rounds: false,
     splits: true,
-    build,
     memory: Some(memory),
-    cost_cycles: None,
+    ..Algorithm::new(
+        "pmnb-1",
+        &[TopologyKind::Hypercube],
+        "Varvarigos & Bertsekas, sec. IV-A (rank by parallel prefix, packing on disjoint paths, subcube single-node broadcast, subcube multinode broadcast)",
+        "partial multinode broadcast from --active / --active-count; <= ceil((2^m-1)/m) + 2d + 2d tp - m slots, m = ceil(log2 M)",
+        build,
+    )
 };
 
 pub const PMNB_2: Algorithm = Algorithm {

@@ -33,7 +33,7 @@ pub mod model;
 pub mod plan;
 
 use super::Bounds;
-use super::entry::{Algorithm, Ports, Settings};
+use super::entry::{Algorithm, Settings};
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
 use crate::topology::{Topology, TopologyKind};
@@ -274,23 +274,18 @@ impl Program for Seidel {
 }
 
 pub const ST: Algorithm = Algorithm {
-    name: "st",
-    topologies: &[TopologyKind::Linear, TopologyKind::Mesh],
-    reference: "Seidel 1993, sec. 3.1 (linear: eq. 1, interleaved subarrays eq. 2), sec. 3.2 (mesh: the better four-interleaved-submesh version, eq. 6); sec. 4 any source",
-    summary: "spanning-tree broadcast of --message-bytes on a one-port wormhole mesh/array under the Delta cost model (--cost-model, --a, --b, --rho, --nu)",
-    ports: Ports::Any,
     rooted: true,
-    router_forwarding: false,
     settings: Settings::Seidel,
-    shape: None,
-    rounds: false,
-    splits: false,
-    build: |i| {
-        let setup = i.seidel.expect("the cost model is resolved for the Seidel broadcasts");
-        (Box::new(Seidel::new(setup)), Bounds::default())
-    },
-    memory: None,
-    cost_cycles: None,
+    ..Algorithm::new(
+        "st",
+        &[TopologyKind::Linear, TopologyKind::Mesh],
+        "Seidel 1993, sec. 3.1 (linear: eq. 1, interleaved subarrays eq. 2), sec. 3.2 (mesh: the better four-interleaved-submesh version, eq. 6); sec. 4 any source",
+        "spanning-tree broadcast of --message-bytes on a one-port wormhole mesh/array under the Delta cost model (--cost-model, --a, --b, --rho, --nu)",
+        |i| {
+            let setup = i.seidel.expect("the cost model is resolved for the Seidel broadcasts");
+            (Box::new(Seidel::new(setup)), Bounds::default())
+        },
+    )
 };
 
 pub const BST: Algorithm = Algorithm {
