@@ -107,7 +107,8 @@ pub enum Settings {
     Pmnb(pmnb::Variant),
     /// Arrivals at a load served by PMNBs ([`dynamic::DynamicConfig`]).
     Dynamic,
-    /// The Seidel 1993 cost model ([`seidel::Setup`]).
+    /// The Seidel 1993 cost model ([`seidel::Setup`]), which also sets the fabric (one-port
+    /// wormhole, its packet and buffer sizes).
     Seidel,
 }
 
