@@ -2,7 +2,8 @@
 //! defaults into one [`Config`], checked field by field. Every problem is a [`ConfigError`]
 //! that names the field, the value and what is allowed.
 
-pub use fabric::algorithms::dynamic::{DEFAULT_PMNB, DynamicConfig};
+use fabric::algorithms::dynamic::DEFAULT_PMNB;
+pub use fabric::algorithms::dynamic::DynamicConfig;
 pub use fabric::algorithms::kbcast::KbcastConfig;
 use fabric::algorithms::kbcast::{ActiveSet, Variant};
 pub use fabric::algorithms::pmnb::PmnbConfig;

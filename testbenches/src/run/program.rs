@@ -93,7 +93,7 @@ pub fn check_threads(cfg: &Config) -> Result<(), ConfigError> {
     let split: Vec<&str> = algorithms::ALGORITHMS.iter().filter(|a| a.splits).map(|a| a.name).collect();
     Err(ConfigError(format!(
         "threads: {}: 1 for {what} (its program keeps state or results shared between nodes); runs split between threads: \
-         --traffic and {} (node- or router-forwarded)",
+         --traffic and --algorithm {} (node- or router-forwarded alike)",
         cfg.threads,
         split.join(", ")
     )))
