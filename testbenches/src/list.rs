@@ -1,8 +1,32 @@
 //! `flitwave list`.
 
-use fabric::algorithms::ALGORITHMS;
 use fabric::algorithms::traffic::Pattern;
+use fabric::algorithms::{ALGORITHMS, Algorithm, Ports, Settings};
 use router::{Pipeline, Switching};
+
+/// What an algorithm takes besides the common flags, from its registry entry.
+fn takes(a: &Algorithm) -> String {
+    let mut t = Vec::new();
+    if a.rooted {
+        t.push("--root".to_string());
+    }
+    // The Seidel cost model sets the port model (one port) with the rest of the fabric.
+    let ports = match a.ports {
+        _ if a.settings == Settings::Seidel => None,
+        Ports::Any => Some("--ports all, one or K"),
+        Ports::AllOrOne => Some("--ports all or one"),
+        Ports::All(_) => Some("--ports all"),
+    };
+    t.extend(ports.map(String::from));
+    if a.router_forwarding {
+        t.push("--forwarding node or router".to_string());
+    }
+    let own = if a.settings == Settings::Seidel { crate::cost_model::FIELDS } else { a.settings.flags() };
+    if !own.is_empty() {
+        t.push(own.iter().map(|f| format!("--{f}")).collect::<Vec<_>>().join(", "));
+    }
+    t.join("; ")
+}
 
 pub fn text() -> String {
     let mut s = String::new();
@@ -14,8 +38,8 @@ pub fn text() -> String {
     s += "\nalgorithms (--algorithm):\n";
     for a in ALGORITHMS {
         let tops: Vec<&str> = a.topologies.iter().map(|t| t.name()).collect();
-        s +=
-            &format!("  {:<10}  {}\n              on: {}\n              implements: {}\n", a.name, a.summary, tops.join(", "), a.reference);
+        s += &format!("  {:<10}  {}\n              on: {}\n", a.name, a.summary, tops.join(", "));
+        s += &format!("              takes: {}\n              implements: {}\n", takes(a), a.reference);
     }
     s += &format!("\ntraffic patterns (--traffic, with --rate packets/node/cycle --cycles C):\n  {}\n", Pattern::NAMES);
     s += "broadcast traffic (--broadcast-rate R broadcasts/node/cycle, with or without --traffic; --forwarding node|router):\n";

@@ -5,10 +5,11 @@
 //! the one-port assumption that is slot lowbit(x) + 1, one reception per node per slot.
 
 use super::Bounds;
+use super::entry::{Algorithm, Ports};
 use super::mnb::contribution;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
-use crate::topology::Topology;
+use crate::topology::{Topology, TopologyKind};
 use router::NodeId;
 
 pub struct Accumulate {
@@ -68,3 +69,15 @@ impl Program for Accumulate {
         }
     }
 }
+
+pub const ACCUMULATE: Algorithm = Algorithm {
+    ports: Ports::AllOrOne,
+    rooted: true,
+    ..Algorithm::new(
+        "accumulate",
+        &[TopologyKind::Hypercube],
+        "Bertsekas et al. 1991, sec. 1-2 (single node accumulation, the dual of the broadcast, Fig. 2)",
+        "single-node accumulation at --root, combining at each node along the binomial tree reversed; d slots, 2^d-1 transmissions",
+        |i| (Box::new(Accumulate::new(i.d(), i.root, i.spec.packet_flits)), Accumulate::bounds(i.d())),
+    )
+};

@@ -28,8 +28,10 @@
 //! notes' "optimal" (phase 2 is a round of its own); at most 3 more than the bound on every
 //! torus up to 64×64, within the notes' "at most 5 more".
 
-use super::rounds::{Plan, log_ceil};
-use crate::topology::Topology;
+use super::Bounds;
+use super::entry::{self, Algorithm, Ports};
+use super::rounds::{Plan, RoundBroadcast, log_ceil, round_period};
+use crate::topology::{Topology, TopologyKind};
 use router::NodeId;
 
 /// The pieces a band of `len` members is cut into, from its low end: `left` pieces below the
@@ -299,6 +301,27 @@ fn plan_with(topo: &Topology, root: NodeId, g: u32) -> Result<Plan, String> {
     }
     Ok(plan.finish())
 }
+
+pub const DILATED_DIAGONAL: Algorithm = Algorithm {
+    ports: Ports::All(entry::SIMULTANEOUS),
+    rooted: true,
+    shape: Some(|topo| match topo.ndims() {
+        2 => plan(topo, NodeId(0)).map(|_| ()),
+        _ => Err("dilated-diagonal runs on 2-D tori, like 25x25".to_string()),
+    }),
+    rounds: true,
+    ..Algorithm::new(
+        "dilated-diagonal",
+        &[TopologyKind::Torus],
+        "one-to-all broadcast lecture notes, 'Dilated-diagonal-based approach' (rows in five bands, align to the diagonal, diagonal bands; XY routing)",
+        "all-port wormhole broadcast from --root on 2-D tori T(X,Y) in synchronous rounds: ceil(log5 Y) + 1 + ceil(log5 X) when X divides Y, dilated diagonals of slope X/g otherwise (g a common divisor); reports rounds and lower_bound_rounds ceil(log5 XY)",
+        |i| {
+            let l = i.spec.packet_flits;
+            let plan = plan(&i.spec.topology(), i.root).expect("shape validated");
+            (Box::new(RoundBroadcast::new(plan, round_period(i.spec, l), l)), Bounds::default())
+        },
+    )
+};
 
 #[cfg(test)]
 mod tests {

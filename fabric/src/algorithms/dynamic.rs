@@ -4,9 +4,13 @@
 //! had one when the period began. The Dynamic Broadcasting Theorem bounds the mean delay
 //! (eqs. 18–19) and gives the stability limit 1/(1 + V/(NX)).
 
+use super::entry::{self, Algorithm, Need, Ports, Settings};
 use super::pmnb::{Engine, Timing, Variant};
+use super::timing::{handover_timing, hop_timing};
+use super::{Bounds, prefix};
 use crate::program::{NodeCtx, Program, Received};
 use crate::scoreboard::DestSet;
+use crate::topology::TopologyKind;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use router::NodeId;
@@ -424,6 +428,80 @@ impl Program for Dynamic {
         f
     }
 }
+
+/// The PMNB each period runs without `--pmnb`.
+pub const DEFAULT_PMNB: Variant = Variant::Two;
+
+/// The settings of `dynamic`.
+#[derive(Clone, Debug, serde::Serialize, PartialEq)]
+pub struct DynamicConfig {
+    /// The PMNB each period runs: pmnb-2 or pmnb-3.
+    pub pmnb: Variant,
+    /// The hypercube utilization factor ρ = λ(N − 1)/d (eq. 17).
+    pub load: f64,
+    /// Broadcast requests per node per slot.
+    pub lambda: f64,
+    /// Arrivals during [0, cycles); the periods under way then finish, and the backlog
+    /// drains for at most as long again.
+    pub cycles: u64,
+    /// Delays are averaged over arrivals from this cycle on (a tenth of the window).
+    pub warmup_cycles: u64,
+    pub tp: f64,
+    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
+    pub tp_cycles: u32,
+}
+
+pub const DYNAMIC: Algorithm = Algorithm {
+    ports: Ports::All(entry::SIMULTANEOUS),
+    settings: Settings::Dynamic,
+    memory: Some(|_, i, max_cycles| {
+        let c = i.dynamic.expect("dynamic settings resolved");
+        let nodes = i.nodes();
+        let d = i.spec.sizes[0]; // the hypercube's dimension
+        let pieces = c.pmnb.pieces(d) as u128;
+        let slots = c.cycles.min(max_cycles) as f64 / i.spec.packet_flits as f64;
+        let packets = (c.lambda * nodes as f64 * slots).ceil() as u128;
+        // Measured (docs/performance.md): besides each piece's record, about 6.7 KiB per
+        // node of periods' state and queued copies, and 3.5 KiB more per node for each unit
+        // of rho / (1 - rho), as queues grow with the load (taken at rho = 0.8 beyond it,
+        // where how long they grow depends on the run's length: a short run at rho = 0.95
+        // holds less).
+        let rho = c.load.min(0.8);
+        let queueing = (rho / (1.0 - rho) * 3600.0) as u128;
+        Ok(Need {
+            field: "cycles",
+            value: c.cycles.to_string(),
+            what: format!("about {packets} broadcasts over {} slots on {nodes} nodes", slots.round()),
+            bytes: packets * pieces * (entry::RECORD_BYTES + entry::bitset_bytes(i.spec)) + nodes * (6_900 + queueing),
+        })
+    }),
+    ..Algorithm::new(
+        "dynamic",
+        &[TopologyKind::Hypercube],
+        "Varvarigos & Bertsekas, sec. II (dynamic broadcasting scheme and theorem), sec. V (hypercube: eqs. 17-19, stability limit)",
+        "Poisson broadcast requests at --load rho (eq. 17) for --cycles, served by repeated PMNBs (--pmnb pmnb-2|pmnb-3); mean delay, CI, percentiles, backlog, stability, the theorem's bound",
+        |i| {
+            let c = i.dynamic.expect("dynamic settings resolved");
+            let (d, l) = (i.d(), i.spec.packet_flits);
+            let piece = l / c.pmnb.pieces(d) as u16;
+            let prefix_flits = prefix::packet_flits(c.tp_cycles as u64, l);
+            let spec = DynamicSpec {
+                variant: c.pmnb,
+                d,
+                load: c.load,
+                window: c.cycles,
+                warmup: c.warmup_cycles,
+                flits: l,
+                tp_cycles: c.tp_cycles as u64,
+                seed: i.seed,
+                hop: hop_timing(i.spec, piece),
+                prefix_hop: hop_timing(i.spec, prefix_flits),
+                handover: handover_timing(i.spec, prefix_flits, piece),
+            };
+            (Box::new(Dynamic::new(spec)), Bounds::default())
+        },
+    )
+};
 
 #[cfg(test)]
 mod tests {

@@ -21,7 +21,9 @@
 //! hub), as the notes' three-level hierarchy; M(64,64): 7 (6). The notes' lower bound
 //! ⌈log_5 N⌉ is 4 and 6.
 
-use super::rounds::Plan;
+use super::Bounds;
+use super::entry::{self, Algorithm, Ports};
+use super::rounds::{Plan, RoundBroadcast, round_period};
 use crate::topology::{Topology, TopologyKind};
 use router::NodeId;
 
@@ -94,6 +96,26 @@ pub fn plan(topo: &Topology, root: NodeId) -> Plan {
     }
     plan.finish()
 }
+
+pub const EDN: Algorithm = Algorithm {
+    ports: Ports::All(entry::SIMULTANEOUS),
+    rooted: true,
+    shape: Some(|topo| match levels(topo) {
+        Some(_) => Ok(()),
+        None => Err("edn runs on square meshes of side 4^k: 4x4, 16x16, 64x64, 256x256".to_string()),
+    }),
+    rounds: true,
+    ..Algorithm::new(
+        "edn",
+        &[TopologyKind::Mesh],
+        "one-to-all broadcast lecture notes, 'Extended dominating set approach' (hierarchy of extended dominating nodes on M(4^k,4^k), XY routing)",
+        "all-port wormhole broadcast from --root on M(4^k,4^k) in synchronous rounds: 2k rounds from the hub, 2k+1 from elsewhere (M(16,16): 5); reports rounds and lower_bound_rounds ceil(log5 N)",
+        |i| {
+            let l = i.spec.packet_flits;
+            (Box::new(RoundBroadcast::new(plan(&i.spec.topology(), i.root), round_period(i.spec, l), l)), Bounds::default())
+        },
+    )
+};
 
 #[cfg(test)]
 mod tests {

@@ -18,10 +18,11 @@
 //!   d slots, after the prefix's 2d steps when the ranks must be computed (3d with t_p = 1).
 
 use super::Bounds;
+use super::entry::{self, Algorithm, Need, Ports, Settings};
 use super::prefix::{self, Learned, Prefix, tag};
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
-use crate::topology::Topology;
+use crate::topology::{Topology, TopologyKind};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use router::NodeId;
@@ -497,3 +498,42 @@ impl KBcast {
         }
     }
 }
+
+/// The settings of `kbcast`.
+#[derive(Clone, Debug, serde::Serialize, PartialEq)]
+pub struct KbcastConfig {
+    pub variant: Variant,
+    /// The broadcasting nodes, ascending.
+    pub active: Vec<u32>,
+    /// How they were chosen (explicit list, or a kind of set with --active-count).
+    pub active_set: String,
+    /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
+    pub tp: f64,
+    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
+    pub tp_cycles: u32,
+}
+
+pub const KBCAST: Algorithm = Algorithm {
+    ports: Ports::All(entry::SIMULTANEOUS),
+    settings: Settings::Kbcast,
+    // Measured (docs/performance.md): the scoreboard's bitset per broadcast, grown by
+    // doubling, and the relays queued at the nodes.
+    memory: Some(|_, i, _| {
+        let k = i.kbcast.expect("kbcast settings resolved");
+        let (m, nodes) = (k.active.len() as u128, i.nodes());
+        let bytes = m * (4 * entry::bitset_bytes(i.spec) + 64) + nodes * 3072;
+        Ok(Need { field: "active-count", value: m.to_string(), what: format!("kbcast: {m} broadcasts on {nodes} nodes"), bytes })
+    }),
+    ..Algorithm::new(
+        "kbcast",
+        &[TopologyKind::Hypercube],
+        "Stamoulis & Tsitsiklis 1993: sec. 3.2 (prefix ranking, d edge-disjoint binomial trees, termination packets), its randomized variant, sec. 3.3.1 (same-tree), sec. 3.3.2 (rank-rotated)",
+        "K simultaneous broadcasts from --active / --active-count; --variant prefix (<= 2ceil(K/d)+2d-1+(2d+1)tp), random, same-tree (<= d+K-1), rank-rotated (d, K <= d); --tp prefix step in slots",
+        |i| {
+            let k = i.kbcast.expect("kbcast settings resolved");
+            let d = i.d();
+            let kb = KBcast::new(k.variant, d, &k.active, i.spec.packet_flits, k.tp_cycles as u64, i.seed);
+            (Box::new(kb), bounds(k.variant, d, k.active.len() as u32, k.tp))
+        },
+    )
+};

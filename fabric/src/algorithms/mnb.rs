@@ -15,10 +15,12 @@
 //! that root's tree have reported; the root checks the combined value.
 
 use super::Bounds;
+use super::entry::{self, Algorithm, Input, Need, Ports};
 use super::hypercube::MnbTree;
+use crate::SpecError;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
-use crate::topology::Topology;
+use crate::topology::{Topology, TopologyKind};
 use router::NodeId;
 
 /// Table 1 and Table 2 for the multinode broadcast (and accumulation).
@@ -220,4 +222,68 @@ impl Program for MultiAccumulate {
             self.finish(cx, m.aux as u32);
         }
     }
+}
+
+pub const MNB: Algorithm = Algorithm {
+    ports: Ports::AllOrOne,
+    splits: true,
+    memory: Some(every_node_broadcasts),
+    ..Algorithm::new(
+        "mnb",
+        &[TopologyKind::Hypercube],
+        "Bertsekas et al. 1991, sec. 2 (link sets A_1..A_q from the rotation classes R_kn, numbering n(t), m(t); SLA: the same sets one link at a time)",
+        "multinode broadcast; ceil((2^d-1)/d) slots all-port, 2^d-1 one-port, 2^d(2^d-1) transmissions",
+        |i| (Box::new(Mnb::new(i.d(), i.one_port(), i.spec.packet_flits)), bounds(i.d(), i.one_port())),
+    )
+};
+
+pub const MNB_RING: Algorithm = Algorithm {
+    name: "mnb-ring",
+    reference: "Bertsekas et al. 1991, sec. 2 (ring embedded in the cube, SLA alternative)",
+    summary: "multinode broadcast around a Gray-code ring; 2^d-1 slots",
+    build: |i| (Box::new(MnbRing::new(i.d(), i.spec.packet_flits)), MnbRing::bounds(i.d())),
+    // One packet at a time on its way round the ring: each broadcast's record.
+    memory: Some(|a, i, _| {
+        let nodes = i.nodes();
+        Ok(Need {
+            field: "dims",
+            value: entry::dims_text(i.spec),
+            what: format!("{} on {nodes} nodes tracks {nodes} broadcasts to every node", a.name),
+            bytes: nodes * (entry::RECORD_BYTES + entry::bitset_bytes(i.spec)),
+        })
+    }),
+    ..MNB
+};
+
+pub const MULTI_ACCUMULATE: Algorithm = Algorithm {
+    name: "multi-accumulate",
+    reference: "Bertsekas et al. 1991, sec. 1-2 (multinode accumulation, dual of the multinode broadcast)",
+    summary: "every node accumulates a value from every other node along the MNB trees reversed; same times as mnb",
+    splits: false,
+    build: |i| (Box::new(MultiAccumulate::new(i.d(), i.one_port(), i.spec.packet_flits)), bounds(i.d(), i.one_port())),
+    // Measured (docs/performance.md): about 42 bytes per pair of nodes at the peak.
+    memory: Some(|a, i, _| {
+        let nodes = i.nodes();
+        Ok(Need {
+            field: "dims",
+            value: entry::dims_text(i.spec),
+            what: format!("{} on {nodes} nodes keeps a partial result per node and root and", a.name),
+            bytes: nodes * nodes * 42 + nodes * entry::RECORD_BYTES,
+        })
+    }),
+    ..MNB
+};
+
+/// The memory of a multinode broadcast over trees (mnb, mnb-sbt), measured
+/// (docs/performance.md): the packets the nodes hold queued for their next hops, about 26
+/// bytes per pair of nodes at the peak (3/8 of all pairs queued at once in mnb-sbt, a
+/// quarter to a third in mnb, 68 bytes each).
+pub fn every_node_broadcasts(a: &Algorithm, i: &Input, _: u64) -> Result<Need, SpecError> {
+    let nodes = i.nodes();
+    Ok(Need {
+        field: "dims",
+        value: entry::dims_text(i.spec),
+        what: format!("{} on {nodes} nodes tracks {nodes} broadcasts to every node and", a.name),
+        bytes: nodes * (entry::RECORD_BYTES + entry::bitset_bytes(i.spec)) + nodes * nodes * 26,
+    })
 }

@@ -15,6 +15,7 @@
 //! Each broadcast is timed by the scoreboard from cycle 0 to its last delivery (the JSON's
 //! broadcast latency); the packets nodes re-send are relays, not unicast messages.
 
+use super::entry::Algorithm;
 use super::snb::tree_sends;
 use super::{Bounds, Forwarding};
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
@@ -148,3 +149,16 @@ impl Program for MnbSbt {
         self.forwarding == Forwarding::Router
     }
 }
+
+pub const MNB_SBT: Algorithm = Algorithm {
+    router_forwarding: true,
+    splits: true,
+    memory: Some(super::mnb::every_node_broadcasts),
+    ..Algorithm::new(
+        "mnb-sbt",
+        &[TopologyKind::Hypercube, TopologyKind::Mesh, TopologyKind::Torus],
+        "Bertsekas et al. 1991, sec. 2, Fig. 5 (every node broadcasts on its own translated binomial tree); meshes and tori: one-to-all broadcast lecture notes, 'Meshes' (each node on its dimension-order tree, as snb)",
+        "multinode broadcast by superposed spanning trees: binomial on the cube (not optimal: links of one type collide, the baseline the optimal MNB improves on), dimension-order on meshes and tori; --forwarding router: one packet per node, copied by the routers",
+        |i| (Box::new(MnbSbt::new(i.spec.packet_flits, i.forwarding)), MnbSbt::bounds(&i.spec.topology(), i.one_port())),
+    )
+};

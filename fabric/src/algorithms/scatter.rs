@@ -11,10 +11,11 @@
 //! distance), and intermediate nodes pass it on in the next slot.
 
 use super::Bounds;
+use super::entry::{Algorithm, Ports};
 use super::hypercube::ScatterTree;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
-use crate::topology::Topology;
+use crate::topology::{Topology, TopologyKind};
 use router::NodeId;
 
 /// Table 1 and 2 for scatter and gather.
@@ -157,3 +158,24 @@ impl Program for Gather {
         true
     }
 }
+
+pub const SCATTER: Algorithm = Algorithm {
+    ports: Ports::AllOrOne,
+    rooted: true,
+    splits: true,
+    ..Algorithm::new(
+        "scatter",
+        &[TopologyKind::Hypercube],
+        "Bertsekas et al. 1991, sec. 3 (spanning tree from compatible classes, farthest-first; SLA: one packet per slot)",
+        "single-node scatter from --root; ceil((2^d-1)/d) slots all-port, 2^d-1 one-port, d*2^(d-1) transmissions",
+        |i| (Box::new(Scatter::new(i.d(), i.root, i.spec.packet_flits)), bounds(i.d(), i.one_port())),
+    )
+};
+
+pub const GATHER: Algorithm = Algorithm {
+    name: "gather",
+    reference: "Bertsekas et al. 1991, sec. 3 (the scatter's schedule reversed in time)",
+    summary: "single-node gather at --root; same times and transmissions as scatter",
+    build: |i| (Box::new(Gather::new(i.d(), i.root, i.one_port(), i.spec.packet_flits)), bounds(i.d(), i.one_port())),
+    ..SCATTER
+};

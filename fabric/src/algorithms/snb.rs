@@ -15,11 +15,13 @@
 //! With `Forwarding::Router` the root sends one packet that the routers replicate along the
 //! same tree (hardware multicast); nodes only accept it.
 
-use super::{Bounds, Forwarding};
+use super::entry::Algorithm;
+use super::{Bounds, Forwarding, wormhole};
+use crate::PortModel;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
 use crate::topology::{Topology, TopologyKind};
-use router::{NodeId, PortId, PortSet};
+use router::{NodeId, PortId, PortSet, Switching};
 
 pub struct Snb {
     pub root: NodeId,
@@ -188,3 +190,32 @@ pub fn tree_sends(topo: &Topology, node: NodeId, in_port: usize, root: NodeId, o
     }));
     out.sort_unstable();
 }
+
+pub const SNB: Algorithm = Algorithm {
+    rooted: true,
+    router_forwarding: true,
+    rounds: true,
+    splits: true,
+    ..Algorithm::new(
+        "snb",
+        &[TopologyKind::Hypercube, TopologyKind::Linear, TopologyKind::Mesh, TopologyKind::Torus],
+        "Bertsekas et al. 1991, sec. 2 (hypercube spanning binomial tree, Fig. 4); one-to-all broadcast lecture notes, 'Meshes' (dimension-order tree, one-port farthest-first)",
+        "single-node broadcast from --root; d slots on the d-cube (all-port and one-port), the root's eccentricity on all-port meshes",
+        |i| {
+            let topo = i.spec.topology();
+            let l = i.spec.packet_flits;
+            let k_ports = match i.spec.ports {
+                PortModel::K(k) if i.forwarding == Forwarding::Node => Some(k as u32),
+                _ => None,
+            };
+            let mut bounds = Snb::bounds(&topo, i.root, k_ports);
+            if i.spec.switching != Switching::StoreAndForward {
+                bounds.lower = Some(match i.forwarding {
+                    Forwarding::Router => Snb::worm_lower_bound(&topo, i.root, l),
+                    Forwarding::Node => wormhole::lower_bound_rounds(&topo, i.root, i.spec.ports.limit()) as f64,
+                });
+            }
+            (Box::new(Snb::new(i.root, i.forwarding, i.one_port(), l)), bounds)
+        },
+    )
+};

@@ -9,10 +9,12 @@
 //! packet's priority key.
 
 use super::Bounds;
+use super::entry::{self, Algorithm, Need, Ports};
 use super::hypercube::ExchangeSchedule;
+use crate::SpecError;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{PAIR_BASE, Scoreboard};
-use crate::topology::Topology;
+use crate::topology::{Topology, TopologyKind};
 use router::NodeId;
 
 pub fn bounds(d: u32, one_port: bool) -> Bounds {
@@ -69,3 +71,30 @@ impl Program for TotalExchange {
         true
     }
 }
+
+pub const TOTAL_EXCHANGE: Algorithm = Algorithm {
+    ports: Ports::AllOrOne,
+    splits: true,
+    memory: Some(|a, i, _| {
+        let nodes = i.nodes();
+        let dims = entry::dims_text(i.spec);
+        if nodes * nodes >= 1 << 31 {
+            return Err(SpecError::new("dims", dims, format!("{} tracks {} messages; at most 2^31 (d <= 15)", a.name, nodes * nodes)));
+        }
+        Ok(Need {
+            field: "dims",
+            value: dims,
+            what: format!("{} on {nodes} nodes tracks {} messages and", a.name, nodes * (nodes - 1)),
+            // Measured (docs/performance.md): a message's record, packet and place in a
+            // queue, about 84 bytes per pair of nodes at the peak.
+            bytes: nodes * nodes * 84 + nodes * 64,
+        })
+    }),
+    ..Algorithm::new(
+        "total-exchange",
+        &[TopologyKind::Hypercube],
+        "Bertsekas et al. 1991, sec. 4 (three-phase recursion, phase three overlapping phase two, and its implementation rules; SLA: MTADEA of [SaS85])",
+        "every node sends a distinct packet to every other; 2^(d-1) slots all-port, d*2^(d-1) one-port, d*2^(2d-1) transmissions",
+        |i| (Box::new(TotalExchange::new(i.d(), i.one_port(), i.spec.packet_flits)), bounds(i.d(), i.one_port())),
+    )
+};

@@ -28,6 +28,8 @@
 //! in or more worms in a round than it has channels.
 
 use super::Bounds;
+use super::entry::{Algorithm, Input, Ports};
+use crate::FabricSpec;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
 use crate::topology::{Topology, TopologyKind};
@@ -339,6 +341,58 @@ impl Program for WormBroadcast {
     fn failures(&self) -> Vec<String> {
         self.failures.clone()
     }
+}
+
+pub const RD: Algorithm = Algorithm {
+    rooted: true,
+    rounds: true,
+    cost_cycles: Some(notes_cost_cycles),
+    ..Algorithm::new(
+        "rd",
+        &[TopologyKind::Linear, TopologyKind::Mesh, TopologyKind::Torus],
+        "one-to-all broadcast lecture notes, 'Wormhole switching': one-port meshes (recursive doubling dimension by dimension, any sides and source) and tori (T(z))",
+        "one-port wormhole recursive doubling from --root; sum of ceil(log2 z_i) rounds, the notes' T(z) cost beside the measured time",
+        |i| worm_broadcast(Scheme::Rd, i),
+    )
+};
+
+pub const DTA: Algorithm = Algorithm {
+    name: "dta",
+    topologies: &[TopologyKind::Hypercube],
+    reference: "one-to-all broadcast lecture notes, 'Wormhole switching', Hypercube: the double tree algorithm (DTA), e-cube routing",
+    summary: "all-port wormhole broadcast from --root through the complement node; ceil(d/2) rounds (2 on Q2), no two worms of a round on one link",
+    ports: Ports::All("sends a worm on every link of a node in one round (the notes' all-port hypercube)"),
+    build: |i| worm_broadcast(Scheme::Dta, i),
+    cost_cycles: None,
+    ..RD
+};
+
+pub const HO_KAO: Algorithm = Algorithm {
+    name: "ho-kao",
+    reference: "one-to-all broadcast lecture notes, 'Wormhole switching', Hypercube: Ho-Kao (dimension-simple path, d+1 subcubes, DTA inside)",
+    summary: "all-port wormhole broadcast from --root; Q7 in 3 rounds; against the lower bound ceil(d/log2(d+1))",
+    build: |i| worm_broadcast(Scheme::HoKao, i),
+    ..DTA
+};
+
+/// A wormhole broadcast on the configured fabric, with as many worms a round as a node has
+/// channels.
+fn worm_broadcast(scheme: Scheme, i: &Input) -> (Box<dyn Program>, Bounds) {
+    let topo = i.spec.topology();
+    let channels = i.spec.ports.limit();
+    (Box::new(WormBroadcast::new(scheme, &topo, i.root, channels, i.spec.packet_flits)), bounds(&topo, i.root, channels))
+}
+
+/// `rd`: the notes' T(z) = Σ_{i=1}^{⌈log z⌉} (t_s + ⌈z/2^i⌉ t_d + m t_m), summed over the
+/// dimensions, a round's worm costing the NIC's start-up and copy cycles plus this router's
+/// zero-load latency over ⌈z/2^i⌉ hops (t_d its cycles a hop, m t_m the flits after the
+/// head). Exact for a torus or a mesh with the source in the corner; elsewhere the worms
+/// are shorter.
+pub fn notes_cost_cycles(spec: &FabricSpec) -> u64 {
+    let flits = spec.packet_flits as u64;
+    let start = spec.startup_cycles + spec.copy_cycles_per_flit * flits;
+    let worm = |hops: u64| start + spec.pipeline.zero_load_latency(spec.switching, hops, flits);
+    spec.sizes.iter().flat_map(|&z| rd_round_hops(z)).map(|h| worm(h as u64)).sum()
 }
 
 #[cfg(test)]

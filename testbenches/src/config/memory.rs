@@ -110,89 +110,26 @@ pub(super) fn memory_need(
     waves: Option<Waves>,
 ) -> Result<(&'static str, String, String, u128), ConfigError> {
     let nodes = spec.nodes();
-    // One record per declared message (24 bytes), plus a bitset over the nodes per broadcast.
-    let record = 24u128;
-    let bitset = nodes.div_ceil(64) * 8;
-    let dims = spec.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
+    // One record per declared message, plus a bitset over the nodes per broadcast.
+    let (record, bitset) = (algorithms::entry::RECORD_BYTES, algorithms::entry::bitset_bytes(spec));
     let (field, value, what, bytes) = match workload {
-        Workload::Algorithm { name, .. } if matches!(name.as_str(), "mnb-sbt" | "mnb") => {
-            // Measured (docs/performance.md): the packets the nodes hold queued for their
-            // next hops, about 26 bytes per pair of nodes at the peak (3/8 of all pairs
-            // queued at once in mnb-sbt, a quarter to a third in mnb, 68 bytes each).
-            (
-                "dims",
-                dims,
-                format!("{name} on {nodes} nodes tracks {nodes} broadcasts to every node and"),
-                nodes * (record + bitset) + nodes * nodes * 26,
-            )
-        }
-        // One packet at a time on its way round the ring.
-        Workload::Algorithm { name, .. } if name == "mnb-ring" => {
-            ("dims", dims, format!("{name} on {nodes} nodes tracks {nodes} broadcasts to every node"), nodes * (record + bitset))
-        }
-        Workload::Algorithm { kbcast: Some(k), .. } => {
-            let m = k.active.len() as u128;
-            // Measured (docs/performance.md): the scoreboard's bitset per broadcast, grown
-            // by doubling, and the relays queued at the nodes.
-            let bytes = m * (4 * bitset + 64) + nodes * 3072;
-            ("active-count", m.to_string(), format!("kbcast: {m} broadcasts on {nodes} nodes"), bytes)
-        }
-        Workload::Algorithm { name, .. } if name == "multi-accumulate" => (
-            "dims",
-            dims,
-            format!("multi-accumulate on {nodes} nodes keeps a partial result per node and root and"),
-            // Measured (docs/performance.md): about 42 bytes per pair of nodes at the peak.
-            nodes * nodes * 42 + nodes * record,
-        ),
-        Workload::Algorithm { name, .. } if name == "total-exchange" => {
-            if nodes * nodes >= 1 << 31 {
-                return Err(err("dims", dims, format!("total-exchange tracks {} messages; at most 2^31 (d <= 15)", nodes * nodes)));
-            }
-            (
-                "dims",
-                dims,
-                format!("total-exchange on {nodes} nodes tracks {} messages and", nodes * (nodes - 1)),
-                // Measured (docs/performance.md): a message's record, packet and place in a
-                // queue, about 84 bytes per pair of nodes at the peak.
-                nodes * nodes * 84 + nodes * 64,
-            )
-        }
-        Workload::Algorithm { pmnb: Some(p), .. } => {
-            let pieces = p.variant.pieces(spec.sizes[0]) as u128;
-            let m = p.active.len() as u128;
-            let d = spec.sizes[0] as u128; // the hypercube's dimension
-            // Declared pieces, the prefix and phase state (16 bytes per node and d^2), and
-            // what every node holds of the packets at the peak, measured
-            // (docs/performance.md): 26 bytes per node and packet for PMNB I, 20 for PMNB II's
-            // mini-packets, 4 for PMNB III.
-            let per = match p.variant {
-                fabric::algorithms::pmnb::Variant::One => 26,
-                fabric::algorithms::pmnb::Variant::Two => 20,
-                fabric::algorithms::pmnb::Variant::Three => 4,
+        Workload::Algorithm { name, forwarding, root, kbcast, pmnb, dynamic, .. } => {
+            // The algorithm's own estimate, in its registry entry (the Seidel broadcasts'
+            // plan is not needed for it, and it draws nothing).
+            let a = algorithms::find(name).expect("the algorithm passed validation");
+            let input = algorithms::Input {
+                spec,
+                root: NodeId(*root),
+                forwarding: *forwarding,
+                seed: 0,
+                kbcast: kbcast.as_ref(),
+                pmnb: pmnb.as_ref(),
+                dynamic: dynamic.as_ref(),
+                seidel: None,
             };
-            let bytes = m * pieces * (record + bitset) + nodes * d * d * 16 + nodes * m * per;
-            ("active-count", m.to_string(), format!("a partial multinode broadcast of {m} packets on {nodes} nodes"), bytes)
+            let need = a.memory_need(&input, max_cycles)?;
+            (need.field, need.value, need.what, need.bytes)
         }
-        Workload::Algorithm { dynamic: Some(dc), .. } => {
-            let d = spec.sizes[0]; // the hypercube's dimension
-            let pieces = dc.pmnb.pieces(d) as u128;
-            let slots = dc.cycles.min(max_cycles) as f64 / spec.packet_flits as f64;
-            let packets = (dc.lambda * nodes as f64 * slots).ceil() as u128;
-            // Measured (docs/performance.md): besides each piece's record, about 6.7 KiB
-            // per node of periods' state and queued copies, and 3.5 KiB more per node for each
-            // unit of rho / (1 - rho), as queues grow with the load (taken at rho = 0.8 beyond
-            // it, where how long they grow depends on the run's length: a short run at rho =
-            // 0.95 holds less).
-            let rho = dc.load.min(0.8);
-            let queueing = (rho / (1.0 - rho) * 3600.0) as u128;
-            (
-                "cycles",
-                dc.cycles.to_string(),
-                format!("about {packets} broadcasts over {} slots on {nodes} nodes", slots.round()),
-                packets * pieces * (record + bitset) + nodes * (6_900 + queueing),
-            )
-        }
-        Workload::Algorithm { name, .. } => ("dims", dims, format!("{name} on {nodes} nodes"), record + bitset),
         Workload::Traffic { rate, broadcast_rate, cycles, .. } => {
             let packets = (nodes as f64 * rate * (*cycles).min(max_cycles) as f64).ceil() as u128;
             // The scoreboard keeps every broadcast's record, bitset and timing.

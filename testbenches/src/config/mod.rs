@@ -2,10 +2,14 @@
 //! defaults into one [`Config`], checked field by field. Every problem is a [`ConfigError`]
 //! that names the field, the value and what is allowed.
 
+use fabric::algorithms::dynamic::DEFAULT_PMNB;
+pub use fabric::algorithms::dynamic::DynamicConfig;
+pub use fabric::algorithms::kbcast::KbcastConfig;
 use fabric::algorithms::kbcast::{ActiveSet, Variant};
+pub use fabric::algorithms::pmnb::PmnbConfig;
 use fabric::algorithms::pmnb::Variant as PmnbVariant;
 use fabric::algorithms::traffic::{Pattern, TrafficSpec};
-use fabric::algorithms::{self, Forwarding};
+use fabric::algorithms::{self, Forwarding, Ports, Settings};
 use fabric::{FabricSpec, PortModel, Schedule, TopologyKind};
 use router::{ArbiterPolicy, InjectionVc, MulticastVa, NodeId, Pipeline, Replication, Switching, VaPolicy};
 use serde::{Deserialize, Serialize};
@@ -282,52 +286,6 @@ pub enum Workload {
         hotspot: u32,
         hotspot_fraction: f64,
     },
-}
-
-/// The settings of `kbcast`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct KbcastConfig {
-    pub variant: Variant,
-    /// The broadcasting nodes, ascending.
-    pub active: Vec<u32>,
-    /// How they were chosen (explicit list, or a kind of set with --active-count).
-    pub active_set: String,
-    /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
-    pub tp: f64,
-    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
-    pub tp_cycles: u32,
-}
-
-/// The settings of `pmnb-1`, `pmnb-2`, `pmnb-3`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct PmnbConfig {
-    pub variant: PmnbVariant,
-    /// The active nodes, ascending.
-    pub active: Vec<u32>,
-    pub active_set: String,
-    /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
-    pub tp: f64,
-    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
-    pub tp_cycles: u32,
-}
-
-/// The settings of `dynamic`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct DynamicConfig {
-    /// The PMNB each period runs: pmnb-2 or pmnb-3.
-    pub pmnb: PmnbVariant,
-    /// The hypercube utilization factor ρ = λ(N − 1)/d (eq. 17).
-    pub load: f64,
-    /// Broadcast requests per node per slot.
-    pub lambda: f64,
-    /// Arrivals during [0, cycles); the periods under way then finish, and the backlog
-    /// drains for at most as long again.
-    pub cycles: u64,
-    /// Delays are averaged over arrivals from this cycle on (a tenth of the window).
-    pub warmup_cycles: u64,
-    pub tp: f64,
-    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
-    pub tp_cycles: u32,
 }
 
 /// The whole resolved configuration of a run (it is echoed in the JSON result).

@@ -35,7 +35,9 @@ impl Config {
         if let (Some(a), Some(t)) = (raw.get("algorithm"), traffic) {
             return Err(err("algorithm", a, format!("a run is either an algorithm or synthetic traffic (--traffic {t}), not both")));
         }
-        let is_dynamic = raw.get("algorithm") == Some("dynamic");
+        // The algorithm asked for, if it is one (checked below).
+        let chosen = raw.get("algorithm").and_then(algorithms::find);
+        let is_dynamic = chosen.is_some_and(|a| a.settings == Settings::Dynamic);
         for f in ["rate", "cycles", "warmup", "batches", "hotspot", "hotspot-fraction"] {
             let applies = traffic.is_some() || (is_traffic && !matches!(f, "rate" | "hotspot" | "hotspot-fraction"));
             if raw.get(f).is_some() && !applies && !(f == "cycles" && is_dynamic) {
@@ -74,8 +76,13 @@ impl Config {
             Some(s) => VaPolicy::parse(s).ok_or_else(|| err("va-policy", s, format!("one of {}", VaPolicy::NAMES)))?,
             None => VaPolicy::RoundRobin,
         };
-        // pmnb-2 splits a packet into d mini-packets of a flit each by default.
-        let splits = raw.get("algorithm") == Some("pmnb-2") || is_dynamic && raw.get("pmnb").is_none_or(|p| p == "pmnb-2");
+        // pmnb-2 (alone or in the dynamic scheme) splits a packet into d mini-packets of a
+        // flit each by default.
+        let splits = match chosen.map(|a| a.settings) {
+            Some(Settings::Pmnb(v)) => v == PmnbVariant::Two,
+            Some(Settings::Dynamic) => raw.get("pmnb").map_or(Some(DEFAULT_PMNB), PmnbVariant::parse) == Some(PmnbVariant::Two),
+            _ => false,
+        };
         let packet_flits = match raw.get("packet-flits") {
             Some(v) => uint("packet-flits", v, 1, 65535)? as u16,
             None if is_traffic => 4,
@@ -192,7 +199,7 @@ impl Config {
             let pattern = Pattern::parse(t).ok_or_else(|| err("traffic", t, format!("one of {}", Pattern::NAMES)))?;
             pattern.check(&topo)?;
             // What only an algorithm run takes would be dropped here: say so.
-            for f in std::iter::once("root").chain(ALGORITHM_FLAGS.iter().map(|(f, _)| *f)) {
+            for f in std::iter::once("root").chain(algorithm_flags()) {
                 if let Some(v) = raw.get(f) {
                     return Err(err(f, v, format!("only applies to --algorithm runs, not --traffic {t}")));
                 }
@@ -273,7 +280,7 @@ impl Config {
                 hotspot_fraction,
             }
         } else {
-            let name = raw.get("algorithm").unwrap_or("snb").to_string();
+            let name = raw.get("algorithm").unwrap_or(algorithms::DEFAULT.name).to_string();
             let info = algorithms::find(&name).ok_or_else(|| {
                 err(
                     "algorithm",
@@ -297,13 +304,14 @@ impl Config {
                 None => Forwarding::Node,
             };
             if !info.router_forwarding && forwarding == Forwarding::Router {
+                let multicast: Vec<&str> = algorithms::ALGORITHMS.iter().filter(|a| a.router_forwarding).map(|a| a.name).collect();
                 return Err(err(
                     "forwarding",
                     "router",
-                    format!("{name} forwards at the nodes, as its paper does; snb and mnb-sbt also run as in-router multicast"),
+                    format!("{name} forwards at the nodes, as its paper does; {} also run as in-router multicast", multicast.join(" and ")),
                 ));
             }
-            if info.all_or_one_port && !matches!(port_model, PortModel::All | PortModel::K(1)) {
+            if info.ports == Ports::AllOrOne && !matches!(port_model, PortModel::All | PortModel::K(1)) {
                 return Err(err(
                     "ports",
                     port_model.name(),
@@ -317,34 +325,30 @@ impl Config {
             if !info.rooted && raw.get("root").is_some() {
                 return Err(err("root", raw.get("root").unwrap(), format!("{name} involves every node; it takes no root")));
             }
-            let is_pmnb = name.starts_with("pmnb-");
-            if (name == "kbcast" || is_pmnb || name == "dynamic" || name == "edn" || name == "dilated-diagonal")
+            if let Ports::All(why) = info.ports
                 && port_model != PortModel::All
             {
-                return Err(err(
-                    "ports",
-                    port_model.name(),
-                    format!("{name} assumes every node sends and receives on all links at once: --ports all"),
-                ));
+                return Err(err("ports", port_model.name(), format!("{name} {why}: --ports all")));
             }
-            round_broadcast_shape(&name, &topo)?;
-            if (name == "dta" || name == "ho-kao") && port_model != PortModel::All {
-                return Err(err(
-                    "ports",
-                    port_model.name(),
-                    format!("{name} sends a worm on every link of a node in one round (the notes' all-port hypercube): --ports all"),
-                ));
+            if let Some(shape) = info.shape {
+                shape(&topo).map_err(|e| err("dims", algorithms::entry::dims_text(&spec), e))?;
             }
-            for (f, algs) in ALGORITHM_FLAGS {
+            for f in algorithm_flags() {
                 if let Some(v) = raw.get(f)
-                    && !algs.contains(&name.as_str())
+                    && !info.settings.flags().contains(&f)
                 {
-                    return Err(err(f, v, format!("only applies to --algorithm {}", algs.join(", "))));
+                    let takers: Vec<&str> =
+                        algorithms::ALGORITHMS.iter().filter(|a| a.settings.flags().contains(&f)).map(|a| a.name).collect();
+                    return Err(err(f, v, format!("only applies to --algorithm {}", takers.join(", "))));
                 }
             }
-            let kbcast = if name == "kbcast" { Some(kbcast_config(raw, &topo, packet_flits, seed)?) } else { None };
-            let pmnb = if is_pmnb { Some(pmnb_config(&name, raw, &topo, packet_flits, seed)?) } else { None };
-            let dynamic = if name == "dynamic" { Some(dynamic_config(raw, &topo, packet_flits)?) } else { None };
+            let (mut kbcast, mut pmnb, mut dynamic) = (None, None, None);
+            match info.settings {
+                Settings::Kbcast => kbcast = Some(kbcast_config(raw, &topo, packet_flits, seed)?),
+                Settings::Pmnb(variant) => pmnb = Some(pmnb_config(variant, &name, raw, &topo, packet_flits, seed)?),
+                Settings::Dynamic => dynamic = Some(dynamic_config(raw, &topo, packet_flits)?),
+                Settings::None | Settings::Seidel => {}
+            }
             Workload::Algorithm { name, forwarding, root, root_coords: topo.coords(NodeId(root)), kbcast, pmnb, dynamic }
         };
         let replicates = match workload {
@@ -584,16 +588,16 @@ impl Config {
     }
 }
 
-/// Flags only some algorithms take, and which.
-pub(super) const ALGORITHM_FLAGS: [(&str, &[&str]); 7] = [
-    ("variant", &["kbcast"]),
-    ("active", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
-    ("active-count", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
-    ("active-set", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3"]),
-    ("tp", &["kbcast", "pmnb-1", "pmnb-2", "pmnb-3", "dynamic"]),
-    ("load", &["dynamic"]),
-    ("pmnb", &["dynamic"]),
-];
+/// Flags only some algorithms take (their settings'), in the registry's order.
+pub(super) fn algorithm_flags() -> Vec<&'static str> {
+    let mut flags: Vec<&'static str> = Vec::new();
+    for f in algorithms::ALGORITHMS.iter().flat_map(|a| a.settings.flags()) {
+        if !flags.contains(f) {
+            flags.push(f);
+        }
+    }
+    flags
+}
 
 /// A router option for multi-flit packets the routers replicate: parsed (one of `names`),
 /// refused on a run without them (no router forwarding, or one-flit packets, which it would

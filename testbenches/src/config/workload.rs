@@ -1,5 +1,5 @@
 //! The workloads' own settings: faults, the hypercube papers' active sets and prefix steps,
-//! the dynamic scheme, the round-based broadcasts' shapes.
+//! the dynamic scheme.
 
 use super::*;
 
@@ -69,8 +69,14 @@ pub(super) fn check_split(name: &str, packet_flits: u16, d: u32) -> Result<(), C
 }
 
 /// Resolve the settings of pmnb-1, -2, -3.
-pub(super) fn pmnb_config(name: &str, raw: &Raw, topo: &fabric::Topology, packet_flits: u16, seed: u64) -> Result<PmnbConfig, ConfigError> {
-    let variant = PmnbVariant::parse(name).expect("a pmnb algorithm");
+pub(super) fn pmnb_config(
+    variant: PmnbVariant,
+    name: &str,
+    raw: &Raw,
+    topo: &fabric::Topology,
+    packet_flits: u16,
+    seed: u64,
+) -> Result<PmnbConfig, ConfigError> {
     if variant == PmnbVariant::Two {
         check_split(name, packet_flits, topo.ndims() as u32)?;
     }
@@ -87,7 +93,7 @@ pub(super) fn dynamic_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u
             Some(p @ (PmnbVariant::Two | PmnbVariant::Three)) => p,
             _ => return Err(err("pmnb", v, "pmnb-2 or pmnb-3 (the PMNB each period runs; pmnb-1 is not linear in M)")),
         },
-        None => PmnbVariant::Two,
+        None => DEFAULT_PMNB,
     };
     if pmnb == PmnbVariant::Two {
         check_split("dynamic with pmnb-2", packet_flits, d)?;
@@ -172,18 +178,4 @@ pub(super) fn prefix_step(raw: &Raw, packet_flits: u16) -> Result<(f64, u32), Co
         ));
     }
     Ok((tp, flits as u32))
-}
-
-/// A node given as an id or as coordinates `c0,c1,...` in the order of `--dims`.
-/// `edn` runs on M(4^k, 4^k), `dilated-diagonal` on 2-D tori its construction can split.
-pub(super) fn round_broadcast_shape(name: &str, topo: &fabric::Topology) -> Result<(), ConfigError> {
-    let dims = || topo.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
-    match name {
-        "edn" if algorithms::edn::levels(topo).is_none() => {
-            Err(err("dims", dims(), "edn runs on square meshes of side 4^k: 4x4, 16x16, 64x64, 256x256"))
-        }
-        "dilated-diagonal" if topo.ndims() != 2 => Err(err("dims", dims(), "dilated-diagonal runs on 2-D tori, like 25x25")),
-        "dilated-diagonal" => algorithms::dilated_diagonal::plan(topo, NodeId(0)).map(|_| ()).map_err(|e| err("dims", dims(), e)),
-        _ => Ok(()),
-    }
 }

@@ -2,11 +2,9 @@
 
 use crate::config::{Config, ConfigError, Workload};
 use crate::output::Output;
-use fabric::algorithms::mnb_sbt::MnbSbt;
-use fabric::algorithms::snb::Snb;
 use fabric::algorithms::traffic::Traffic;
 use fabric::algorithms::{Bounds, Forwarding};
-use fabric::{Deadlock, Ending, Fabric, PortModel, Program};
+use fabric::{Deadlock, Ending, Fabric, Program};
 use router::NodeId;
 use serde::Serialize;
 use std::path::Path;

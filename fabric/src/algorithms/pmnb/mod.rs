@@ -28,11 +28,14 @@
 //! an algorithm failure, never a silent loss.
 
 use super::Bounds;
+use super::entry::{self, Algorithm, Input, Need, Ports, Settings};
 use super::hypercube::MnbTree;
 use super::prefix;
+use super::timing::{handover_timing, hop_timing};
+use crate::SpecError;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
-use crate::topology::Topology;
+use crate::topology::{Topology, TopologyKind};
 use router::{NONE, NodeId};
 
 mod engine;
@@ -244,6 +247,79 @@ impl Program for Pmnb {
         self.engine.collisions += other.engine.collisions;
         self.engine.late_prefix += other.engine.late_prefix;
     }
+}
+
+/// The settings of `pmnb-1`, `pmnb-2`, `pmnb-3`.
+#[derive(Clone, Debug, serde::Serialize, PartialEq)]
+pub struct PmnbConfig {
+    pub variant: Variant,
+    /// The active nodes, ascending.
+    pub active: Vec<u32>,
+    pub active_set: String,
+    /// A parallel-prefix step, in slots (0: ranks known, no prefix phase).
+    pub tp: f64,
+    /// Cycles of a step (t_p × packet-flits, at most 1000 × 65535).
+    pub tp_cycles: u32,
+}
+
+pub const PMNB_1: Algorithm = Algorithm {
+    ports: Ports::All(entry::SIMULTANEOUS),
+    settings: Settings::Pmnb(Variant::One),
+    splits: true,
+    memory: Some(memory),
+    ..Algorithm::new(
+        "pmnb-1",
+        &[TopologyKind::Hypercube],
+        "Varvarigos & Bertsekas, sec. IV-A (rank by parallel prefix, packing on disjoint paths, subcube single-node broadcast, subcube multinode broadcast)",
+        "partial multinode broadcast from --active / --active-count; <= ceil((2^m-1)/m) + 2d + 2d tp - m slots, m = ceil(log2 M)",
+        build,
+    )
+};
+
+pub const PMNB_2: Algorithm = Algorithm {
+    name: "pmnb-2",
+    reference: "Varvarigos & Bertsekas, sec. IV-B, Theorem 3 (d mini-packets routed by the shifted algorithms A_c)",
+    summary: "partial multinode broadcast, packets split into d mini-packets (--packet-flits a multiple of d); <= (N-1)/N M/d + 2d tp + 2 slots",
+    settings: Settings::Pmnb(Variant::Two),
+    ..PMNB_1
+};
+
+pub const PMNB_3: Algorithm = Algorithm {
+    name: "pmnb-3",
+    reference: "Varvarigos & Bertsekas, sec. IV-C (classes r mod d routed by A_c, no splitting); with --active all --tp 0 the paper's new MNB",
+    summary: "partial multinode broadcast without splitting; <= ceil(M/d) + 2d + 4d tp - 1 slots (MNB: ceil(N/d) + 2d - 1)",
+    settings: Settings::Pmnb(Variant::Three),
+    ..PMNB_1
+};
+
+/// A PMNB's program, its pieces and prefix packets timed on the configured router.
+fn build(i: &Input) -> (Box<dyn Program>, Bounds) {
+    let p = i.pmnb.expect("pmnb settings resolved");
+    let (d, l) = (i.d(), i.spec.packet_flits);
+    let ms = l / p.variant.pieces(d) as u16;
+    let pf = prefix::packet_flits(p.tp_cycles as u64, l);
+    let prog = Pmnb::new(p.variant, d, &p.active, l, p.tp_cycles as u64, hop_timing(i.spec, ms), hop_timing(i.spec, pf))
+        .with_handover(handover_timing(i.spec, pf, ms));
+    (Box::new(prog), bounds(p.variant, d, p.active.len() as u64, p.tp))
+}
+
+/// Declared pieces, the prefix and phase state (16 bytes per node and d^2), and what every
+/// node holds of the packets at the peak, measured (docs/performance.md): 26 bytes per node
+/// and packet for PMNB I, 20 for PMNB II's mini-packets, 4 for PMNB III.
+fn memory(_: &Algorithm, i: &Input, _: u64) -> Result<Need, SpecError> {
+    let p = i.pmnb.expect("pmnb settings resolved");
+    let nodes = i.nodes();
+    let pieces = p.variant.pieces(i.spec.sizes[0]) as u128;
+    let m = p.active.len() as u128;
+    let d = i.spec.sizes[0] as u128; // the hypercube's dimension
+    let per = match p.variant {
+        Variant::One => 26,
+        Variant::Two => 20,
+        Variant::Three => 4,
+    };
+    let bytes = m * pieces * (entry::RECORD_BYTES + entry::bitset_bytes(i.spec)) + nodes * d * d * 16 + nodes * m * per;
+    let what = format!("a partial multinode broadcast of {m} packets on {nodes} nodes");
+    Ok(Need { field: "active-count", value: m.to_string(), what, bytes })
 }
 
 #[cfg(test)]

@@ -32,6 +32,8 @@
 pub mod model;
 pub mod plan;
 
+use super::Bounds;
+use super::entry::{Algorithm, Settings};
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
 use crate::topology::{Topology, TopologyKind};
@@ -270,3 +272,48 @@ impl Program for Seidel {
         }
     }
 }
+
+pub const ST: Algorithm = Algorithm {
+    rooted: true,
+    settings: Settings::Seidel,
+    ..Algorithm::new(
+        "st",
+        &[TopologyKind::Linear, TopologyKind::Mesh],
+        "Seidel 1993, sec. 3.1 (linear: eq. 1, interleaved subarrays eq. 2), sec. 3.2 (mesh: the better four-interleaved-submesh version, eq. 6); sec. 4 any source",
+        "spanning-tree broadcast of --message-bytes on a one-port wormhole mesh/array under the Delta cost model (--cost-model, --a, --b, --rho, --nu)",
+        |i| {
+            let setup = i.seidel.expect("the cost model is resolved for the Seidel broadcasts");
+            (Box::new(Seidel::new(setup)), Bounds::default())
+        },
+    )
+};
+
+pub const BST: Algorithm = Algorithm {
+    name: "bst",
+    reference: "Seidel 1993, sec. 3.3 (linear: eqs. 7-8), sec. 3.4 (mesh: the better version, eq. 10, sec. 3.4.2)",
+    summary: "bidirectional spanning-tree broadcast: two trees in opposite directions, then neighbour exchanges",
+    ..ST
+};
+
+pub const RH: Algorithm = Algorithm {
+    name: "rh",
+    reference: "Seidel 1993, sec. 3.5 (linear), sec. 3.6 (mesh): distribute, then recursive-halving exchanges; permutation m*rho",
+    summary: "recursive halving broadcast; link contention in the exchanges (the model is optimistic here)",
+    ..ST
+};
+
+pub const ST_SIMPLE: Algorithm = Algorithm {
+    name: "st-simple",
+    topologies: &[TopologyKind::Mesh],
+    reference: "Seidel 1993, sec. 3.2.1 (column then rows), sec. 3.2.2 five phases (eq. 4)",
+    summary: "mesh ST along the first column, then along every row",
+    ..ST
+};
+
+pub const BST_SIMPLE: Algorithm = Algorithm {
+    name: "bst-simple",
+    topologies: &[TopologyKind::Mesh],
+    reference: "Seidel 1993, sec. 3.4.1 (the mesh as one linear array, eq. 9)",
+    summary: "mesh BST over the row-major order of the nodes",
+    ..ST
+};
