@@ -14,9 +14,9 @@
 //! or 2^d − n(y) (SLA). A node forwards a root's partial result once all its children in
 //! that root's tree have reported; the root checks the combined value.
 
-use super::Bounds;
 use super::entry::{self, Algorithm, Input, Need, Ports};
 use super::hypercube::MnbTree;
+use super::{Bounds, Forwarding};
 use crate::SpecError;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
@@ -278,12 +278,16 @@ pub const MULTI_ACCUMULATE: Algorithm = Algorithm {
 /// (docs/performance.md): the packets the nodes hold queued for their next hops, about 26
 /// bytes per pair of nodes at the peak (3/8 of all pairs queued at once in mnb-sbt, a
 /// quarter to a third in mnb, 68 bytes each).
+/// Replicated by the routers (mnb-sbt), a broadcast is one packet queued at its root and a
+/// copy of its header per branch in the packet table: about 250 bytes per broadcast and
+/// dimension, measured.
 pub fn every_node_broadcasts(a: &Algorithm, i: &Input, _: u64) -> Result<Need, SpecError> {
     let nodes = i.nodes();
+    let queued = if i.forwarding == Forwarding::Router { nodes * 250 * i.d() as u128 } else { nodes * nodes * 26 };
     Ok(Need {
         field: "dims",
         value: entry::dims_text(i.spec),
         what: format!("{} on {nodes} nodes tracks {nodes} broadcasts to every node and", a.name),
-        bytes: nodes * (entry::RECORD_BYTES + entry::bitset_bytes(i.spec)) + nodes * nodes * 26,
+        bytes: nodes * (entry::RECORD_BYTES + entry::bitset_bytes(i.spec)) + queued,
     })
 }

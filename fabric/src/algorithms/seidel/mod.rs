@@ -33,7 +33,8 @@ pub mod model;
 pub mod plan;
 
 use super::Bounds;
-use super::entry::{Algorithm, Settings};
+use super::entry::{self, Algorithm, Input, Need, Settings};
+use crate::SpecError;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
 use crate::topology::{Topology, TopologyKind};
@@ -273,9 +274,19 @@ impl Program for Seidel {
     }
 }
 
+/// The memory of a Seidel broadcast, measured (docs/performance.md): its plan, every send
+/// with the set of pieces it carries (`bytes`), built once for the program and once for the
+/// report's step count.
+fn plan_memory(a: &Algorithm, i: &Input, bytes: u128) -> Result<Need, SpecError> {
+    let nodes = i.nodes();
+    Ok(Need { field: "dims", value: entry::dims_text(i.spec), what: format!("{} on {nodes} nodes plans every send and", a.name), bytes })
+}
+
 pub const ST: Algorithm = Algorithm {
     rooted: true,
     settings: Settings::Seidel,
+    // A spanning tree's plan: about 500 bytes per node.
+    memory: Some(|a, i, _| plan_memory(a, i, i.nodes() * 500)),
     ..Algorithm::new(
         "st",
         &[TopologyKind::Linear, TopologyKind::Mesh],
@@ -292,6 +303,8 @@ pub const BST: Algorithm = Algorithm {
     name: "bst",
     reference: "Seidel 1993, sec. 3.3 (linear: eqs. 7-8), sec. 3.4 (mesh: the better version, eq. 10, sec. 3.4.2)",
     summary: "bidirectional spanning-tree broadcast: two trees in opposite directions, then neighbour exchanges",
+    // Two trees and the exchanges: about 1.3 KiB per node.
+    memory: Some(|a, i, _| plan_memory(a, i, i.nodes() * 1300)),
     ..ST
 };
 
@@ -299,6 +312,8 @@ pub const RH: Algorithm = Algorithm {
     name: "rh",
     reference: "Seidel 1993, sec. 3.5 (linear), sec. 3.6 (mesh): distribute, then recursive-halving exchanges; permutation m*rho",
     summary: "recursive halving broadcast; link contention in the exchanges (the model is optimistic here)",
+    // Sets of up to N pieces exchanged N log N times: about 7 bytes per pair of nodes.
+    memory: Some(|a, i, _| plan_memory(a, i, i.nodes() * i.nodes() * 7)),
     ..ST
 };
 
@@ -315,5 +330,6 @@ pub const BST_SIMPLE: Algorithm = Algorithm {
     topologies: &[TopologyKind::Mesh],
     reference: "Seidel 1993, sec. 3.4.1 (the mesh as one linear array, eq. 9)",
     summary: "mesh BST over the row-major order of the nodes",
+    memory: BST.memory,
     ..ST
 };
