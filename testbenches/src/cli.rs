@@ -330,7 +330,11 @@ impl RunArgs {
                 if let Some(flag) = v.strip_prefix("--")
                     && (crate::config::FIELDS.contains(&flag.split('=').next().unwrap_or(flag)) || flag == "help")
                 {
-                    return Err(ConfigError(format!("{k}: --{flag}: a value is missing (--{k} is followed by the flag --{flag})")));
+                    return Err(ConfigError::new(
+                        k,
+                        format!("--{flag}"),
+                        format!("a value is missing (--{k} is followed by the flag --{flag})"),
+                    ));
                 }
                 raw.values.insert(k.to_string(), v.clone());
             }
@@ -341,7 +345,11 @@ impl RunArgs {
         if !self.fault.is_empty() {
             for f in &self.fault {
                 if let Some(flag) = f.strip_prefix("--") {
-                    return Err(ConfigError(format!("fault: --{flag}: a value is missing (--fault is followed by the flag --{flag})")));
+                    return Err(ConfigError::new(
+                        "fault",
+                        format!("--{flag}"),
+                        format!("a value is missing (--fault is followed by the flag --{flag})"),
+                    ));
                 }
             }
             raw.values.insert("fault".to_string(), self.fault.join("\n"));
@@ -386,9 +394,11 @@ impl RunArgs {
         base.values.entry("stats".to_string()).or_insert_with(|| "summary".to_string());
         for key in ["vcd", "fst", "gtkw", "stats-csv"] {
             if let Some(v) = base.get(key) {
-                return Err(ConfigError(format!(
-                    "{key}: {v}: {command} writes no waveforms or statistics files; run {instead} with `flitwave run` for them"
-                )));
+                return Err(ConfigError::new(
+                    key,
+                    v,
+                    format!("{command} writes no waveforms or statistics files; run {instead} with `flitwave run` for them"),
+                ));
             }
         }
         Ok(base)
@@ -406,7 +416,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
     let to_stdout = json == Some("-");
     let json_file = json.filter(|p| *p != "-");
     if json_file == Some("") {
-        return Err(ConfigError("json: \"\": a file path, or - for standard output".into()));
+        return Err(ConfigError::new("json", "", "a file path, or - for standard output"));
     }
     args.check_outputs(&raw, &run::output_paths(json_file, &cfg.outputs))?;
     if to_stdout {
@@ -430,7 +440,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
         }
     }
     let printed = if to_stdout { writeln!(std::io::stdout().lock(), "{json}") } else { Ok(()) };
-    committed.map_err(ConfigError)?;
+    committed.map_err(ConfigError::Outputs)?;
     printed.map_err(|e| crate::output::failed_after_run(format!("json: - (standard output): cannot write it: {e}")))?;
     Ok(report.exit_code())
 }
@@ -463,7 +473,7 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
         assert_eq!(json["completion_cycles"], 3, "{json}");
         std::fs::write(&toml, "dims = 3\nquiet = \"maybe\"\n").unwrap();
-        assert_eq!(cmd_run(&args).unwrap_err().0, "quiet: maybe: on or off");
+        assert_eq!(cmd_run(&args).unwrap_err().to_string(), "quiet: maybe: on or off");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

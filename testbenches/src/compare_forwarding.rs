@@ -303,7 +303,7 @@ fn run_case(c: &Case) -> Row {
     let cfg = match resolve(&c.raw) {
         Ok(cfg) => cfg,
         Err(e) => {
-            row.reason = Some(e.0.replace('\n', " "));
+            row.reason = Some(e.to_string());
             return row;
         }
     };
@@ -469,7 +469,7 @@ fn series(c: &Comparison) -> Vec<(String, Vec<(f64, f64)>)> {
 
 /// Speed-up against packet length, log x axis, a line per start-up cost.
 fn plot(path: &Path, c: &Comparison) -> Result<(), ConfigError> {
-    let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
+    let fail = |e: String| ConfigError::new("out", path.display(), format!("cannot draw it: {e}"));
     let lines = series(c);
     let flits = c.rows.iter().map(|r| r.packet_flits as f64);
     let (xmin, xmax) = flits.fold((f64::MAX, 1.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
@@ -585,8 +585,10 @@ mod tests {
     fn lists_name_the_flag_and_what_is_allowed() {
         assert_eq!(list("packet-flits", "1, 4,64", 1, 65535, "1,4").unwrap(), vec![1, 4, 64]);
         for v in ["0", "x", "1,,4", "", "4,4"] {
-            let e = list("packet-flits", v, 1, 65535, "1,4").unwrap_err().0;
-            assert!(e.starts_with(&format!("packet-flits: {v}: ")) && e.contains("whole numbers from 1 to 65535"), "{e}");
+            let e = list("packet-flits", v, 1, 65535, "1,4").unwrap_err().to_string();
+            // A blank value is shown quoted.
+            let shown = if v.is_empty() { "\"\"" } else { v };
+            assert!(e.starts_with(&format!("packet-flits: {shown}: ")) && e.contains("whole numbers from 1 to 65535"), "{e}");
         }
     }
 }

@@ -83,7 +83,7 @@ impl CostConfig {
 }
 
 fn err(field: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Display) -> ConfigError {
-    ConfigError(format!("{field}: {value}: {allowed}"))
+    ConfigError::new(field, value, allowed)
 }
 
 /// The constants' ranges: a from 1e-6 µs/byte (1 TB/s) to 1000 µs/byte (1 KB/s), b up to

@@ -67,7 +67,7 @@ pub const WAVEFORM: DemoScenario = DemoScenario(
 );
 
 pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
-    std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
+    std::fs::create_dir_all(out).map_err(|e| ConfigError::new("out", out.display(), format!("cannot create it: {e}")))?;
     println!("flitwave demo: {} scenarios, results in {}/", SCENARIOS.len() + 1, out.display());
     let mut table = String::from(
         "| scenario | what it shows | completion (cycles) | slots | paper bound | lower bound | link transmissions | latency avg / p99 (cycles) | delivered |\n|---|---|---|---|---|---|---|---|---|\n",
@@ -87,7 +87,7 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
         let cfg = Config::resolve(&raw)?;
         let r = if wave {
             let ran = run::run_with_outputs(&cfg, false)?;
-            crate::output::commit_all(ran.outputs).map_err(ConfigError)?;
+            crate::output::commit_all(ran.outputs).map_err(ConfigError::Outputs)?;
             ran.report
         } else {
             run::run(&cfg)

@@ -145,10 +145,11 @@ fn main() {
     let result = match cli.cmd {
         None => demo::run_demo(Path::new("flitwave-out")),
         Some(Cmd::Demo { out } | Cmd::Reproduce { out, .. }) if out.as_os_str() == "-" || out.as_os_str().is_empty() => {
-            Err(testbenches::config::ConfigError(format!(
-                "out: {:?}: a directory to write into (there is no standard output here)",
-                out.display().to_string()
-            )))
+            Err(testbenches::config::ConfigError::new(
+                "out",
+                format!("{:?}", out.display().to_string()),
+                "a directory to write into (there is no standard output here)",
+            ))
         }
         Some(Cmd::Demo { out }) => demo::run_demo(&out),
         Some(Cmd::List) => {

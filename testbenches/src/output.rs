@@ -56,7 +56,7 @@ impl Output {
     pub fn begin(field: &str, path: impl AsRef<Path>) -> Result<Output, ConfigError> {
         let path = path.as_ref();
         let shown = path.display().to_string();
-        let refuse = |why: String| ConfigError(format!("{field}: {shown}: {why}"));
+        let refuse = |why: String| ConfigError::new(field, &shown, why);
         if path.as_os_str().is_empty() {
             return Err(refuse("a file path".into()));
         }
@@ -177,7 +177,7 @@ pub fn check_stdout(field: &str) -> Result<(), ConfigError> {
     let p = Path::new("/dev/stdout");
     match std::fs::metadata(p) {
         Ok(m) if !m.is_file() && !m.is_dir() => {
-            probe_device(p, &m).map_err(|e| ConfigError(format!("{field}: - (standard output): cannot write it: {e}")))
+            probe_device(p, &m).map_err(|e| ConfigError::new(field, "- (standard output)", format!("cannot write it: {e}")))
         }
         _ => Ok(()),
     }
@@ -204,14 +204,14 @@ pub fn commit_all(outputs: impl IntoIterator<Item = Output>) -> Result<(), Strin
         return Ok(());
     }
     let kept = if written.is_empty() { "no output written".to_string() } else { format!("written: {}", written.join(", ")) };
-    Err(failed_after_run(format!("{}; {kept}", failed.join("; "))).0)
+    Err(failed_after_run(format!("{}; {kept}", failed.join("; "))).to_string())
 }
 
 /// An output that could not be written after the work, described in `message`: an I/O
 /// failure ([`write_failed`]).
 pub fn failed_after_run(message: String) -> ConfigError {
     WRITE_FAILED.store(true, Ordering::Relaxed);
-    ConfigError(message)
+    ConfigError::Outputs(message)
 }
 
 /// Did an output fail to be written ([`commit_all`])? Then the command's error is an I/O
@@ -227,7 +227,7 @@ static WRITE_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBo
 pub fn write_file(field: &str, path: impl AsRef<Path>, text: impl AsRef<[u8]>) -> Result<(), ConfigError> {
     let mut o = Output::begin(field, path)?;
     o.write(text.as_ref());
-    commit_all([o]).map_err(ConfigError)
+    commit_all([o]).map_err(ConfigError::Outputs)
 }
 
 /// Refuse outputs that are one of the inputs, or the same file as another output (each
@@ -240,10 +240,10 @@ pub fn check_paths(outputs: &[(&str, &str)], inputs: &[(&str, &Path)]) -> Result
     for &(f, p) in outputs.iter().filter(|(_, p)| *p != "-" && !p.is_empty() && !special(Path::new(p))) {
         let k = same_file_key(Path::new(p));
         if let Some((g, _)) = inputs.iter().find(|(_, i)| *i == k) {
-            return Err(ConfigError(format!("{f}: {p}: the {g} file this command reads; an output may not overwrite an input")));
+            return Err(ConfigError::new(f, p, format!("the {g} file this command reads; an output may not overwrite an input")));
         }
         if let Some((g, q, _)) = seen.iter().find(|(_, _, j)| *j == k) {
-            return Err(ConfigError(format!("{f}: {p}: the same file as --{g} {q}; give each output a file of its own")));
+            return Err(ConfigError::new(f, p, format!("the same file as --{g} {q}; give each output a file of its own")));
         }
         seen.push((f, p, k));
     }
@@ -329,7 +329,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_full_device_is_refused_at_once() {
-        let e = Output::begin("json", "/dev/full").unwrap_err().0;
+        let e = Output::begin("json", "/dev/full").unwrap_err().to_string();
         assert_eq!(e, "json: /dev/full: cannot write it: No space left on device (os error 28)");
         assert!(Output::begin("json", "/dev/null").is_ok());
     }
@@ -340,7 +340,7 @@ mod tests {
         let s = d.join("s.toml");
         std::fs::write(&s, "dims = 3\n").unwrap();
         let ss = s.to_str().unwrap();
-        let e = check_paths(&[("json", ss)], &[("scenario", &s)]).unwrap_err().0;
+        let e = check_paths(&[("json", ss)], &[("scenario", &s)]).unwrap_err().to_string();
         assert_eq!(e, format!("json: {ss}: the scenario file this command reads; an output may not overwrite an input"));
         // The same file by another name, and by a hard link.
         let other = format!("{}/./s.toml", d.display());
@@ -348,7 +348,7 @@ mod tests {
         std::fs::hard_link(&s, d.join("link.toml")).unwrap();
         assert!(check_paths(&[("vcd", d.join("link.toml").to_str().unwrap())], &[("scenario", &s)]).is_err());
         let r = format!("{}/r.json", d.display());
-        let e = check_paths(&[("json", &r), ("gtkw side file", &r)], &[]).unwrap_err().0;
+        let e = check_paths(&[("json", &r), ("gtkw side file", &r)], &[]).unwrap_err().to_string();
         assert!(e.starts_with(&format!("gtkw side file: {r}: the same file as --json")), "{e}");
         assert!(check_paths(&[("json", "/dev/null"), ("vcd", "/dev/null"), ("stats-csv", "-")], &[]).is_ok());
         std::fs::remove_dir_all(&d).unwrap();

@@ -36,7 +36,7 @@ pub fn reproduce(paper: &str, out: &Path, max_d: Option<u32>) -> Result<i32, Con
         match max_d {
             None => Ok(hi),
             Some(m) if (lo..=hi).contains(&m) => Ok(m),
-            Some(m) => Err(ConfigError(format!("max-d: {m}: for {paper}, a dimension from {lo} to {hi}"))),
+            Some(m) => Err(ConfigError::new("max-d", m, format!("for {paper}, a dimension from {lo} to {hi}"))),
         }
     };
     match paper {
@@ -46,9 +46,9 @@ pub fn reproduce(paper: &str, out: &Path, max_d: Option<u32>) -> Result<i32, Con
         "lecture-notes" => crate::reproduce_notes::reproduce(out, limit(3, 12)?),
         "seidel-1993" => match max_d {
             None => crate::reproduce_seidel::seidel(out),
-            Some(m) => Err(ConfigError(format!("max-d: {m}: seidel-1993 runs fixed sizes (16 and 2^4 x 2^5); it takes no --max-d"))),
+            Some(m) => Err(ConfigError::new("max-d", m, "seidel-1993 runs fixed sizes (16 and 2^4 x 2^5); it takes no --max-d")),
         },
-        _ => Err(ConfigError(format!("reproduce: {paper}: one of {}", PAPERS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))),
+        _ => Err(ConfigError::new("reproduce", paper, format!("one of {}", PAPERS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")))),
     }
 }
 
@@ -190,7 +190,7 @@ fn measure(p: &Problem, d: u64) -> Result<Measured, ConfigError> {
 }
 
 fn bertsekas(out: &Path, dmax: u64) -> Result<i32, ConfigError> {
-    std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
+    std::fs::create_dir_all(out).map_err(|e| ConfigError::new("out", out.display(), format!("cannot create it: {e}")))?;
     let jobs: Vec<(usize, u64)> = (0..PROBLEMS.len()).flat_map(|p| (1..=dmax).map(move |d| (p, d))).collect();
     eprintln!("reproduce bertsekas-1991: {} problems x d = 1..{dmax}, all-port and one-port, on 2 threads", PROBLEMS.len());
     let results: Vec<Measured> = parallel(&jobs, |&(p, d)| measure(&PROBLEMS[p], d)).into_iter().collect::<Result<_, _>>()?;
@@ -239,7 +239,7 @@ fn bertsekas(out: &Path, dmax: u64) -> Result<i32, ConfigError> {
 }
 
 fn plot(path: &Path, p: &Problem, dmax: u64, at: impl Fn(u64) -> Measured) -> Result<(), ConfigError> {
-    let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
+    let fail = |e: String| ConfigError::new("out", path.display(), format!("cannot draw it: {e}"));
     crate::plot::svg_file(path, (720, 480), |root| {
         root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
         let ymax = (1..=dmax).map(|d| (p.paper)(d).1.max((p.paper)(d).0)).max().unwrap_or(1) as f64 * 2.0;
@@ -341,7 +341,7 @@ fn kbcast_run(variant: &str, tp: &str, d: u32, k: u32, set: &str) -> Result<(f64
 }
 
 fn stamoulis(out: &Path, dmax: u32) -> Result<i32, ConfigError> {
-    std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
+    std::fs::create_dir_all(out).map_err(|e| ConfigError::new("out", out.display(), format!("cannot create it: {e}")))?;
     const VARIANTS: &[(&str, &str, &str)] = &[
         ("prefix", "1", "prefix, t_p = 1"),
         ("prefix", "0", "prefix, t_p = 0 (ranks known)"),

@@ -156,7 +156,7 @@ fn topology_of(topology: &str, dims: &str) -> Topology {
 
 /// `max_d`: the largest hypercube (3 to 12).
 pub fn reproduce(out: &Path, max_d: u32) -> Result<i32, ConfigError> {
-    std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
+    std::fs::create_dir_all(out).map_err(|e| ConfigError::new("out", out.display(), format!("cannot create it: {e}")))?;
     let squares = [4u32, 5, 8, 13, 16, 32, 64].into_iter().filter(|&k| k <= 1 << max_d.div_ceil(2));
     let mut meshes: Vec<(&str, String)> = Vec::new();
     for t in ["mesh", "torus"] {
@@ -347,7 +347,7 @@ pub fn reproduce(out: &Path, max_d: u32) -> Result<i32, ConfigError> {
 
 /// Rounds against size: one line a series (lower bounds thin and grey).
 fn plot(path: &Path, title: &str, xlabel: &str, series: &[(String, Vec<(f64, f64)>)]) -> Result<(), ConfigError> {
-    let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
+    let fail = |e: String| ConfigError::new("out", path.display(), format!("cannot draw it: {e}"));
     let root = SVGBackend::new(path, (760, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
     let all = series.iter().flat_map(|s| &s.1);

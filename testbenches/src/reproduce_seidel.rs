@@ -124,7 +124,7 @@ fn simulated_crossover(c: &Crossover, fig: &HashMap<Job, Cost>) -> Result<Option
 }
 
 pub fn seidel(out: &Path) -> Result<i32, ConfigError> {
-    std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
+    std::fs::create_dir_all(out).map_err(|e| ConfigError::new("out", out.display(), format!("cannot create it: {e}")))?;
     let mut jobs: Vec<Job> = Vec::new();
     for &(_, alg, mesh, _) in TABLE {
         for nu in 0..=2 {
@@ -220,7 +220,7 @@ pub fn seidel(out: &Path) -> Result<i32, ConfigError> {
 }
 
 fn plot(path: &Path, title: &str, mesh: bool, res: &HashMap<Job, Cost>) -> Result<(), ConfigError> {
-    let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
+    let fail = |e: String| ConfigError::new("out", path.display(), format!("cannot draw it: {e}"));
     crate::plot::svg_file(path, (760, 520), |root| {
         root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
         let ymax =

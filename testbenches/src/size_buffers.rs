@@ -225,7 +225,7 @@ struct Plan {
 }
 
 pub(crate) fn bad(field: &str, value: &str, allowed: &str) -> ConfigError {
-    ConfigError(format!("{field}: {value}: {allowed}"))
+    ConfigError::new(field, value, allowed)
 }
 
 fn plan(args: &SizeArgs) -> Result<Plan, ConfigError> {
@@ -268,7 +268,7 @@ fn plan(args: &SizeArgs) -> Result<Plan, ConfigError> {
                 let mut raw = base.clone();
                 raw.values.insert("rate".into(), x.to_string());
                 // Each rate as `--rate` would take it (the same range and message).
-                let cfg = Config::resolve(&with(&raw, &[], max_depth)).map_err(|e| ConfigError(format!("rates: {v}: {e}")))?;
+                let cfg = Config::resolve(&with(&raw, &[], max_depth)).map_err(|e| ConfigError::new("rates", v, e))?;
                 let Workload::Traffic { rate, .. } = cfg.workload else { unreachable!("a traffic run stays one") };
                 rates.push(Some(rate));
             }
@@ -322,7 +322,7 @@ fn run_all(plan: &Plan, jobs: &[Job], runs: &AtomicUsize) -> Vec<Outcome> {
                 runs.fetch_add(1, Ordering::Relaxed);
                 Outcome::Ran(Box::new(run::run(&cfg)))
             }
-            Err(e) => Outcome::Refused(e.0),
+            Err(e) => Outcome::Refused(e.to_string()),
         }
     })
 }
@@ -574,7 +574,7 @@ fn write(path: &Path, text: &str) -> Result<(), ConfigError> {
 
 /// Latency (or completion time) against depth, one line per rate and class.
 fn plot(path: &Path, s: &Sizing) -> Result<(), ConfigError> {
-    let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
+    let fail = |e: String| ConfigError::new("out", path.display(), format!("cannot draw it: {e}"));
     let traffic = s.figure == "latency";
     let y_of = |t: &Trial| if traffic { t.latency_avg_cycles } else { t.completion_cycles.map(|c| c as f64) };
     let points: Vec<(String, Vec<(f64, f64)>)> = s

@@ -410,7 +410,7 @@ fn run_row(spec: &Spec, columns: &[String], id: usize) -> (Row, f64, &'static st
         }
         Err(e) => {
             values.push(Value::from("refused"));
-            values.push(Value::from(e.0.replace('\n', " ")));
+            values.push(Value::from(e.to_string()));
             values.extend(FIGURES.iter().map(|_| Value::Null));
             "refused"
         }
@@ -797,7 +797,7 @@ mod tests {
         assert_eq!(parse_shard(Some("1/3")), Ok((1, 3)));
         assert_eq!(parse_shard(None), Ok((1, 1)));
         for bad in ["0/3", "4/3", "1-3", "x/2", "1/0"] {
-            assert!(parse_shard(Some(bad)).unwrap_err().0.starts_with("shard: "), "{bad}");
+            assert!(parse_shard(Some(bad)).unwrap_err().to_string().starts_with("shard: "), "{bad}");
         }
     }
 }

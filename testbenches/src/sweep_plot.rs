@@ -217,7 +217,7 @@ pub fn cmd_plot(args: &PlotArgs) -> Result<i32, ConfigError> {
 }
 
 fn draw(path: &Path, args: &PlotArgs, lines: &[Line], names: Option<&[String]>, most: usize) -> Result<(), ConfigError> {
-    let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
+    let fail = |e: String| ConfigError::new("out", path.display(), format!("cannot draw it: {e}"));
     let (x_name, y_name) = (args.x.as_deref().unwrap_or_default(), args.y.as_deref().unwrap_or_default());
     let all = || lines.iter().flat_map(|(_, p)| p.iter().copied());
     let (xmin, xmax) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (x, _, _)| (lo.min(x), hi.max(x)));

@@ -36,7 +36,7 @@ const EXAMPLE: &[ExampleRow] = &[
 const MAX_DELIVERIES: f64 = 1.2e8;
 
 pub fn reproduce(out: &Path, d: u32) -> Result<i32, ConfigError> {
-    std::fs::create_dir_all(out).map_err(|e| ConfigError(format!("out: {}: cannot create it: {e}", out.display())))?;
+    std::fs::create_dir_all(out).map_err(|e| ConfigError::new("out", out.display(), format!("cannot create it: {e}")))?;
     let n = 1u64 << d;
     // The paper's M = 2^10 of N = 2^16, scaled to other cubes as N^(10/16).
     let m = 1u64 << ((d * 10) as f64 / 16.0).round() as u32;
@@ -278,7 +278,7 @@ impl LoadOf for Report {
 }
 
 fn plot_delay(path: &Path, d: u32, configs: &[(u32, &str, u32, u64)], pts: &[(usize, &Report)]) -> Result<(), ConfigError> {
-    let fail = |e: String| ConfigError(format!("out: {}: cannot draw it: {e}", path.display()));
+    let fail = |e: String| ConfigError::new("out", path.display(), format!("cannot draw it: {e}"));
     crate::plot::svg_file(path, (760, 500), |root| {
         root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
         let ymax = pts.iter().filter_map(|(_, r)| r.results.get("avg_delay_slots").and_then(|v| v.as_f64())).fold(10.0f64, f64::max) * 2.0;

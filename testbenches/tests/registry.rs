@@ -26,7 +26,7 @@ fn resolve(a: &Algorithm, kind: &TopologyKind, extra: &[(&str, &str)]) -> Result
     for (k, v) in extra {
         raw.values.insert(k.to_string(), v.to_string());
     }
-    Config::resolve(&raw).map_err(|e| e.0)
+    Config::resolve(&raw).map_err(|e| e.to_string())
 }
 
 /// Every entry builds and runs on a small case of every topology it declares: each
@@ -111,6 +111,6 @@ fn list_shows_exactly_the_registry() {
     assert_eq!(listed, names);
     let mut raw = Raw::default();
     raw.values.insert("algorithm".into(), "no-such".into());
-    let e = Config::resolve(&raw).expect_err("an unknown algorithm").0;
+    let e = Config::resolve(&raw).expect_err("an unknown algorithm").to_string();
     assert_eq!(e, format!("algorithm: no-such: one of {} (see flitwave list)", names.join(", ")));
 }

@@ -25,26 +25,36 @@ pub(crate) use parse::on_off;
 use parse::*;
 use workload::*;
 
-/// Bad input: exit code 2 with one line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError(pub String);
+/// Bad input, or outputs that could not be written: exit code 2 with one line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A value refused: the field (the flag or key, or the command's argument), the value
+    /// given, and what is allowed or why it cannot be used.
+    #[error("{field}: {value}: {reason}")]
+    Field { field: String, value: String, reason: String },
+    /// Outputs that could not be written once the work was done, each named with its reason
+    /// ([`crate::output::failed_after_run`]).
+    #[error("{0}")]
+    Outputs(String),
+}
 
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl ConfigError {
+    /// `field` refused `value` for `reason`, on one line (a blank value is shown quoted).
+    pub fn new(field: &str, value: impl std::fmt::Display, reason: impl std::fmt::Display) -> ConfigError {
+        let value = value.to_string();
+        let value = if value.trim().is_empty() { format!("{value:?}") } else { value.replace('\n', " ") };
+        ConfigError::Field { field: field.replace('\n', " "), value, reason: reason.to_string().replace('\n', " ") }
     }
 }
 
 impl From<fabric::SpecError> for ConfigError {
     fn from(e: fabric::SpecError) -> Self {
-        ConfigError(e.to_string())
+        ConfigError::new(&e.field, e.value, e.allowed)
     }
 }
 
 fn err(field: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Display) -> ConfigError {
-    let value = value.to_string();
-    let value = if value.trim().is_empty() { format!("{value:?}") } else { value.replace('\n', " ") };
-    ConfigError(format!("{field}: {value}: {allowed}").replace('\n', " "))
+    ConfigError::new(field, value, allowed)
 }
 
 /// Bytes as GiB with one decimal (MiB below 1 GiB).
@@ -216,9 +226,9 @@ pub fn toml_error(field: &str, what: &str, text: &str, name: &str, e: &toml::de:
             } else {
                 ""
             };
-            ConfigError(format!("{field}: {name}:{line}:{col}: {at}{what}{msg}{hint}").replace('\n', " "))
+            ConfigError::new(field, format!("{name}:{line}:{col}"), format!("{at}{what}{msg}{hint}"))
         }
-        None => ConfigError(format!("{field}: {name}: {what}{msg}").replace('\n', " ")),
+        None => ConfigError::new(field, name, format!("{what}{msg}")),
     }
 }
 

@@ -145,9 +145,14 @@ pub(super) fn active_set(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Resul
             let k = match raw.get("active-count") {
                 Some(v) => uint("active-count", v, 1, cap).map_err(|e| match set {
                     // The §3.1 set lies in one half of the cube.
-                    ActiveSet::Adversarial => {
-                        ConfigError(format!("{} (the adversarial set of sec. 3.1 lies in one half of the cube)", e.0))
-                    }
+                    ActiveSet::Adversarial => match e {
+                        ConfigError::Field { field, value, reason } => ConfigError::Field {
+                            field,
+                            value,
+                            reason: format!("{reason} (the adversarial set of sec. 3.1 lies in one half of the cube)"),
+                        },
+                        e => e,
+                    },
                     _ => e,
                 })? as u32,
                 None => d,

@@ -234,7 +234,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Ran, ConfigError
         clock_ps: out.clock_ps(),
     };
     let limit = || out.trace_limit_bytes.map(SizeLimit::new);
-    let refused = |field: &str, o: &Output, e: std::io::Error| ConfigError(format!("{field}: {}: cannot write it: {e}", o.shown()));
+    let refused = |field: &str, o: &Output, e: std::io::Error| ConfigError::new(field, o.shown(), format!("cannot write it: {e}"));
     // Per waveform: its output, estimate and limit.
     let mut waves: Vec<(Output, u64, Option<SizeLimit>)> = Vec::new();
     let mut probes: Vec<Tracer> = Vec::new();
@@ -263,7 +263,7 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Ran, ConfigError
             for (file, (_, text)) in gtkw.iter_mut().zip(traces::gtkw::save_files(Path::new(g), Path::new(o.shown()), &t, &title)) {
                 file.write(text.as_bytes());
                 if let Some(e) = file.error() {
-                    return Err(ConfigError(format!("gtkw: {}: cannot write it: {e}", file.shown())));
+                    return Err(ConfigError::new("gtkw", file.shown(), format!("cannot write it: {e}")));
                 }
             }
         }

@@ -91,10 +91,13 @@ pub fn check_threads(cfg: &Config) -> Result<(), ConfigError> {
         Workload::Traffic { .. } => "this run".to_string(),
     };
     let split: Vec<&str> = algorithms::ALGORITHMS.iter().filter(|a| a.splits).map(|a| a.name).collect();
-    Err(ConfigError(format!(
-        "threads: {}: 1 for {what} (its program keeps state or results shared between nodes); runs split between threads: \
-         --traffic and --algorithm {} (node- or router-forwarded alike)",
+    Err(ConfigError::new(
+        "threads",
         cfg.threads,
-        split.join(", ")
-    )))
+        format!(
+            "1 for {what} (its program keeps state or results shared between nodes); runs split between threads: \
+             --traffic and --algorithm {} (node- or router-forwarded alike)",
+            split.join(", ")
+        ),
+    ))
 }
