@@ -29,6 +29,7 @@
 
 use super::Bounds;
 use super::entry::{Algorithm, Input, Ports};
+use super::rounds::Plan;
 use crate::FabricSpec;
 use crate::program::{Dest, NodeCtx, Program, Received, Send};
 use crate::scoreboard::{DestSet, Scoreboard};
@@ -63,26 +64,23 @@ impl Scheme {
     }
 }
 
-/// A worm a node sends: in round `round` (from 1) to `to`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Worm {
-    pub round: u32,
-    pub to: NodeId,
-}
-
-/// Every node's worms (sorted by round) for a broadcast from `root`.
-pub fn plan(scheme: Scheme, topo: &Topology, root: NodeId) -> Vec<Vec<Worm>> {
-    let mut p = vec![Vec::new(); topo.nodes()];
+/// Every node's worms (sorted by round, in the order the construction gives them within a
+/// round) for a broadcast from `root`.
+pub fn plan(scheme: Scheme, topo: &Topology, root: NodeId) -> Plan {
+    let mut p = Plan::new(topo.nodes(), root);
     match scheme {
-        Scheme::Rd => rd_plan(topo, root, &mut p),
-        Scheme::Dta => dta(&(0..topo.ndims()).collect::<Vec<_>>(), root.0, 0, &mut p),
-        Scheme::HoKao => ho_kao(&(0..topo.ndims()).collect::<Vec<_>>(), root.0, 0, &mut p),
+        Scheme::Rd => rd_plan(topo, root, &mut p.sends),
+        Scheme::Dta => dta(&(0..topo.ndims()).collect::<Vec<_>>(), root.0, 0, &mut p.sends),
+        Scheme::HoKao => ho_kao(&(0..topo.ndims()).collect::<Vec<_>>(), root.0, 0, &mut p.sends),
     }
-    for w in &mut p {
-        w.sort_by_key(|w| w.round);
+    for w in &mut p.sends {
+        w.sort_by_key(|&(round, _)| round);
     }
     p
 }
+
+/// Per node, its worms as (round, destination).
+type Worms = [Vec<(u32, NodeId)>];
 
 fn ceil_log2(z: u64) -> u32 {
     z.next_power_of_two().trailing_zeros()
@@ -134,7 +132,7 @@ fn line_schedule(z: u32, src: u32) -> Vec<(u32, Vec<(u32, u32)>)> {
     out
 }
 
-fn rd_plan(topo: &Topology, root: NodeId, plan: &mut [Vec<Worm>]) {
+fn rd_plan(topo: &Topology, root: NodeId, plan: &mut Worms) {
     let torus = topo.kind == TopologyKind::Torus;
     let a = topo.coords(root);
     let sizes = &topo.sizes;
@@ -155,7 +153,7 @@ fn rd_plan(topo: &Topology, root: NodeId, plan: &mut [Vec<Worm>]) {
             for &(r, q) in &lines[i][pos(i, c[i]) as usize].1 {
                 let mut t = c.clone();
                 t[i] = coord(i, q);
-                worms.push(Worm { round: offset[i] + r, to: topo.node_at(&t) });
+                worms.push((offset[i] + r, topo.node_at(&t)));
             }
         }
     }
@@ -167,9 +165,9 @@ fn at(free: &[usize], s: u32, x: u32) -> u32 {
 }
 
 /// DTA from `s` within the subcube of dimensions `free`, its rounds after `r0`.
-fn dta(free: &[usize], s: u32, r0: u32, plan: &mut [Vec<Worm>]) {
+fn dta(free: &[usize], s: u32, r0: u32, plan: &mut Worms) {
     let t = free.len() as u32;
-    let mut send = |from: u32, r: u32, to: u32| plan[at(free, s, from) as usize].push(Worm { round: r0 + r, to: NodeId(at(free, s, to)) });
+    let mut send = |from: u32, r: u32, to: u32| plan[at(free, s, from) as usize].push((r0 + r, NodeId(at(free, s, to))));
     if t == 0 {
         return;
     }
@@ -200,7 +198,7 @@ fn dta(free: &[usize], s: u32, r0: u32, plan: &mut [Vec<Worm>]) {
 }
 
 /// Ho–Kao from `u` within the subcube of dimensions `free` (ascending), its rounds after `r0`.
-fn ho_kao(free: &[usize], u: u32, r0: u32, plan: &mut [Vec<Worm>]) {
+fn ho_kao(free: &[usize], u: u32, r0: u32, plan: &mut Worms) {
     let t = free.len() as u32;
     if t <= 2 || dta_rounds(t) <= 1 + ho_kao_rounds(t - (t + 1).ilog2()) {
         return dta(free, u, r0, plan);
@@ -209,10 +207,10 @@ fn ho_kao(free: &[usize], u: u32, r0: u32, plan: &mut [Vec<Worm>]) {
     let dims: Vec<usize> = free.iter().rev().copied().collect();
     let path: Vec<u32> = (0..=t as usize).map(|k| dims[..k].iter().fold(u, |n, &f| n ^ 1 << f)).collect();
     for &v in &path[1..] {
-        plan[u as usize].push(Worm { round: r0 + 1, to: NodeId(v) });
+        plan[u as usize].push((r0 + 1, NodeId(v)));
     }
     // Halve the path at one of its dimensions until each node has its subcube.
-    fn segment(a: usize, b: usize, free: Vec<usize>, dims: &[usize], path: &[u32], r: u32, plan: &mut [Vec<Worm>]) {
+    fn segment(a: usize, b: usize, free: Vec<usize>, dims: &[usize], path: &[u32], r: u32, plan: &mut Worms) {
         if a == b {
             return ho_kao(&free, path[a], r, plan);
         }
@@ -274,7 +272,7 @@ pub fn bounds(topo: &Topology, root: NodeId, channels: Option<usize>) -> Bounds 
 pub struct WormBroadcast {
     pub root: NodeId,
     pub flits: u16,
-    plan: Vec<Vec<Worm>>,
+    plan: Plan,
     msg: u32,
     /// Worms sent in each round (index 0 unused), counted as they are sent.
     sent: Vec<u64>,
@@ -286,12 +284,12 @@ impl WormBroadcast {
     pub fn new(scheme: Scheme, topo: &Topology, root: NodeId, channels: Option<usize>, flits: u16) -> WormBroadcast {
         let plan = plan(scheme, topo, root);
         let mut failures = Vec::new();
-        for (x, worms) in plan.iter().enumerate() {
+        for (x, worms) in plan.sends.iter().enumerate() {
             let most = channels.unwrap_or(topo.net_ports());
-            for w in worms {
-                let n = worms.iter().filter(|v| v.round == w.round).count();
+            for &(round, _) in worms {
+                let n = worms.iter().filter(|&&(r, _)| r == round).count();
                 if n > most {
-                    failures.push(format!("node {x} sends {n} worms in round {} with {most} channels", w.round));
+                    failures.push(format!("node {x} sends {n} worms in round {round} with {most} channels"));
                     break;
                 }
             }
@@ -300,16 +298,16 @@ impl WormBroadcast {
     }
 
     fn send_after(&mut self, cx: &mut NodeCtx<'_>, informed: u32) {
-        for i in 0..self.plan[cx.node.idx()].len() {
-            let w = self.plan[cx.node.idx()][i];
-            if w.round <= informed {
-                self.failures.push(format!("node {} informed in round {informed} was to send in round {}", cx.node.0, w.round));
+        for i in 0..self.plan.sends[cx.node.idx()].len() {
+            let (round, to) = self.plan.sends[cx.node.idx()][i];
+            if round <= informed {
+                self.failures.push(format!("node {} informed in round {informed} was to send in round {round}", cx.node.0));
             }
-            if self.sent.len() <= w.round as usize {
-                self.sent.resize(w.round as usize + 1, 0);
+            if self.sent.len() <= round as usize {
+                self.sent.resize(round as usize + 1, 0);
             }
-            self.sent[w.round as usize] += 1;
-            cx.send(Send { dest: Dest::Relay(w.to), msg: self.msg, aux: w.round as u64, key: w.round, flits: self.flits });
+            self.sent[round as usize] += 1;
+            cx.send(Send { dest: Dest::Relay(to), msg: self.msg, aux: round as u64, key: round, flits: self.flits });
         }
     }
 
@@ -399,21 +397,12 @@ pub fn notes_cost_cycles(spec: &FabricSpec) -> u64 {
 mod tests {
     use super::*;
 
-    /// Informed-set replay of a plan: every node once, senders informed before they send.
+    /// A plan's rounds, once [`Plan::informed_rounds`] has found it informs every node once,
+    /// each by a node informed before it sends.
     fn replay(scheme: Scheme, topo: &Topology, root: NodeId) -> u32 {
         let p = plan(scheme, topo, root);
-        let mut informed = vec![None; topo.nodes()];
-        informed[root.idx()] = Some(0);
-        let mut all: Vec<(u32, u32, NodeId)> =
-            p.iter().enumerate().flat_map(|(x, ws)| ws.iter().map(move |w| (w.round, x as u32, w.to))).collect();
-        all.sort();
-        for (r, from, to) in &all {
-            assert!(informed[*from as usize].is_some_and(|f| f < *r), "{scheme:?}: {from} sends in round {r} uninformed");
-            assert!(informed[to.idx()].is_none(), "{scheme:?}: {} informed twice", to.0);
-            informed[to.idx()] = Some(*r);
-        }
-        assert!(informed.iter().all(|i| i.is_some()), "{scheme:?} on {:?}: a node is never informed", topo.sizes);
-        all.iter().map(|a| a.0).max().unwrap_or(0)
+        p.informed_rounds().unwrap_or_else(|e| panic!("{scheme:?} on {:?} from {}: {e}", topo.sizes, root.0));
+        p.rounds()
     }
 
     #[test]
