@@ -99,12 +99,16 @@ fn peak_and_estimate(args: &[&str]) -> (f64, f64) {
         .expect("GNU time (Debian package time; .ci/run installs it)");
     assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
     let kb: f64 = String::from_utf8_lossy(&o.stderr).lines().last().unwrap().trim().parse().unwrap();
+    (kb * 1024.0, config(&args[1..]).memory_estimate as f64)
+}
+
+/// The configuration `flitwave run` resolves from flags given as `--name value` pairs.
+fn config(flags: &[&str]) -> testbenches::config::Config {
     let mut raw = testbenches::config::Raw::default();
-    for pair in args[1..].chunks(2) {
+    for pair in flags.chunks(2) {
         raw.values.insert(pair[0].trim_start_matches("--").to_string(), pair[1].to_string());
     }
-    let cfg = testbenches::config::Config::resolve(&raw).unwrap();
-    (kb * 1024.0, cfg.memory_estimate as f64)
+    testbenches::config::Config::resolve(&raw).unwrap()
 }
 
 /// A waveform path of this test process.
@@ -233,12 +237,7 @@ fn the_estimate_counts_the_signals_a_waveform_declares() {
         let vcd = std::fs::read_to_string(&path).unwrap();
         let declared =
             vcd.lines().take_while(|l| !l.contains("$enddefinitions")).filter(|l| l.trim_start().starts_with("$var")).count() as u64;
-        let mut raw = testbenches::config::Raw::default();
-        for pair in args.chunks(2) {
-            raw.values.insert(pair[0].trim_start_matches("--").to_string(), pair[1].to_string());
-        }
-        let cfg = testbenches::config::Config::resolve(&raw).unwrap();
-        let spec = cfg.spec();
+        let spec = config(args).spec();
         let counted = 1 + spec.nodes() as u64 * traces::Tracer::signals_per_node(&spec.router_params(), args.contains(&"--fault"));
         let vcs = spec.vcs as u64;
         assert_eq!(declared, counted - missing_ports * (6 + 2 * vcs + 2 + 6 * vcs), "{args:?}");

@@ -9,10 +9,9 @@ pub(super) fn check_addressable(spec: &FabricSpec) -> Result<(), ConfigError> {
     if nodes <= max {
         return Ok(());
     }
-    let dims = spec.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x");
     Err(err(
         "dims",
-        dims,
+        algorithms::entry::dims_text(spec),
         format!(
             "a {} of {nodes} nodes would need {} of router state (this machine has {} available), \
              and the header's 24-bit node field addresses at most {max} nodes",
@@ -23,18 +22,22 @@ pub(super) fn check_addressable(spec: &FabricSpec) -> Result<(), ConfigError> {
     ))
 }
 
+/// What sizes a run's memory beside its fabric: the workload, the cycle limit, the threads
+/// (each builds the fabric's state), whether routers keep a read position per VC and branch
+/// (asynchronous replication of multi-flit packets), and the waveform.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Sizing<'a> {
+    pub workload: &'a Workload,
+    pub max_cycles: u64,
+    pub threads: u32,
+    pub positions: bool,
+    pub waves: Option<Waves>,
+}
+
 /// Memory the run needs at its peak, the fabric and the workload (the scoreboard's records):
 /// refuse runs that cannot fit instead of aborting in the allocator; the estimate if it fits.
-/// A run split between threads builds the fabric's state once per thread.
-pub(super) fn check_workload_memory(
-    spec: &FabricSpec,
-    workload: &Workload,
-    max_cycles: u64,
-    threads: u32,
-    positions: bool,
-    waves: Option<Waves>,
-) -> Result<u128, ConfigError> {
-    let (field, value, what, need) = memory_need(spec, workload, max_cycles, threads, positions, waves)?;
+pub(super) fn check_workload_memory(spec: &FabricSpec, sizing: Sizing) -> Result<u128, ConfigError> {
+    let (field, value, what, need) = memory_need(spec, sizing)?;
     let (avail, limit) = fabric::spec::memory_limit();
     let avail = avail as u128;
     if need <= avail {
@@ -51,19 +54,22 @@ pub(super) fn check_workload_memory(
                 None => break "nothing".to_string(),
                 Some(s) => smaller = s,
             }
-            match memory_need(&smaller, workload, max_cycles, threads, positions, waves) {
+            match memory_need(&smaller, sizing) {
                 Ok((_, v, _, n)) if n <= room => break format!("--dims {v}"),
                 _ => {}
             }
         }
     } else {
-        let base = memory_need(spec, workload, 0, threads, positions, waves).map_or(0, |x| x.3);
-        let base = if field == "active-count" { fixed_memory(spec, threads, positions, waves) } else { base };
+        let base = if field == "active-count" {
+            fixed_memory(spec, sizing)
+        } else {
+            memory_need(spec, Sizing { max_cycles: 0, ..sizing }).map_or(0, |x| x.3)
+        };
         let have: u128 = value.parse().unwrap_or(0);
         let most = if need > base { have * room.saturating_sub(base) / (need - base) } else { 0 };
         format!("--{field} {most}")
     };
-    let traced = match waves {
+    let traced = match sizing.waves {
         Some(w) => {
             let (signals, bytes) = wave_memory(spec, w);
             format!(" (its waveform's {signals} signals take {}: --trace-nodes traces fewer)", gib(bytes))
@@ -88,9 +94,9 @@ pub(super) struct Waves {
 
 /// What the process needs beside the workload: its own code and libraries, the fabric's
 /// state (once per thread) and the waveform's signals.
-pub(super) fn fixed_memory(spec: &FabricSpec, threads: u32, positions: bool, waves: Option<Waves>) -> u128 {
-    let positions = if positions { router::Routers::branch_pos_bytes(&spec.router_params(), spec.nodes() as usize) } else { 0 };
-    spec.fixed_bytes(threads, positions) + waves.map_or(0, |w| wave_memory(spec, w).1)
+pub(super) fn fixed_memory(spec: &FabricSpec, sizing: Sizing) -> u128 {
+    let positions = if sizing.positions { router::Routers::branch_pos_bytes(&spec.router_params(), spec.nodes() as usize) } else { 0 };
+    spec.fixed_bytes(sizing.threads, positions) + sizing.waves.map_or(0, |w| wave_memory(spec, w).1)
 }
 
 /// The signals a traced run declares, and what they hold in memory.
@@ -101,18 +107,12 @@ fn wave_memory(spec: &FabricSpec, w: Waves) -> (u128, u128) {
 
 /// The memory a run needs at its peak: the field that sizes it, its value, what it is, and
 /// the bytes.
-pub(super) fn memory_need(
-    spec: &FabricSpec,
-    workload: &Workload,
-    max_cycles: u64,
-    threads: u32,
-    positions: bool,
-    waves: Option<Waves>,
-) -> Result<(&'static str, String, String, u128), ConfigError> {
+pub(super) fn memory_need(spec: &FabricSpec, sizing: Sizing) -> Result<(&'static str, String, String, u128), ConfigError> {
+    let max_cycles = sizing.max_cycles;
     let nodes = spec.nodes();
     // One record per declared message, plus a bitset over the nodes per broadcast.
     let (record, bitset) = (algorithms::entry::RECORD_BYTES, algorithms::entry::bitset_bytes(spec));
-    let (field, value, what, bytes) = match workload {
+    let (field, value, what, bytes) = match sizing.workload {
         Workload::Algorithm { name, forwarding, root, kbcast, pmnb, dynamic, .. } => {
             // The algorithm's own estimate, in its registry entry (the Seidel broadcasts'
             // plan is not needed for it, and it draws nothing).
@@ -146,5 +146,5 @@ pub(super) fn memory_need(
             )
         }
     };
-    Ok((field, value, what, fixed_memory(spec, threads, positions, waves) + bytes))
+    Ok((field, value, what, fixed_memory(spec, sizing) + bytes))
 }

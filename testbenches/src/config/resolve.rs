@@ -464,7 +464,7 @@ impl Config {
             faults: !fault_list.is_empty(),
             nodes: outputs.trace_nodes.as_ref().map(|v| v.len() as u128),
         });
-        let memory_estimate = check_workload_memory(&spec, &workload, max_cycles, threads, positions, waves)?;
+        let memory_estimate = check_workload_memory(&spec, Sizing { workload: &workload, max_cycles, threads, positions, waves })?;
         if let (Some(c), Workload::Algorithm { root, .. }) = (&cost, &workload) {
             crate::cost_model::check(c, &topology, &dims, nu, *root)?;
         }
