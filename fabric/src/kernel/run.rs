@@ -131,16 +131,18 @@ impl Fabric {
     }
 
     /// Flits are in the routers but no stage, NIC or probe has anything to do until the
-    /// delay lines or the timers bring something (one thread: a split fabric steps its
-    /// parts' cycles together).
+    /// delay lines or the timers bring something (one thread: a split fabric's parts agree
+    /// on their skips at their meeting, each from [`Fabric::only_waiting`]).
     fn still(&self) -> bool {
-        // Nothing moved in the last cycle stepped (the cheap test first: under load, a move).
-        self.step.last_move + 1 < self.now
-            && self.part.parts == 1
-            && self.probes.is_empty()
-            && self.step.nic_active.is_empty()
-            && self.step.fired_list.is_empty()
-            && self.routers.stages_idle()
+        self.only_waiting(self.now) && self.part.parts == 1 && self.probes.is_empty()
+    }
+
+    /// Before cycle `next`: nothing moved in the cycle before it, and no NIC, timer or router
+    /// stage has work, so nothing changes until the delay lines or the timers bring
+    /// something.
+    pub(crate) fn only_waiting(&self, next: u64) -> bool {
+        // The cheap test first: under load, a move.
+        self.step.last_move + 1 < next && self.step.nic_active.is_empty() && self.step.fired_list.is_empty() && self.routers.stages_idle()
     }
 
     /// Can nothing in this part ever move again: flits in the routers, none moved for

@@ -248,11 +248,7 @@ impl Fabric {
     /// thread). Flits waiting for nothing due ever again give `u64::MAX` too: the meeting
     /// stops the clock at the watchdog's cycle then.
     fn next_needed(&self, t: u64) -> u64 {
-        if !self.step.nic_active.is_empty() {
-            return t + 1;
-        }
-        let still = self.step.last_move < t && self.step.fired_list.is_empty() && self.routers.stages_idle();
-        if !self.routers.is_empty() && !still {
+        if !self.step.nic_active.is_empty() || (!self.routers.is_empty() && !self.only_waiting(t + 1)) {
             return t + 1;
         }
         let due = if self.routers.is_empty() { None } else { self.routers.next_due() };
