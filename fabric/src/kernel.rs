@@ -15,6 +15,7 @@
 //! with something to send are visited, and stretches in which nothing can happen are
 //! skipped. [`split`] runs the same cycle on several threads, each owning a range of routers.
 
+mod cosim;
 mod cycle;
 mod deadlock;
 mod placement;
@@ -23,6 +24,9 @@ pub mod split;
 mod stats;
 mod timers;
 
+pub use cosim::{
+    ExternalRouters, Mismatch, PortCredit, PortFlit, Ports, PortsCycle, WINDOW_AFTER, WINDOW_BEFORE, Window as PortsWindow, WireFlit,
+};
 pub use deadlock::Deadlock;
 pub use run::Ending;
 pub use stats::{Counters, Latencies};
@@ -138,6 +142,8 @@ pub struct Fabric {
     stop: Option<Arc<AtomicBool>>,
     /// Modelled faults ([`crate::faults`]), if the spec has any.
     pub faults: Option<Box<FaultState>>,
+    /// External routers co-simulated in place of the model's at some nodes ([`cosim`]).
+    rtl: Option<Box<cosim::Cosim>>,
 }
 
 impl Fabric {
@@ -219,6 +225,7 @@ impl Fabric {
             deadlock: None,
             stop: None,
             faults,
+            rtl: None,
             topo,
         }
     }

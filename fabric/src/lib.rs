@@ -16,7 +16,10 @@ pub mod scoreboard;
 pub mod spec;
 pub mod topology;
 
-pub use kernel::{Counters, Deadlock, Ending, Fabric};
+pub use kernel::{
+    Counters, Deadlock, Ending, ExternalRouters, Fabric, Mismatch, PortCredit, PortFlit, Ports, PortsCycle, PortsWindow, WINDOW_AFTER,
+    WINDOW_BEFORE, WireFlit,
+};
 pub use measure::{Measurement, Window};
 pub use program::{Dest, NodeCtx, Program, Received, Send};
 pub use router::Schedule;

@@ -109,6 +109,11 @@ impl PacketTable {
         self.free_bits.push(b);
     }
 
+    /// Is `id` a packet in the network (a slot in use)?
+    pub fn holds(&self, id: PacketId) -> bool {
+        self.slots.get(id.idx()).is_some_and(|p| p.remaining > 0)
+    }
+
     #[inline(always)]
     pub fn get(&self, id: PacketId) -> &Packet {
         &self.slots[id.idx()]

@@ -134,6 +134,18 @@ pub enum InjectionVc {
 
 impl InjectionVc {
     pub const NAMES: &'static str = "round-robin, vc0";
+
+    /// The injection VC (of `vcs`) a NIC channel writes `flit` into, if one it may use has
+    /// room: the flits of a packet follow its head into the channel's current VC `cur`; a
+    /// head starts its packet in a VC this policy chooses. The one rule, for the model's
+    /// routers and for a NIC in front of an RTL router (`fabric`'s co-simulation).
+    #[inline]
+    pub fn choose(self, flit_is_head: bool, cur: usize, vcs: usize, room: impl Fn(usize) -> bool) -> Option<usize> {
+        if !flit_is_head || self == InjectionVc::Vc0 {
+            return room(cur).then_some(cur);
+        }
+        (1..=vcs).map(|k| (cur + k) % vcs).find(|&vc| room(vc))
+    }
     pub fn parse(s: &str) -> Option<InjectionVc> {
         match s {
             "round-robin" | "rr" => Some(InjectionVc::RoundRobin),

@@ -151,6 +151,8 @@ pub struct Routers {
     pub(crate) hi: u32,
     pub remote_flits: Vec<(u32, Flit)>,
     pub remote_credits: Vec<u32>,
+    /// External routers ([`Routers::set_external`]): bit `r` (empty: none).
+    pub(crate) external: Vec<u64>,
     /// Per input VC fed from another part: the last cycle a flit left it.
     pub(crate) popped_at: Vec<u64>,
     /// Flits buffered or on their way into a buffer.
@@ -259,6 +261,7 @@ impl Routers {
             hi: n as u32,
             remote_flits: Vec::new(),
             remote_credits: Vec::new(),
+            external: Vec::new(),
             popped_at: Vec::new(),
             flits: 0,
             departures: Vec::new(),

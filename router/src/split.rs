@@ -13,11 +13,47 @@ impl Routers {
         self.popped_at = vec![u64::MAX; self.inputs.vcs.len()];
     }
 
-    /// Is router [`vcr`] `x`'s another part's?
+    /// Is router [`vcr`] `x`'s another part's, or external?
     #[inline(always)]
     pub(crate) fn remote(&self, x: u32) -> bool {
         let r = x >> 7;
-        r < self.lo || r >= self.hi
+        r < self.lo || r >= self.hi || (!self.external.is_empty() && self.external[(r >> 6) as usize] >> (r & 63) & 1 != 0)
+    }
+
+    /// Routers `nodes` are external from now on: routers outside the model (an RTL router
+    /// co-simulated in their place) whose ports the fabric drives. The flits and credits
+    /// the model's routers send them leave through `remote_flits` and `remote_credits`, as
+    /// for another part's; what they send comes back through [`Routers::receive_flit`],
+    /// [`Routers::receive_credit`] and [`Routers::external_departure`]. Their own state
+    /// here stays empty: nothing is written into them.
+    pub fn set_external(&mut self, nodes: &[u32]) {
+        self.external = vec![0; self.n.div_ceil(64)];
+        for &r in nodes {
+            self.external[r as usize / 64] |= 1 << (r % 64);
+        }
+        if self.popped_at.is_empty() {
+            self.popped_at = vec![u64::MAX; self.inputs.vcs.len()];
+        }
+    }
+
+    /// An external router sent `flit` on output VC `vc` of output port `op` (global index)
+    /// in cycle `t`'s switch allocation: count it as the model's own departures are counted
+    /// (flits per port, hops, packets over links) and log it for probes. The flit itself
+    /// goes to its downstream router through [`Routers::receive_flit`].
+    pub fn external_departure(&mut self, op: usize, vc: usize, flit: Flit) {
+        self.sent[op] += 1;
+        self.hops += 1;
+        self.tails += flit.is_tail() as u64;
+        if self.log {
+            self.departures.push(crate::router::Departure { out_port: op as u32, vc: vc as u8, flit });
+        }
+    }
+
+    /// The router and local VC index (`port * vcs + vc`) of an entry of `remote_flits` or
+    /// `remote_credits` (a credit's: the output port and VC it is for).
+    #[inline]
+    pub fn remote_target(x: u32) -> (usize, usize) {
+        crate::wheel::unvcr(x)
     }
 
     /// Per input VC fed from another part: a flit left it in cycle `t`.

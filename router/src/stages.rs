@@ -253,10 +253,7 @@ impl Routers {
     fn injection_vc(&self, r: usize, ch: usize, flit: Flit) -> Option<usize> {
         let (base, cur) = (r * self.npv + (self.nnet + ch) * self.nv, self.inj_vc[r * self.nk + ch] as usize);
         let room = |vc: usize| self.inputs.vcs[base + vc].occ < self.inj_depth;
-        if !flit.is_head() || self.params.injection == crate::params::InjectionVc::Vc0 {
-            return room(cur).then_some(cur);
-        }
-        (1..=self.nv).map(|k| (cur + k) % self.nv).find(|&vc| room(vc))
+        self.params.injection.choose(flit.is_head(), cur, self.nv, room)
     }
 
     /// The NIC writes a flit into injection channel `ch` of router `r` in cycle `t`,

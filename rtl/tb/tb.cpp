@@ -14,6 +14,7 @@
 //   k CYCLE PORT VC                                       a credit on cr_out of PORT in CYCLE
 #include "Vrouter.h"
 #include "verilated.h"
+#include "ports.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -21,39 +22,12 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace {
 
-// Bits [lsb, lsb + w) of a Verilated port of any width.
-template <typename T> void put(T& v, int lsb, int w, uint64_t x) {
-    for (int i = 0; i < w; ++i) {
-        const int b = lsb + i;
-        const uint64_t bit = (x >> i) & 1;
-        if constexpr (std::is_integral_v<T>) {
-            v = static_cast<T>((v & ~(T(1) << b)) | (T(bit) << b));
-        } else {
-            uint32_t& word = v.data()[b / 32];
-            word = (word & ~(1u << (b % 32))) | (static_cast<uint32_t>(bit) << (b % 32));
-        }
-    }
-}
-
-template <typename T> uint64_t get(const T& v, int lsb, int w) {
-    uint64_t x = 0;
-    for (int i = 0; i < w; ++i) {
-        const int b = lsb + i;
-        uint64_t bit;
-        if constexpr (std::is_integral_v<T>) {
-            bit = (v >> b) & 1;
-        } else {
-            bit = (v.data()[b / 32] >> (b % 32)) & 1;
-        }
-        x |= bit << i;
-    }
-    return x;
-}
+using ports::get;
+using ports::put;
 
 struct Flit {
     int port, vc;

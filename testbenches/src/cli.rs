@@ -204,6 +204,28 @@ pub struct RunArgs {
     /// all (every router, every allocation run: for checking). Results do not depend on it.
     #[arg(long, allow_hyphen_values = true)]
     pub schedule: Option<String>,
+    /// Co-simulate the RTL router in this SystemVerilog file (e.g. rtl/router.sv), Verilated,
+    /// in place of the model's (docs/rtl.md).
+    #[arg(long, allow_hyphen_values = true)]
+    pub rtl: Option<String>,
+    /// The RTL router's top module (default: the file's name without its extension).
+    #[arg(long, allow_hyphen_values = true)]
+    pub rtl_top: Option<String>,
+    /// The nodes whose router is the RTL: all (default), or a list like 0-3,7.
+    #[arg(long, allow_hyphen_values = true)]
+    pub rtl_nodes: Option<String>,
+    /// Also run the model's router at those nodes on the same inputs and stop at the first
+    /// cycle where an output flit, its VC or a credit differs.
+    #[arg(long)]
+    pub rtl_compare: bool,
+    /// Where --rtl-compare writes the waveform around a difference (default
+    /// rtl-mismatch.vcd; its GTKWave save file beside it, .gtkw).
+    #[arg(long, allow_hyphen_values = true)]
+    pub rtl_window: Option<String>,
+    /// A TOML description of the RTL router's port map, for routers whose ports differ from
+    /// rtl/router.sv's (docs/rtl-adapter.md).
+    #[arg(long, allow_hyphen_values = true)]
+    pub rtl_adapter: Option<String>,
     /// kbcast variant: prefix, random, same-tree, rank-rotated.
     #[arg(long, allow_hyphen_values = true)]
     pub variant: Option<String>,
@@ -263,7 +285,7 @@ impl RunArgs {
     /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
     pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 60] = [
+        let fields: [(&str, &Option<String>); 65] = [
             ("topology", &self.topology),
             ("dims", &self.dims),
             ("algorithm", &self.algorithm),
@@ -309,6 +331,11 @@ impl RunArgs {
             ("stats", &self.stats),
             ("threads", &self.threads),
             ("schedule", &self.schedule),
+            ("rtl", &self.rtl),
+            ("rtl-top", &self.rtl_top),
+            ("rtl-nodes", &self.rtl_nodes),
+            ("rtl-window", &self.rtl_window),
+            ("rtl-adapter", &self.rtl_adapter),
             ("variant", &self.variant),
             ("active", &self.active),
             ("active-count", &self.active_count),
@@ -338,6 +365,9 @@ impl RunArgs {
                 }
                 raw.values.insert(k.to_string(), v.clone());
             }
+        }
+        if self.rtl_compare {
+            raw.values.insert("rtl-compare".to_string(), "on".to_string());
         }
         if self.quiet {
             raw.values.insert("quiet".to_string(), "on".to_string());

@@ -16,6 +16,7 @@ pub mod plot;
 pub mod reproduce;
 pub mod reproduce_notes;
 pub mod reproduce_seidel;
+pub mod rtl;
 pub mod run;
 pub mod size_buffers;
 pub mod sweep;

@@ -18,49 +18,15 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, Once};
+use std::sync::Mutex;
+use testbenches::rtl::{WIDTHS, Widths, generics, vc_width};
 
-/// The RTL sources, in rtl/ (the testbench is rtl/tb/tb.cpp).
-const SOURCES: [&str; 3] = ["router.sv", "vc_fifo.sv", "route_compute.sv"];
+#[path = "rtl_shared/mod.rs"]
+mod rtl_shared;
+use rtl_shared::{MUTANTS, SOURCES, have_verilator, rtl_dir, write_mutant};
 
-fn rtl_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtl")
-}
-
-/// Is Verilator installed? If not, say so once and let the tests pass (unless required).
-fn have_verilator() -> bool {
-    if Command::new("verilator").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        return true;
-    }
-    let msg = "verilator not found: the RTL tests are skipped (install Verilator, Debian package verilator, to run them)";
-    assert!(std::env::var_os("FLITWAVE_REQUIRE_VERILATOR").is_none(), "{msg}");
-    // Once, past the test harness's capture of passing tests' output.
-    static SAID: Once = Once::new();
-    SAID.call_once(|| {
-        let _ = writeln!(std::io::stderr(), "{msg}");
-    });
-    false
-}
-
-/// Widths of the flit's fields, from the model's types: packet id, sequence number, and the
-/// header of `router::Header` (node ids and keys 24 bits, length 16, span 32).
-struct Widths {
-    pkt: u32,
-    seq: u32,
-    node: u32,
-    key: u32,
-    len: u32,
-    span: u32,
-}
-
-const W: Widths = Widths {
-    pkt: u32::BITS,
-    seq: u16::BITS,
-    node: Header::MAX_NODE.trailing_ones(),
-    key: Header::MAX_KEY.trailing_ones(),
-    len: u16::BITS,
-    span: u32::BITS,
-};
+/// Widths of the flit's fields (docs/rtl.md), from the model's types.
+const W: Widths = WIDTHS;
 
 /// One router: the RTL's parameters and the model's.
 #[derive(Clone)]
@@ -150,8 +116,7 @@ impl Shape {
         self.net() + self.channels as usize
     }
     fn vc_w(&self) -> u32 {
-        let v = self.vcs.max(self.ejection_vcs) as u32;
-        if v > 1 { u32::BITS - (v - 1).leading_zeros() } else { 1 }
+        vc_width(&self.params())
     }
     fn params(&self) -> RouterParams {
         RouterParams {
@@ -173,40 +138,7 @@ impl Shape {
     }
     /// The RTL's parameters as Verilator's -G flags.
     fn generics(&self) -> Vec<String> {
-        let topology = match self.kind {
-            TopologyKind::Mesh => 0,
-            TopologyKind::Hypercube => 1,
-            ref k => panic!("the RTL routes meshes and hypercubes, not {}", k.name()),
-        };
-        // Each dimension's size (a hypercube's are all 2), dimension 0 in the low 16 bits.
-        let topo = self.topo();
-        let dims = topo.ndims();
-        let sizes: String = topo.sizes.iter().rev().map(|k| format!("{k:04x}")).collect();
-        let switching = match self.switching {
-            Switching::Wormhole => 0,
-            Switching::VirtualCutThrough => 1,
-            Switching::StoreAndForward => 2,
-        };
-        [
-            ("TOPOLOGY", topology.to_string()),
-            ("DIMS", dims.to_string()),
-            ("SIZES", format!("{}'h{sizes}", 16 * dims)),
-            ("NIC_CHANNELS", self.channels.to_string()),
-            ("VCS", self.vcs.to_string()),
-            ("EJ_VCS", self.ejection_vcs.to_string()),
-            ("DEPTH", self.depth.to_string()),
-            ("INJ_DEPTH", self.inject_depth.to_string()),
-            ("SWITCHING", switching.to_string()),
-            ("PKT_W", W.pkt.to_string()),
-            ("SEQ_W", W.seq.to_string()),
-            ("NODE_W", W.node.to_string()),
-            ("KEY_W", W.key.to_string()),
-            ("LEN_W", W.len.to_string()),
-            ("SPAN_W", W.span.to_string()),
-        ]
-        .into_iter()
-        .map(|(k, v)| format!("-G{k}={v}"))
-        .collect()
+        generics(&self.topo(), &self.params())
     }
 }
 
@@ -597,17 +529,6 @@ fn seeded_rtl_bugs_are_caught() {
     if !have_verilator() {
         return;
     }
-    type Edit = (&'static str, &'static str);
-    let late_credit: &[Edit] = &[
-        ("logic [P-1:0] out_valid_d, cr_out_valid_d;", "logic [P-1:0] out_valid_d, cr_out_valid_d, late;\n  logic [VC_W-1:0] late_vc[P];"),
-        ("cr_out_valid <= cr_out_valid_d;", "late <= cr_out_valid_d;\n      cr_out_valid <= late;"),
-        ("cr_out_vc[p] <= cr_out_vc_d[p];", "late_vc[p] <= cr_out_vc_d[p];\n        cr_out_vc[p] <= late_vc[p];"),
-    ];
-    let stuck_pointer: &[Edit] = &[("sa_ptr_d[o] = past(w);", "sa_ptr_d[o] = sa_ptr_q[o];")];
-    let early_release: &[Edit] = &[
-        ("          held_d[o][NV_W'(ovc_q[w])] = 1'b0;\n", ""),
-        ("out_flit_d[o] = front[w];", "out_flit_d[o] = front[w];\n        if (front[w][F_HEAD]) held_d[o][NV_W'(ovc_q[w])] = 1'b0;"),
-    ];
     let shape = Shape::mesh();
     let packets = random_packets(&shape, 3, 120, 60);
     let (stim, want, _) = run_model(&shape, &packets);
@@ -616,19 +537,9 @@ fn seeded_rtl_bugs_are_caught() {
         .iter()
         .find_map(|(&c, l)| l.iter().find(|s| s.starts_with("k ")).map(|s| (c, s.split(' ').nth(1).unwrap().parse::<usize>().unwrap())))
         .unwrap();
-    for (name, edits) in [("late-credit", late_credit), ("stuck-sa-pointer", stuck_pointer), ("vc-freed-at-head", early_release)] {
+    for (name, edits) in MUTANTS {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rtl-mutant-{name}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        for s in SOURCES {
-            let mut text = std::fs::read_to_string(rtl_dir().join(s)).unwrap();
-            if s == "router.sv" {
-                for (from, to) in edits {
-                    assert_eq!(text.matches(from).count(), 1, "{name}: {from:?} once in router.sv");
-                    text = text.replace(from, to);
-                }
-            }
-            std::fs::write(dir.join(s), text).unwrap();
-        }
+        write_mutant(name, edits, &dir);
         build_from(&shape, &dir, &dir.join("obj"));
         let got = run_rtl(&dir.join("obj/tb"), &stim);
         let d = first_difference(&shape, &want, &got).unwrap_or_else(|| panic!("{name}: the seeded bug went unnoticed"));

@@ -14,7 +14,7 @@ use router::{Header, NodeId, PacketId, PacketMeta, PortId, RouteDecision, RouteK
 
 /// The route computation the routers see: the topology's routing functions applied to the
 /// packet table's headers, with dateline VC classes.
-struct Env<'a> {
+pub(super) struct Env<'a> {
     topo: &'a Topology,
     packets: &'a PacketTable,
     class_mask: [u16; 2],
@@ -46,6 +46,11 @@ impl RouterEnv for Env<'_> {
 }
 
 impl Fabric {
+    /// The route computation the routers see.
+    pub(super) fn env(&self) -> Env<'_> {
+        Env { topo: &self.topo, packets: &self.packets, class_mask: self.wiring.class_mask, faults: self.faults.as_deref() }
+    }
+
     /// Node `n`'s NIC may have something to do this cycle.
     #[inline]
     fn nic_wakes(&mut self, n: u32) {
@@ -98,6 +103,9 @@ impl Fabric {
         let mut ejected = std::mem::take(&mut self.step.ejected);
         ejected.clear();
         self.routers.eject_stage(t, &mut ejected);
+        if let Some(c) = self.rtl.as_mut() {
+            c.take_ejections(&mut ejected);
+        }
         for &(r, ej) in &ejected {
             self.counters.flits_ejected += 1;
             if !self.probes.is_empty() {
@@ -134,14 +142,15 @@ impl Fabric {
         // waiting out a start-up cost gets a timer. Then route computation for the heads
         // written with no latency.
         {
-            let Fabric { step, nics, packets, counters, routers, probes, .. } = self;
+            let Fabric { step, nics, packets, counters, routers, probes, rtl, .. } = self;
+            let mut ports = super::cosim::Injection { routers, rtl: rtl.as_deref_mut() };
             let Stepper { nic_active, in_active, timers, inject_log, .. } = step;
             let mut log = (!probes.is_empty()).then_some(inject_log);
             let mut kept = 0;
             for i in 0..nic_active.len() {
                 let n = nic_active[i];
                 nics.prefetch(nic_active.get(i + PREFETCH_AHEAD).copied(), nic_active.get(i + 2 * PREFETCH_AHEAD).copied());
-                let injected = nics.inject(NodeId(n), t, routers, packets, log.as_deref_mut());
+                let injected = nics.inject(NodeId(n), t, &mut ports, packets, log.as_deref_mut());
                 counters.flits_injected += injected.flits as u64;
                 let next = injected.next;
                 if next == Some(t + 1) {
@@ -169,6 +178,9 @@ impl Fabric {
                 self.routers.departures.clear();
                 self.routers.allocs.clear();
             }
+        }
+        if self.rtl.is_some() {
+            self.external_cycle(t);
         }
         self.counters.flit_hops = self.routers.hops;
         self.counters.link_transmissions = self.routers.tails;

@@ -20,6 +20,9 @@ pub enum Ending {
     CycleLimit,
     /// Stopped from outside ([`Fabric::stop_when`]) with work left, at the cycle reached.
     Interrupted,
+    /// An external router differed from the model's fed the same inputs, or failed
+    /// ([`Fabric::external_stop`]).
+    RtlStopped,
 }
 
 /// Who watches a run ([`Fabric::run_watched`]), and when it is next called.
@@ -72,7 +75,7 @@ impl Fabric {
     /// Is nothing happening: no flit in the routers, no NIC with work (cycle 0 always runs:
     /// the programs start)?
     fn idle(&self) -> bool {
-        self.now > 0 && self.routers.is_empty() && self.step.nic_active.is_empty()
+        self.now > 0 && self.routers.is_empty() && self.step.nic_active.is_empty() && self.rtl.as_ref().is_none_or(|c| c.idle())
     }
 
     /// Stop [`Fabric::run`] before the next cycle once `flag` is set (by a signal handler,
@@ -96,6 +99,9 @@ impl Fabric {
             // One relaxed load a cycle: next to a cycle's work, nothing.
             if self.stop_asked() {
                 return Ending::Interrupted;
+            }
+            if self.rtl.as_ref().is_some_and(|c| c.stops(self.now)) {
+                return Ending::RtlStopped;
             }
             // Skip cycles in which nothing can happen; with probes attached, not while
             // credits are still coming back (a waveform shows when they arrive).
@@ -142,14 +148,19 @@ impl Fabric {
     /// something.
     pub(crate) fn only_waiting(&self, next: u64) -> bool {
         // The cheap test first: under load, a move.
-        self.step.last_move + 1 < next && self.step.nic_active.is_empty() && self.step.fired_list.is_empty() && self.routers.stages_idle()
+        self.step.last_move + 1 < next
+            && self.step.nic_active.is_empty()
+            && self.step.fired_list.is_empty()
+            && self.routers.stages_idle()
+            && self.rtl.as_ref().is_none_or(|c| c.idle())
     }
 
     /// Can nothing in this part ever move again: flits in the routers, none moved for
     /// [`Routers::still_cycles_for_certainty`] cycles up to `t`, and nothing due in the
     /// delay lines or the timers? (NICs that still stream wait for room only a move makes.)
     pub(crate) fn stuck_for_good(&self, t: u64, last_move: u64) -> bool {
-        !self.routers.is_empty() && t - last_move >= self.routers.still_cycles_for_certainty() && self.nothing_due()
+        // An external router's state is not the model's to judge: only the watchdog's time.
+        self.rtl.is_none() && !self.routers.is_empty() && t - last_move >= self.routers.still_cycles_for_certainty() && self.nothing_due()
     }
 
     /// Is nothing due in this part's delay lines or timers?

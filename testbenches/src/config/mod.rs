@@ -19,6 +19,7 @@ use std::path::Path;
 mod memory;
 mod parse;
 mod resolve;
+mod rtl;
 mod workload;
 use memory::*;
 pub(crate) use parse::on_off;
@@ -109,6 +110,12 @@ pub const FIELDS: &[&str] = &[
     "stats",
     "threads",
     "schedule",
+    "rtl",
+    "rtl-top",
+    "rtl-nodes",
+    "rtl-compare",
+    "rtl-window",
+    "rtl-adapter",
     "variant",
     "active",
     "active-count",
@@ -129,7 +136,7 @@ pub const FIELDS: &[&str] = &[
 ];
 
 /// The fields that are switches (on/off), the only ones a scenario may give as a TOML boolean.
-const SWITCHES: &[&str] = &["deadlock-avoidance", "quiet"];
+const SWITCHES: &[&str] = &["deadlock-avoidance", "quiet", "rtl-compare"];
 
 /// Raw settings: field name → value text, with where it came from (for messages).
 #[derive(Clone, Debug, Default)]
@@ -346,6 +353,9 @@ pub struct Config {
     /// or full (also per VC, per link, per router).
     pub stats: traces::stats::Detail,
     pub outputs: Outputs,
+    /// RTL routers co-simulated in place of the model's (`--rtl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtl: Option<crate::rtl::RtlConfig>,
     #[serde(skip)]
     pub port_model: PortModel,
     /// The Seidel 1993 cost model (st, bst, rh, st-simple, bst-simple).

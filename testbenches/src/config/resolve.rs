@@ -54,7 +54,8 @@ impl Config {
             None => Switching::StoreAndForward,
         };
         let (router, mut pipeline) = match raw.get("router") {
-            None if is_traffic => ("realistic".to_string(), Pipeline::REALISTIC),
+            // The RTL keeps the realistic preset's timing.
+            None if is_traffic || raw.get("rtl").is_some() => ("realistic".to_string(), Pipeline::REALISTIC),
             None => ("ideal".to_string(), Pipeline::IDEAL),
             Some(name) => match Pipeline::preset(name) {
                 Some(p) => (name.to_string(), p),
@@ -66,6 +67,8 @@ impl Config {
         }
         let arbiter = match raw.get("arbiter") {
             Some(s) => ArbiterPolicy::parse(s).ok_or_else(|| err("arbiter", s, format!("one of {}", ArbiterPolicy::NAMES)))?,
+            // The RTL's arbiters are round-robin.
+            None if raw.get("rtl").is_some() => ArbiterPolicy::RoundRobin,
             None => ArbiterPolicy::Key,
         };
         let injection_vc = match raw.get("injection-vc") {
@@ -480,7 +483,7 @@ impl Config {
                 return Err(err("threads", threads, format!("at most the {nodes} nodes of the fabric")));
             }
         }
-        Ok(Config {
+        let mut cfg = Config {
             topology,
             dims,
             nodes,
@@ -516,7 +519,10 @@ impl Config {
             faults: fault_list.iter().map(|f| f.to_string()).collect(),
             link_failure_rate,
             fault_list,
-        })
+            rtl: None,
+        };
+        cfg.rtl = rtl::resolve(raw, &mut cfg)?;
+        Ok(cfg)
     }
 
     /// The fabric spec this configuration describes.

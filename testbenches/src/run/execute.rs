@@ -13,6 +13,9 @@ pub fn run(cfg: &Config) -> Report {
         return report(cfg, &f, program(cfg).1, ending, wall);
     }
     let (mut f, bounds) = build(cfg);
+    if let Some(r) = &cfg.rtl {
+        crate::rtl::attach(r, &mut f);
+    }
     let start = Instant::now();
     let ending = f.run();
     let wall = start.elapsed().as_secs_f64();
@@ -226,6 +229,18 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Ran, ConfigError
         None => Vec::new(),
     };
     let (mut f, bounds) = build_stoppable(cfg);
+    // The RTL routers, and the waveform of a difference from the model (begun now, kept
+    // only if there is one).
+    let mut rtl_window = Vec::new();
+    if let Some(r) = &cfg.rtl {
+        crate::rtl::attach(r, &mut f);
+        if r.compare {
+            rtl_window = vec![
+                Output::begin("rtl-window", &r.mismatch_vcd)?,
+                Output::begin("rtl-window", crate::rtl::window::gtkw_path(&r.mismatch_vcd))?,
+            ];
+        }
+    }
     let title = cfg.title();
     let opts = TraceOptions {
         nodes: out.trace_nodes.clone(),
@@ -291,7 +306,11 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Ran, ConfigError
         }
     }
     write_stats_csv(&f, &mut csv);
+    let rtl_window = write_rtl_window(&f, rtl_window);
     let mut r = report(cfg, &f, bounds, ending, wall);
+    if let (Some(m), [vcd, save]) = (r.rtl.as_mut().and_then(|x| x.mismatch.as_mut()), &rtl_window[..]) {
+        (m.vcd, m.gtkw) = (Some(vcd.shown().to_string()), Some(save.shown().to_string()));
+    }
     r.waveforms = waves
         .iter()
         .map(|(o, estimated_bytes, l)| WaveformReport {
@@ -302,8 +321,22 @@ pub fn run_with_outputs(cfg: &Config, progress: bool) -> Result<Ran, ConfigError
             stopped_at_cycle: l.as_ref().and_then(|l| l.stopped_at_cycle()),
         })
         .collect();
-    let outputs = waves.into_iter().map(|(o, _, _)| o).chain(gtkw).chain(csv).collect();
+    let outputs = waves.into_iter().map(|(o, _, _)| o).chain(gtkw).chain(csv).chain(rtl_window).collect();
     Ok(Ran { report: r, outputs })
+}
+
+/// The waveform around the RTL's difference from the model into its outputs (dump, save
+/// file), if there is one; the outputs to keep.
+fn write_rtl_window(f: &Fabric, mut outs: Vec<Output>) -> Vec<Output> {
+    let Some(Ok(m)) = f.external_stop() else { return Vec::new() };
+    let [vcd, save] = &mut outs[..] else { return Vec::new() };
+    let window = f.mismatch_window();
+    let ports = f.routers.ports();
+    if let Err(e) = crate::rtl::window::write(&window, m, ports, vcd.path()) {
+        vcd.fail(e);
+    }
+    save.write(crate::rtl::window::save_file(Path::new(vcd.shown()), Path::new(save.shown()), &window, m, ports).as_bytes());
+    outs
 }
 
 /// Write the statistics CSV asked for into its output, after the run.

@@ -87,6 +87,10 @@ pub struct Report {
     /// Most packets waiting in any node's memory (the papers' node storage).
     pub max_nic_queue: u32,
     pub deadlock: Option<Deadlock>,
+    /// Runs with `--rtl`: the RTL routers' nodes, and why the run stopped early if it did
+    /// (the first difference from the model, or the simulator's failure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtl: Option<crate::rtl::RtlReport>,
     /// Traffic runs: the measurement window, cycles [`--warmup`, `--cycles`), its batches
     /// and the source queues ([`fabric::measure`]).
     pub window: Option<WindowReport>,
@@ -184,7 +188,7 @@ impl Report {
         match self.ending {
             Ending::Interrupted => crate::interrupt::EXIT_INTERRUPTED,
             Ending::Deadlock => 3,
-            Ending::CycleLimit => 1,
+            Ending::CycleLimit | Ending::RtlStopped => 1,
             Ending::Quiescent if self.duplicate_deliveries + self.misrouted_deliveries > 0 => 1,
             // With faults, the deliveries they cost are missing: complete when every one is
             // accounted for.
@@ -274,6 +278,7 @@ pub fn report(cfg: &Config, f: &Fabric, bounds: Bounds, ending: Ending, wall_sec
         stats: Stats::from_fabric(f, cfg.stats),
         max_nic_queue: f.nics.max_queue,
         deadlock: f.deadlock.clone(),
+        rtl: cfg.rtl.as_ref().map(|r| crate::rtl::RtlReport::new(r, f)),
         window: m.as_ref().map(WindowReport::new),
         latency_avg_cycles: latencies.mean(),
         latency_p99_cycles: latencies.quantile(0.99),
@@ -334,7 +339,20 @@ pub fn summary(r: &Report) -> String {
         Ending::Interrupted => {
             s += &format!("  INTERRUPTED at cycle {}: the results and outputs are those of the cycles run\n", r.simulated_cycles)
         }
+        Ending::RtlStopped => {
+            let why = r.rtl.as_ref().and_then(|x| x.stopped.as_deref()).unwrap_or("the RTL routers stopped");
+            s += &format!("  RTL STOPPED at cycle {}: {why}\n", r.simulated_cycles)
+        }
         Ending::Quiescent => {}
+    }
+    if let Some(x) = &r.rtl {
+        s += &format!("  RTL router at {}{}\n", x.nodes_text, if x.compared { ", checked against the model every cycle" } else { "" });
+        if let Some(m) = &x.mismatch
+            && let (Some(vcd), Some(gtkw)) = (&m.vcd, &m.gtkw)
+        {
+            s += &format!("  the cycles around the difference, model and RTL side by side: {vcd} (gtkwave {gtkw})\n");
+        }
+        s += "  buffer statistics: the model's routers only (the RTL's buffers are its own)\n";
     }
     if let Some(c) = &r.seidel {
         s += &format!(
