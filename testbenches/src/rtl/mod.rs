@@ -201,6 +201,12 @@ pub fn generics(topo: &Topology, p: &RouterParams) -> Vec<String> {
     .collect()
 }
 
+/// Verilator's flags for every router: a C++ model named `Vdut` whatever its top module,
+/// with the host, built; warnings (a designer's widths) reported, not fatal; the routers'
+/// evaluation, the co-simulation's time, compiled for speed.
+const VERILATOR_FLAGS: &[&str] =
+    &["--cc", "--exe", "--build", "-j", "2", "-Wno-fatal", "--prefix", "Vdut", "-MAKEFLAGS", "OPT_FAST=-O2 OPT_GLOBAL=-O2"];
+
 /// Where built routers are kept: `FLITWAVE_RTL_CACHE`, or `flitwave-rtl` in the system's
 /// temporary directory.
 fn cache_dir() -> PathBuf {
@@ -234,9 +240,9 @@ pub fn build(path: &str, top: &str, topo: &Topology, p: &RouterParams, adapter: 
     };
     let generics = generics(topo, p);
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (version.as_str(), top, &generics, COSIM_CPP, PORTS_H).hash(&mut h);
+    (version.as_str(), top, VERILATOR_FLAGS, &generics, COSIM_CPP, PORTS_H).hash(&mut h);
     let top_file = file.canonicalize().map_err(|e| refuse(format!("cannot read it: {e}")))?;
-    top_file.hash(&mut h);
+    std::fs::read(&top_file).map_err(|e| refuse(format!("cannot read it: {e}")))?.hash(&mut h);
     let mut search = vec![top_file.parent().expect("a file has a directory").to_path_buf()];
     if let Some(a) = adapter {
         a.sv.hash(&mut h);
@@ -246,7 +252,7 @@ pub fn build(path: &str, top: &str, topo: &Topology, p: &RouterParams, adapter: 
     sources.sort();
     sources.dedup();
     for s in sources {
-        s.hash(&mut h);
+        s.file_name().hash(&mut h);
         std::fs::read(&s).map_err(|e| refuse(format!("cannot read {}: {e}", s.display())))?.hash(&mut h);
     }
     let cache = cache_dir();
@@ -255,9 +261,16 @@ pub fn build(path: &str, top: &str, topo: &Topology, p: &RouterParams, adapter: 
     if program.is_file() {
         return Ok(program);
     }
-    // Built beside, then moved in place: runs that build the same router at once each
-    // build their own, and the first to finish wins.
-    let tmp = cache.join(format!("building-{}-{:016x}", std::process::id(), h.finish()));
+    // One build at a time in this process (the others then find it built); built beside
+    // and moved in place, so that processes building the same router at once each build
+    // their own and the first to finish wins.
+    static BUILDING: std::sync::Mutex<u64> = std::sync::Mutex::new(0);
+    let mut builds = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    if program.is_file() {
+        return Ok(program);
+    }
+    *builds += 1;
+    let tmp = cache.join(format!("building-{}-{}-{:016x}", std::process::id(), *builds, h.finish()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| refuse(format!("cannot create the build directory {}: {e}", tmp.display())))?;
     let written = std::fs::write(tmp.join("cosim.cpp"), COSIM_CPP).and_then(|_| std::fs::write(tmp.join("ports.h"), PORTS_H));
@@ -269,13 +282,14 @@ pub fn build(path: &str, top: &str, topo: &Topology, p: &RouterParams, adapter: 
     }
     let verilator_top = adapter.map_or(top, |a| a.top.as_str());
     let o = Command::new("verilator")
-        .args(["--cc", "--exe", "--build", "-j", "2", "-Wno-fatal", "--prefix", "Vdut", "--top-module", verilator_top, "-o", "cosim"])
+        .args(["--top-module", verilator_top, "-o", "cosim"])
         .arg("--Mdir")
         .arg(&tmp)
         .args(search.iter().flat_map(|d| [std::ffi::OsStr::new("-y"), d.as_os_str()]))
         .args(adapter.map(|_| &wrapper))
         .arg("-CFLAGS")
         .arg(format!("-I{}", tmp.display()))
+        .args(VERILATOR_FLAGS)
         .args(&generics)
         .arg(&top_file)
         .arg(tmp.join("cosim.cpp"))
