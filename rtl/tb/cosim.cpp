@@ -19,6 +19,12 @@
 #include <cstdio>
 #include <memory>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <vector>
 
 namespace {
@@ -26,8 +32,44 @@ namespace {
 using ports::get;
 using ports::put;
 
+// Standard input, read without blocking: a frame is waited for by polling a while (the
+// fabric answers within microseconds, and a process put to sleep takes tens of them to
+// wake), then by sleeping in poll().
+constexpr int SPINS = 2000;
+unsigned char in_buf[1 << 16];
+size_t in_pos = 0, in_len = 0;
+
+bool fill() {
+    if (in_pos == in_len) in_pos = in_len = 0;
+    for (int spins = 0;;) {
+        const ssize_t n = read(0, in_buf + in_len, sizeof in_buf - in_len);
+        if (n > 0) {
+            in_len += static_cast<size_t>(n);
+            return true;
+        }
+        if (n == 0) return false;
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
+        if (++spins > SPINS) {
+            pollfd p{0, POLLIN, 0};
+            poll(&p, 1, -1);
+        } else {
+            sched_yield();  // another process that can run (the fabric, under load) runs
+        }
+    }
+}
+
 bool read_words(uint32_t* w, size_t n) {
-    return std::fread(w, sizeof(uint32_t), n, stdin) == n;
+    auto* out = reinterpret_cast<unsigned char*>(w);
+    size_t want = n * sizeof(uint32_t);
+    while (want > 0) {
+        if (in_pos == in_len && !fill()) return false;
+        const size_t k = std::min(want, in_len - in_pos);
+        std::memcpy(out, in_buf + in_pos, k);
+        in_pos += k;
+        out += k;
+        want -= k;
+    }
+    return true;
 }
 
 uint32_t word() {
@@ -69,6 +111,7 @@ int main(int argc, char** argv) {
     Verilated::commandArgs(argc, argv);
     pipe_out = fdopen(dup(1), "wb");
     dup2(2, 1);
+    fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
     const int P = static_cast<int>(word()), NET = static_cast<int>(word()), VC_W = static_cast<int>(word());
     int w[6];
     for (int& x : w) x = static_cast<int>(word());

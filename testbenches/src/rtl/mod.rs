@@ -15,7 +15,7 @@ use fabric::{ExternalRouters, Fabric, PortCredit, PortFlit, Ports, Topology, Top
 use router::{Header, RouterParams, Switching};
 use serde::Serialize;
 use std::hash::{Hash, Hasher};
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
@@ -315,11 +315,75 @@ pub fn build(path: &str, top: &str, topo: &Topology, p: &RouterParams, adapter: 
     Ok(program)
 }
 
+/// The pipe from the Verilated routers, read without blocking: a reply is waited for by
+/// polling a while (it comes within microseconds, and a process put to sleep takes tens
+/// of them to wake), then by sleeping in `poll`.
+struct Replies {
+    pipe: ChildStdout,
+    buf: Box<[u8]>,
+    pos: usize,
+    len: usize,
+}
+
+impl Replies {
+    /// Read attempts before sleeping.
+    const SPINS: u32 = 2000;
+
+    fn new(pipe: ChildStdout) -> Replies {
+        use std::os::fd::AsRawFd;
+        let fd = pipe.as_raw_fd();
+        // SAFETY: fcntl on a descriptor this process owns, with valid flags.
+        unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK) };
+        Replies { pipe, buf: vec![0; 1 << 16].into_boxed_slice(), pos: 0, len: 0 }
+    }
+
+    fn word(&mut self) -> std::io::Result<u32> {
+        let mut b = [0u8; 4];
+        for byte in b.iter_mut() {
+            if self.pos == self.len {
+                self.fill()?;
+            }
+            *byte = self.buf[self.pos];
+            self.pos += 1;
+        }
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn fill(&mut self) -> std::io::Result<()> {
+        use std::io::ErrorKind;
+        (self.pos, self.len) = (0, 0);
+        let mut spins = 0;
+        loop {
+            match self.pipe.read(&mut self.buf) {
+                Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
+                Ok(n) => {
+                    self.len = n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    spins += 1;
+                    if spins > Self::SPINS {
+                        use std::os::fd::AsRawFd;
+                        let mut p = libc::pollfd { fd: self.pipe.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+                        // SAFETY: one valid pollfd.
+                        unsafe { libc::poll(&mut p, 1, -1) };
+                    } else {
+                        // Another process that can run (the routers', under load) runs.
+                        std::thread::yield_now();
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
 /// Verilated routers in a child process running `rtl/tb/cosim.cpp`.
 pub struct Verilated {
     child: Child,
     to: BufWriter<ChildStdin>,
-    from: BufReader<ChildStdout>,
+    from: Replies,
     routers: usize,
     frame: Vec<u8>,
 }
@@ -334,7 +398,7 @@ impl Verilated {
             .spawn()
             .map_err(|e| format!("cannot start the Verilated routers {}: {e}", program.display()))?;
         let to = BufWriter::new(child.stdin.take().expect("piped"));
-        let from = BufReader::new(child.stdout.take().expect("piped"));
+        let from = Replies::new(child.stdout.take().expect("piped"));
         let mut v = Verilated { child, to, from, routers: nodes.len(), frame: Vec::new() };
         let w = WIDTHS;
         let ports = p.net_ports as u32 + p.nic_channels as u32;
@@ -358,9 +422,7 @@ impl Verilated {
     }
 
     fn word(&mut self) -> Result<u32, String> {
-        let mut b = [0u8; 4];
-        self.from.read_exact(&mut b).map_err(|e| self.died(e))?;
-        Ok(u32::from_le_bytes(b))
+        self.from.word().map_err(|e| self.died(e))
     }
 
     /// The message for a pipe that broke: how the program ended, if it did.
