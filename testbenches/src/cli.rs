@@ -56,9 +56,13 @@ pub enum Cmd {
     },
 }
 
-#[derive(Args, Debug, Default)]
+/// The flags of `flitwave run`: each field is a run key, by its flag's name on the command
+/// line and in a scenario file ([`crate::config::FIELDS`]), its doc comment the help text.
+#[derive(Args, Debug, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub struct RunArgs {
     /// Scenario file (TOML); its keys are the flag names below.
+    #[serde(skip)]
     pub scenario: Option<PathBuf>,
     /// hypercube, linear, mesh or torus.
     #[arg(long, allow_hyphen_values = true)]
@@ -285,86 +289,20 @@ impl RunArgs {
     /// 3`: the value was left out, and the flags take values that begin with `-`) is refused.
     pub fn raw(&self) -> Result<Raw, ConfigError> {
         let mut raw = Raw::default();
-        let fields: [(&str, &Option<String>); 65] = [
-            ("topology", &self.topology),
-            ("dims", &self.dims),
-            ("algorithm", &self.algorithm),
-            ("ports", &self.ports),
-            ("switching", &self.switching),
-            ("router", &self.router),
-            ("packet-flits", &self.packet_flits),
-            ("buffer-flits", &self.buffer_flits),
-            ("inject-buffer-flits", &self.inject_buffer_flits),
-            ("vcs", &self.vcs),
-            ("nu", &self.nu),
-            ("root", &self.root),
-            ("traffic", &self.traffic),
-            ("rate", &self.rate),
-            ("broadcast-rate", &self.broadcast_rate),
-            ("cycles", &self.cycles),
-            ("warmup", &self.warmup),
-            ("batches", &self.batches),
-            ("seed", &self.seed),
-            ("deadlock-avoidance", &self.deadlock_avoidance),
-            ("forwarding", &self.forwarding),
-            ("arbiter", &self.arbiter),
-            ("injection-vc", &self.injection_vc),
-            ("ejection-vcs", &self.ejection_vcs),
-            ("va-policy", &self.va_policy),
-            ("multicast-va", &self.multicast_va),
-            ("replication", &self.replication),
-            ("startup-cycles", &self.startup_cycles),
-            ("copy-cycles-per-flit", &self.copy_cycles_per_flit),
-            ("watchdog", &self.watchdog),
-            ("max-cycles", &self.max_cycles),
-            ("hotspot", &self.hotspot),
-            ("hotspot-fraction", &self.hotspot_fraction),
-            ("vcd", &self.vcd),
-            ("fst", &self.fst),
-            ("gtkw", &self.gtkw),
-            ("clock-ns", &self.clock_ns),
-            ("trace-nodes", &self.trace_nodes),
-            ("trace-from", &self.trace_from),
-            ("trace-to", &self.trace_to),
-            ("trace-limit", &self.trace_limit),
-            ("stats-csv", &self.stats_csv),
-            ("stats", &self.stats),
-            ("threads", &self.threads),
-            ("schedule", &self.schedule),
-            ("rtl", &self.rtl),
-            ("rtl-top", &self.rtl_top),
-            ("rtl-nodes", &self.rtl_nodes),
-            ("rtl-window", &self.rtl_window),
-            ("rtl-adapter", &self.rtl_adapter),
-            ("variant", &self.variant),
-            ("active", &self.active),
-            ("active-count", &self.active_count),
-            ("active-set", &self.active_set),
-            ("tp", &self.tp),
-            ("load", &self.load),
-            ("pmnb", &self.pmnb),
-            ("cost-model", &self.cost_model),
-            ("a", &self.a),
-            ("b", &self.b),
-            ("rho", &self.rho),
-            ("message-bytes", &self.message_bytes),
-            ("fill", &self.fill),
-            ("json", &self.json),
-            ("link-failure-rate", &self.link_failure_rate),
-        ];
+        // The flags given a value, by name.
+        let given = serde_json::to_value(self).expect("flags as JSON");
+        let fields = given.as_object().expect("an object").iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)));
         for (k, v) in fields {
-            if let Some(v) = v {
-                if let Some(flag) = v.strip_prefix("--")
-                    && (crate::config::FIELDS.contains(&flag.split('=').next().unwrap_or(flag)) || flag == "help")
-                {
-                    return Err(ConfigError::new(
-                        k,
-                        format!("--{flag}"),
-                        format!("a value is missing (--{k} is followed by the flag --{flag})"),
-                    ));
-                }
-                raw.values.insert(k.to_string(), v.clone());
+            if let Some(flag) = v.strip_prefix("--")
+                && (crate::config::FIELDS.contains(&flag.split('=').next().unwrap_or(flag)) || flag == "help")
+            {
+                return Err(ConfigError::new(
+                    k,
+                    format!("--{flag}"),
+                    format!("a value is missing (--{k} is followed by the flag --{flag})"),
+                ));
             }
+            raw.values.insert(k.to_string(), v.to_string());
         }
         if self.rtl_compare {
             raw.values.insert("rtl-compare".to_string(), "on".to_string());

@@ -149,7 +149,7 @@ const BASES: &[&[(&str, &str)]] = &[
 /// with any value, perhaps some outputs.
 fn flags() -> impl Strategy<Value = Vec<(String, String)>> {
     let base = proptest::sample::select(BASES);
-    let run_flag = proptest::sample::select(testbenches::config::FIELDS).prop_map(str::to_string);
+    let run_flag = proptest::sample::select(testbenches::config::FIELDS.clone()).prop_map(str::to_string);
     let out_flag = proptest::sample::select(OUTPUT_FLAGS).prop_map(str::to_string);
     let some = (proptest::collection::vec((run_flag, value()), 0..3), proptest::collection::vec((out_flag, output_path()), 0..4));
     (base, some).prop_map(|(base, (run, out))| {
@@ -173,7 +173,7 @@ fn toml_value() -> impl Strategy<Value = String> {
 
 /// A scenario file: keys of the run (with `_` or `-`), a line of noise now and then.
 fn scenario() -> impl Strategy<Value = String> {
-    let key = (proptest::sample::select(testbenches::config::FIELDS), any::<bool>())
+    let key = (proptest::sample::select(testbenches::config::FIELDS.clone()), any::<bool>())
         .prop_map(|(k, under)| if under { k.replace('-', "_") } else { k.to_string() });
     let line = prop_oneof![8 => (key, toml_value()).prop_map(|(k, v)| format!("{k} = {v}")), 1 => "[ -~]{0,16}"];
     proptest::collection::vec(line, 0..6).prop_map(|l| l.join("\n") + "\n")

@@ -63,77 +63,14 @@ fn gib(bytes: u128) -> String {
     fabric::spec::bytes_text(bytes)
 }
 
-/// The fields a scenario file or the flags may set, by their flag names.
-pub const FIELDS: &[&str] = &[
-    "topology",
-    "dims",
-    "algorithm",
-    "ports",
-    "switching",
-    "router",
-    "packet-flits",
-    "buffer-flits",
-    "inject-buffer-flits",
-    "vcs",
-    "nu",
-    "root",
-    "traffic",
-    "rate",
-    "broadcast-rate",
-    "cycles",
-    "warmup",
-    "batches",
-    "seed",
-    "deadlock-avoidance",
-    "forwarding",
-    "arbiter",
-    "injection-vc",
-    "ejection-vcs",
-    "va-policy",
-    "multicast-va",
-    "replication",
-    "startup-cycles",
-    "copy-cycles-per-flit",
-    "watchdog",
-    "max-cycles",
-    "hotspot",
-    "hotspot-fraction",
-    "vcd",
-    "fst",
-    "gtkw",
-    "clock-ns",
-    "trace-nodes",
-    "trace-from",
-    "trace-to",
-    "trace-limit",
-    "stats-csv",
-    "stats",
-    "threads",
-    "schedule",
-    "rtl",
-    "rtl-top",
-    "rtl-nodes",
-    "rtl-compare",
-    "rtl-window",
-    "rtl-adapter",
-    "variant",
-    "active",
-    "active-count",
-    "active-set",
-    "tp",
-    "cost-model",
-    "a",
-    "b",
-    "rho",
-    "message-bytes",
-    "fill",
-    "load",
-    "pmnb",
-    "json",
-    "quiet",
-    "fault",
-    "link-failure-rate",
-];
+/// The fields a scenario file or the flags may set, by their flag names: the long flags of
+/// `flitwave run`, each defined once, with its help text, in [`crate::cli::RunArgs`].
+pub static FIELDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    use clap::Args;
+    static RUN: std::sync::LazyLock<clap::Command> =
+        std::sync::LazyLock::new(|| crate::cli::RunArgs::augment_args(clap::Command::new("run")));
+    RUN.get_arguments().filter_map(|a| a.get_long()).collect()
+});
 
 /// The fields that are switches (on/off), the only ones a scenario may give as a TOML boolean.
 const SWITCHES: &[&str] = &["deadlock-avoidance", "quiet", "rtl-compare"];
