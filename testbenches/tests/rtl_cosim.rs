@@ -1,6 +1,6 @@
 //! RTL routers in the fabric (`--rtl`, docs/rtl.md "Co-simulation"): the reference RTL at one
-//! node and at every node of a 4x4 mesh, under uniform traffic at three loads and a
-//! binomial-tree broadcast, delivers every packet exactly once, a cycle later per packet
+//! node and at every node of a 4x4 mesh, under uniform traffic at three loads, binomial-tree
+//! broadcasts and broadcast traffic, delivers every packet exactly once, a cycle later per packet
 //! than the model alone (the RTL registers its ejection port) and nothing else different,
 //! and `--rtl-compare` finds no difference from the model over 20,000 cycles. Bugs seeded
 //! into copies of the RTL are caught at the node, port and cycle where the buggy RTL's
@@ -111,6 +111,17 @@ fn reference_rtl_in_the_mesh_matches_the_model_in_a_binomial_tree_broadcast() {
             // Each round's forwarders start a cycle later at most per RTL node on the way.
             assert!(r.completion_cycles >= alone.completion_cycles, "{what}");
         }
+    }
+    // Broadcasts all along, forwarded by the nodes on their spanning trees, over unicast
+    // traffic: 20,000 cycles.
+    let bcast = [("traffic", "uniform"), ("rate", "0.05"), ("broadcast-rate", "0.005"), ("forwarding", "node"), ("cycles", "20000")];
+    for nodes in ["5", "all"] {
+        let what = format!("broadcast traffic, RTL at {nodes}");
+        let mut flags = mesh(&bcast);
+        flags.extend([("rtl", rtl.as_str()), ("rtl-nodes", nodes), ("rtl-compare", "on")]);
+        let r = run::run(&config(&flags));
+        assert_clean(&what, &r);
+        assert!(r.simulated_cycles >= 20_000 && r.broadcasts_completed.unwrap() > 1000, "{what}: {:?}", r.broadcasts_completed);
     }
 }
 
