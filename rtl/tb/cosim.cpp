@@ -10,6 +10,9 @@
 //           KEY LEN SPAN), NCREDITS, NCREDITS x (PORT VC): what is on in_* and cr_in_* in
 //           the cycle; every router is clocked once, and the reply is per router what is
 //           then on out_* and cr_out_* (the next cycle's outputs) in the same format
+//   idle    2 N: every router is clocked N cycles with nothing on its inputs (cycles the
+//           fabric skipped); the reply is the number of those cycles in which some router
+//           had something on its outputs (0 for a router that holds nothing)
 //   end     0: the routers' final blocks run and the program exits
 #include "Vdut.h"
 #include "verilated.h"
@@ -153,7 +156,27 @@ int main(int argc, char** argv) {
     std::fflush(pipe_out);
     uint32_t f[12];
     for (;;) {
-        if (word() == 0) break;
+        const uint32_t command = word();
+        if (command == 0) break;
+        if (command == 2) {
+            const uint32_t cycles = word();
+            uint32_t busy = 0;
+            for (uint32_t c = 0; c < cycles; ++c) {
+                bool any = false;
+                for (auto& rp : routers) {
+                    Vdut& r = *rp;
+                    r.in_valid = 0;
+                    r.cr_in_valid = 0;
+                    r.eval();
+                    tick(r);
+                    for (int p = 0; p < P; ++p) any = any || get(r.out_valid, p, 1) || get(r.cr_out_valid, p, 1);
+                }
+                busy += any;
+            }
+            std::fwrite(&busy, sizeof busy, 1, pipe_out);
+            std::fflush(pipe_out);
+            continue;
+        }
         out.clear();
         for (auto& rp : routers) {
             Vdut& r = *rp;

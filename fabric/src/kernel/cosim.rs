@@ -134,6 +134,21 @@ pub trait ExternalRouters: Send {
     /// it; `outs[i]` (cleared by the caller) gets what router `i` then has on its outputs
     /// in `t + 1`. An error (the simulator died, say) ends the run with its message.
     fn step(&mut self, t: u64, ins: &[Ports], outs: &mut [Ports]) -> Result<(), String>;
+
+    /// Cycles `from .. from + cycles` in which nothing is on any input of the `routers`
+    /// routers (the fabric skipped them: nothing was in or on its way to any of them). Every clock edge counts
+    /// (a router's round-robin state may follow the clock), and nothing may come out.
+    fn idle(&mut self, from: u64, cycles: u64, routers: usize) -> Result<(), String> {
+        let ins = vec![Ports::default(); routers];
+        for t in from..from + cycles {
+            let mut outs = vec![Ports::default(); routers];
+            self.step(t, &ins, &mut outs)?;
+            if outs.iter().any(|o| !o.flits.is_empty() || !o.credits.is_empty()) {
+                return Err(format!("cycle {t}: an RTL router sent something while it held nothing and took nothing in"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The first difference between an external router and the model's fed the same inputs.
@@ -203,6 +218,9 @@ pub(crate) struct Cosim {
     inj_occ: Vec<u16>,
     /// Flits written into the external routers (by links and NICs) and not yet out.
     inside: u64,
+    /// The next cycle the external routers are clocked in (cycles the fabric skips are
+    /// clocked as idle ones, [`ExternalRouters::idle`]).
+    clocked: u64,
     /// The link protocol on the external routers' outputs, per router, output port and VC
     /// (ejection ports: ejection VC): the packet a VC is in the middle of and the sequence
     /// number its next flit must have (`NONE`: between packets); per network output VC the
@@ -277,6 +295,7 @@ impl Fabric {
             inj_vc: vec![0; nodes.len() * nk],
             inj_occ: vec![0; nodes.len() * nk * nv],
             inside: 0,
+            clocked: 0,
             open: vec![(NONE, 0); nodes.len() * np * ov],
             credits_left: vec![self.routers.params.buffer_flits; nodes.len() * np * ov],
             ov,
@@ -428,6 +447,13 @@ impl Fabric {
             c.credits[i].clear();
             c.outs[i].clear();
         }
+        if t > c.clocked
+            && let Err(e) = c.backend.idle(c.clocked, t - c.clocked, c.nodes.len())
+        {
+            c.error = Some(e);
+            return;
+        }
+        c.clocked = t + 1;
         if let Err(e) = c.backend.step(t, &c.ins, &mut c.outs) {
             c.error = Some(e);
             return;

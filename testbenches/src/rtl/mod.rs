@@ -488,6 +488,34 @@ impl ExternalRouters for Verilated {
         }
         Ok(())
     }
+
+    fn idle(&mut self, from: u64, cycles: u64, _routers: usize) -> Result<(), String> {
+        match self.idle_cycles(cycles)? {
+            0 => Ok(()),
+            n => Err(format!(
+                "cycles {from}..{}: an RTL router sent something in {n} of them, holding nothing and taking nothing in",
+                from + cycles
+            )),
+        }
+    }
+}
+
+impl Verilated {
+    /// Clock every router `cycles` times with nothing on its inputs: the number of those
+    /// cycles in which some router had something on its outputs.
+    fn idle_cycles(&mut self, cycles: u64) -> Result<u64, String> {
+        let mut busy = 0;
+        let mut left = cycles;
+        while left > 0 {
+            let n = left.min(u32::MAX as u64);
+            self.put(2);
+            self.put(n as u32);
+            self.send()?;
+            busy += self.word()? as u64;
+            left -= n;
+        }
+        Ok(busy)
+    }
 }
 
 impl Drop for Verilated {
