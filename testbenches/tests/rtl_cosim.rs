@@ -254,6 +254,9 @@ fn what_the_rtl_cannot_stand_in_for_is_refused_in_one_line() {
         let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
         refusal::refused(&args, needles);
     }
+    let pmnb: Vec<&str> =
+        ["run", "--topology", "hypercube", "--dims", "4", "--algorithm", "pmnb-1", "--active-count", "6", "--rtl", &rtl].to_vec();
+    refusal::refused(&pmnb, &["algorithm: pmnb-1", "timed to the cycle"]);
     let torus: Vec<&str> = ["run", "--topology", "torus", "--dims", "4x4", "--traffic", "uniform", "--rtl", &rtl].to_vec();
     refusal::refused(&torus, &["topology: torus", "mesh, linear or hypercube"]);
 }

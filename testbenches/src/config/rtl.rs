@@ -52,6 +52,18 @@ pub(super) fn resolve(raw: &Raw, cfg: &mut Config) -> Result<Option<RtlConfig>, 
     if replicates {
         return Err(err("forwarding", "router", "node with --rtl: replicating packets in the router is the model's only"));
     }
+    // The partial multinode broadcasts' phases (and the dynamic scheme's, built on them)
+    // are timed to the model router's latency to the cycle; an RTL router hands what it
+    // ejects to its node a cycle later, and the phases overrun.
+    if let Workload::Algorithm { name, pmnb, dynamic, .. } = &cfg.workload
+        && (pmnb.is_some() || dynamic.is_some())
+    {
+        return Err(err(
+            "algorithm",
+            name,
+            "one not timed to the model router's latency with --rtl: its phases are timed to the cycle, and an RTL router hands what it ejects to its node a cycle later (docs/rtl.md)",
+        ));
+    }
     if !cfg.fault_list.is_empty() {
         return Err(err("fault", cfg.faults.join("; "), "none with --rtl: faults act on the model's links and routers"));
     }
