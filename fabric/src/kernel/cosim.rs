@@ -25,7 +25,7 @@
 //! the credits the router returns for them, and picks a packet's VC by the model's rule
 //! ([`router::InjectionVc::choose`]).
 //!
-//! With a check ([`Cosim::compare`]), a copy of the model's routers (the shadow) runs at
+//! With a check (`compare` of [`Fabric::attach_external`]), a copy of the model's routers (the shadow) runs at
 //! the external nodes from exactly the external routers' inputs, and the first cycle in
 //! which an output flit, its VC, an ejection or a credit differs stops the run with a
 //! [`Mismatch`]; the ports of the cycles around it are kept for a waveform ([`Window`]).
@@ -329,11 +329,6 @@ impl Fabric {
     pub fn mismatch_window(&self) -> Window {
         self.rtl.as_ref().and_then(|c| c.shadow.as_ref()).map(|s| s.window.clone()).unwrap_or_default()
     }
-
-    /// Is node `r` an external router?
-    pub fn is_external(&self, r: NodeId) -> bool {
-        self.rtl.as_ref().is_some_and(|c| c.index[r.idx()] != NONE)
-    }
 }
 
 impl Cosim {
@@ -375,10 +370,10 @@ impl Cosim {
     /// link protocol: a packet's flits in order, head first, not interleaved with another's
     /// in one VC, and (network ports) only with a credit for it. Else what is wrong.
     fn protocol(&mut self, i: usize, port: usize, vc: usize, w: &WireFlit) -> Result<(), String> {
-        let slot = (i * self.np + port) * self.ov + vc;
-        if vc >= self.ov {
+        if port >= self.np || vc >= self.ov {
             return Err(format!("sent {w} on port {port} VC {vc}, which it does not have"));
         }
+        let slot = (i * self.np + port) * self.ov + vc;
         let (open, next) = self.open[slot];
         if open != NONE && (w.packet != open || w.seq != next) {
             return Err(format!("sent {w} on port {port} VC {vc} in the middle of packet {open} (its flit {next} due)"));
@@ -458,6 +453,9 @@ impl Fabric {
             c.error = Some(e);
             return;
         }
+        for o in c.outs.iter_mut() {
+            o.sort();
+        }
         if c.shadow.is_some() {
             self.shadow_cycle(c, t);
         }
@@ -465,7 +463,6 @@ impl Fabric {
         let ejection_vcs = self.routers.ejection_vcs();
         for i in 0..c.nodes.len() {
             let r = c.nodes[i] as usize;
-            c.outs[i].sort();
             for k in 0..c.outs[i].flits.len() {
                 let PortFlit { port, vc, flit: w } = c.outs[i].flits[k];
                 let (port, vc) = (port as usize, vc as usize);
@@ -600,33 +597,31 @@ impl Fabric {
         let mut first: Option<Mismatch> = None;
         for i in 0..c.nodes.len() {
             let r = c.nodes[i] as usize;
-            let model = &mut sh.model[i];
-            model.sort();
-            let rtl = &mut c.outs[i];
-            rtl.sort();
-            let linked = |p: u8| (p as usize) < nnet && self.upstream(r * np + p as usize).is_some();
-            let rtl_credits: Vec<PortCredit> = rtl.credits.iter().copied().filter(|k| linked(k.port)).collect();
+            sh.model[i].sort();
             if c.mismatch.is_none() && first.is_none() {
-                first = compare_ports(NodeId(r as u32), t, nnet, np, model, &rtl.flits, &rtl_credits);
+                let linked = |p: usize| p < nnet && self.upstream(r * np + p).is_some();
+                first = compare_ports(NodeId(r as u32), t, nnet, np, &sh.model[i], &c.outs[i], linked);
             }
         }
         // The history, and the window once there is a mismatch.
-        let record = |i: usize| PortsCycle {
-            cycle: t,
-            node: NodeId(c.nodes[i]),
-            inputs: c.ins[i].clone(),
-            rtl: c.outs[i].clone(),
-            model: sh.model[i].clone(),
+        let record = |i: usize, into: &mut PortsCycle| {
+            (into.cycle, into.node) = (t, NodeId(c.nodes[i]));
+            into.inputs.clone_from(&c.ins[i]);
+            into.rtl.clone_from(&c.outs[i]);
+            into.model.clone_from(&sh.model[i]);
         };
         if let Some(m) = &c.mismatch {
             if c.stop_at.is_some_and(|s| t <= s) {
-                let i = c.index[m.node.idx()] as usize;
-                sh.window.cycles.push(record(i));
+                let mut now = PortsCycle::default();
+                record(c.index[m.node.idx()] as usize, &mut now);
+                sh.window.cycles.push(now);
             }
         } else {
-            let now: Vec<PortsCycle> = (0..c.nodes.len()).map(record).collect();
-            if sh.history.len() == WINDOW_BEFORE {
-                sh.history.pop_front();
+            // The oldest cycle's buffers hold the newest once the history is full.
+            let mut now = if sh.history.len() == WINDOW_BEFORE { sh.history.pop_front().expect("full") } else { Vec::new() };
+            now.resize_with(c.nodes.len(), PortsCycle::default);
+            for (i, into) in now.iter_mut().enumerate() {
+                record(i, into);
             }
             sh.history.push_back(now);
             if let Some(m) = first {
@@ -671,15 +666,17 @@ impl Fabric {
 
 /// The first port of router `node` at which the model's outputs of cycle `t` and the
 /// RTL's differ, if any: flits (network ports and ejections) before credits, the lowest
-/// port first.
+/// port first. Credits count on the ports `linked` says (network ports with a link
+/// upstream): the RTL's credits for its injection ports and for unlinked ports have no
+/// counterpart in the model.
 fn compare_ports(
     node: NodeId,
     t: u64,
     nnet: usize,
     np: usize,
     model: &Ports,
-    rtl: &[PortFlit],
-    rtl_credits: &[PortCredit],
+    rtl: &Ports,
+    linked: impl Fn(usize) -> bool,
 ) -> Option<Mismatch> {
     // The header counts in head flits only (a router need not carry it in the others).
     let significant = |f: &PortFlit| {
@@ -694,14 +691,15 @@ fn compare_ports(
     // Flits first (a different switch-allocation winner shows as its output's flit), then
     // credits, each port by port.
     for port in 0..np {
-        let (m, r) = (model.flits.iter().find(|f| f.port as usize == port), rtl.iter().find(|f| f.port as usize == port));
+        let (m, r) = (model.flits.iter().find(|f| f.port as usize == port), rtl.flits.iter().find(|f| f.port as usize == port));
         if m.map(significant) != r.map(significant) {
             let what = if port < nnet { "flit" } else { "ejection" };
             return Some(Mismatch { node, port, cycle: t, what, expected: show_flit(m), actual: show_flit(r) });
         }
     }
     for port in 0..np {
-        let (m, r) = (model.credits.iter().find(|k| k.port as usize == port), rtl_credits.iter().find(|k| k.port as usize == port));
+        let m = model.credits.iter().find(|k| k.port as usize == port);
+        let r = rtl.credits.iter().find(|k| k.port as usize == port).filter(|_| linked(port));
         if m != r {
             return Some(Mismatch { node, port, cycle: t, what: "credit", expected: show_credit(m), actual: show_credit(r) });
         }

@@ -242,6 +242,16 @@ pub enum Workload {
     },
 }
 
+impl Workload {
+    /// Do the routers replicate packets (broadcasts forwarded by the routers)?
+    pub fn replicates(&self) -> bool {
+        match self {
+            Workload::Algorithm { forwarding, .. } => *forwarding == Forwarding::Router,
+            Workload::Traffic { forwarding, broadcast_rate, .. } => *forwarding == Forwarding::Router && *broadcast_rate > 0.0,
+        }
+    }
+}
+
 /// The whole resolved configuration of a run (it is echoed in the JSON result).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Config {

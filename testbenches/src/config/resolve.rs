@@ -354,10 +354,7 @@ impl Config {
             }
             Workload::Algorithm { name, forwarding, root, root_coords: topo.coords(NodeId(root)), kbcast, pmnb, dynamic }
         };
-        let replicates = match workload {
-            Workload::Algorithm { forwarding, .. } => forwarding == Forwarding::Router,
-            Workload::Traffic { forwarding, broadcast_rate, .. } => forwarding == Forwarding::Router && broadcast_rate > 0.0,
-        };
+        let replicates = workload.replicates();
         let multicast_va =
             multicast_option(raw, "multicast-va", replicates, packet_flits, MulticastVa::parse, MulticastVa::NAMES, MulticastVa::Atomic)?;
         let replication =

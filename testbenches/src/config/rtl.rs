@@ -45,11 +45,7 @@ pub(super) fn resolve(raw: &Raw, cfg: &mut Config) -> Result<Option<RtlConfig>, 
     if cfg.nu != 0 {
         return Err(err("nu", cfg.nu, "0 with --rtl: the RTL router's links are one flit wide"));
     }
-    let replicates = match &cfg.workload {
-        Workload::Algorithm { forwarding, .. } => *forwarding == Forwarding::Router,
-        Workload::Traffic { forwarding, broadcast_rate, .. } => *forwarding == Forwarding::Router && *broadcast_rate > 0.0,
-    };
-    if replicates {
+    if cfg.workload.replicates() {
         return Err(err("forwarding", "router", "node with --rtl: replicating packets in the router is the model's only"));
     }
     // The partial multinode broadcasts' phases (and the dynamic scheme's, built on them)

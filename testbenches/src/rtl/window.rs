@@ -57,12 +57,9 @@ fn values(ports: &Ports, port: usize) -> [u64; 8] {
 pub fn write(window: &PortsWindow, m: &Mismatch, ports: usize, vcd: &Path) -> std::io::Result<()> {
     let mut sink = VcdSink::create(vcd, CLOCK_PS, &title(m))?;
     let scopes = ["inputs", "model", "rtl"];
-    let mut names: Vec<String> = Vec::new();
     sink.scope("top")?;
     let clk = sink.var("clk", 1)?;
-    names.push("top.clk".into());
     let marker = sink.var("mismatch", 1)?;
-    names.push("top.mismatch".into());
     let node = format!("node{}", m.node.0);
     sink.scope(&node)?;
     // vars[scope][port][field]
@@ -74,7 +71,6 @@ pub fn write(window: &PortsWindow, m: &Mismatch, ports: usize, vcd: &Path) -> st
             for (k, (name, width)) in FIELDS.iter().enumerate() {
                 let name = signal(s == 0, name);
                 port_vars[k] = sink.var(&name, *width)?;
-                names.push(format!("top.{node}.{scope}.p{p}.{name}"));
             }
             sink.upscope()?;
         }
