@@ -27,7 +27,7 @@ use testbenches::run;
 fn config(settings: &[(&str, &str)]) -> Config {
     let mut raw = Raw::default();
     for (k, v) in settings {
-        raw.values.insert(k.to_string(), v.to_string());
+        raw.set(k, v.to_string()).unwrap();
     }
     Config::resolve(&raw).expect("benchmark configuration is valid")
 }

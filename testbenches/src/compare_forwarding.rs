@@ -201,23 +201,23 @@ fn fabrics(v: &str) -> Result<Vec<(String, String)>, ConfigError> {
 
 fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
     let mut base = args.run.settings_of_many_runs("compare-forwarding", "one case")?;
-    if let Some(v) = base.get("forwarding") {
+    if let Some(v) = base.workload.forwarding.as_deref() {
         return Err(bad("forwarding", v, "compare-forwarding runs every case both ways, node and router; leave it out"));
     }
-    let json = base.values.remove("json");
+    let json = base.outputs.json.take();
     if json.as_deref() == Some("") {
         return Err(bad("json", "\"\"", "a file path, or - for standard output"));
     }
-    let quiet = base.values.remove("quiet").map(|v| crate::config::on_off("quiet", &v)).transpose()?.unwrap_or(false);
-    let packet_flits = match base.values.remove("packet-flits") {
+    let quiet = base.outputs.quiet.take().map(|v| crate::config::on_off("quiet", &v)).transpose()?.unwrap_or(false);
+    let packet_flits = match base.workload.packet_flits.take() {
         Some(v) => list("packet-flits", &v, 1, 65535, "1,4,16,64")?,
         None => DEFAULT_PACKET_FLITS.to_vec(),
     };
-    let startups = match base.values.remove("startup-cycles") {
+    let startups = match base.workload.startup_cycles.take() {
         Some(v) => list("startup-cycles", &v, 0, 1 << 40, "0,50")?,
         None => vec![0, 50, delta_startup_cycles()],
     };
-    let copies = match base.values.remove("copy-cycles-per-flit") {
+    let copies = match base.workload.copy_cycles_per_flit.take() {
         Some(v) => list("copy-cycles-per-flit", &v, 0, 1 << 20, "0,1")?,
         None => vec![0],
     };
@@ -225,7 +225,7 @@ fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
     // The fabrics: --fabrics, or the one of --topology and --dims (or their defaults).
     let fabrics = match &args.fabrics {
         Some(v) => {
-            if let Some((flag, given)) = [("topology", &args.run.topology), ("dims", &args.run.dims)]
+            if let Some((flag, given)) = [("topology", &args.run.keys.topology.topology), ("dims", &args.run.keys.topology.dims)]
                 .into_iter()
                 .find_map(|(flag, given)| given.as_ref().map(|g| (flag, g)))
             {
@@ -241,8 +241,8 @@ fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
     for fab in &fabrics {
         let mut raw = base.clone();
         if let Some((topology, dims)) = fab {
-            raw.values.insert("topology".to_string(), topology.clone());
-            raw.values.insert("dims".to_string(), dims.clone());
+            raw.topology.topology = Some(topology.clone());
+            raw.topology.dims = Some(dims.clone());
         }
         let first = cases.len();
         for &startup in &startups {
@@ -250,14 +250,10 @@ fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
                 for &packet_flits in &packet_flits {
                     for forwarding in FORWARDINGS {
                         let mut raw = raw.clone();
-                        for (k, v) in [
-                            ("packet-flits", packet_flits.to_string()),
-                            ("startup-cycles", startup.to_string()),
-                            ("copy-cycles-per-flit", copy.to_string()),
-                            ("forwarding", forwarding.to_string()),
-                        ] {
-                            raw.values.insert(k.to_string(), v);
-                        }
+                        raw.workload.packet_flits = Some(packet_flits.to_string());
+                        raw.workload.startup_cycles = Some(startup.to_string());
+                        raw.workload.copy_cycles_per_flit = Some(copy.to_string());
+                        raw.workload.forwarding = Some(forwarding.to_string());
                         let (topology, dims) = (String::new(), String::new());
                         cases.push(Case { topology, dims, forwarding, packet_flits, startup, copy, raw });
                     }
@@ -279,7 +275,7 @@ fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
             }
         }
         let Some(cfg) = found else { return Err(first_error.expect("at least one case")) };
-        let buffers = match base.get("buffer-flits") {
+        let buffers = match base.router.buffer_flits.as_deref() {
             Some(_) => format!("{} flits", cfg.buffer_flits),
             None => "2 x packet flits".to_string(),
         };

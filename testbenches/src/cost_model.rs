@@ -7,6 +7,9 @@
 //! each algorithm needs. The fields it sets itself may not be given.
 
 use crate::config::{ConfigError, Raw};
+
+/// The run keys given, by name.
+type Given = std::collections::BTreeMap<String, String>;
 use fabric::TopologyKind;
 use fabric::algorithms::seidel::{Alg, Fill, Setup, model};
 use router::NodeId;
@@ -97,8 +100,8 @@ const RHO_RANGE: (f64, f64) = (0.0, 1e3);
 const MAX_COST_CYCLES: u64 = 1 << 32;
 
 /// A constant given on the command line (or its default), within `range`.
-fn number(raw: &Raw, field: &str, default: f64, range: (f64, f64), what: &str) -> Result<f64, ConfigError> {
-    let Some(v) = raw.get(field) else { return Ok(default) };
+fn number(given: &Given, field: &str, default: f64, range: (f64, f64), what: &str) -> Result<f64, ConfigError> {
+    let Some(v) = given.get(field) else { return Ok(default) };
     match v.trim().parse::<f64>() {
         Ok(x) if (range.0..=range.1).contains(&x) => Ok(x),
         _ => Err(err(field, v, format!("{what}, a number from {} to {}", short(range.0), short(range.1)))),
@@ -108,17 +111,17 @@ fn number(raw: &Raw, field: &str, default: f64, range: (f64, f64), what: &str) -
 /// What a constant costs in cycles: `value` (µs, or µs per byte times `per` bytes) over a
 /// cycle of a × flit µs. Above [`MAX_COST_CYCLES`] the error names the field given, `field`
 /// or else a, and how far `field` may go with this a.
-fn cycles_of(raw: &Raw, field: &str, value: f64, per: f64, a: f64, flit: u64, what: &str) -> Result<u64, ConfigError> {
+fn cycles_of(given: &Given, field: &str, value: f64, per: f64, a: f64, flit: u64, what: &str) -> Result<u64, ConfigError> {
     let cycle = a * flit as f64;
     let c = (value * per / cycle).round();
     if c <= MAX_COST_CYCLES as f64 {
         return Ok(c as u64);
     }
     let most = MAX_COST_CYCLES as f64 * cycle / per;
-    let blame = if raw.get(field).is_some() { field } else { "a" };
+    let blame = if given.contains_key(field) { field } else { "a" };
     Err(err(
         blame,
-        raw.get(blame).unwrap_or_default(),
+        given.get(blame).map_or("", String::as_str),
         format!(
             "{what} would take {} cycles of a x flit = {} us/byte x {flit} bytes, at most {MAX_COST_CYCLES} are simulated: {field} up to {} with this a",
             short(c),
@@ -143,10 +146,11 @@ fn short(x: f64) -> String {
 /// Before resolution: for a Seidel algorithm, check the flags and fill in the fabric the
 /// model implies; for any other, refuse the model's flags.
 pub fn prepare(raw: &Raw) -> Result<(Raw, Option<CostConfig>), ConfigError> {
-    let alg = raw.get("algorithm").and_then(Alg::parse);
-    let Some(alg) = alg.filter(|_| raw.get("traffic").is_none()) else {
+    let given = raw.given();
+    let alg = raw.workload.algorithm.as_deref().and_then(Alg::parse);
+    let Some(alg) = alg.filter(|_| raw.workload.traffic.as_deref().is_none()) else {
         for f in FIELDS {
-            if let Some(v) = raw.get(f) {
+            if let Some(v) = given.get(*f) {
                 return Err(err(f, v, "only applies to the Seidel 1993 broadcasts (--algorithm st, bst, rh, st-simple, bst-simple)"));
             }
         }
@@ -163,7 +167,7 @@ pub fn prepare(raw: &Raw) -> Result<(Raw, Option<CostConfig>), ConfigError> {
     };
     let defined = info.topologies.iter().map(plural).collect::<Vec<_>>().join(" and ");
     let fits = |t: &str| TopologyKind::parse(t).is_some_and(|k| info.topologies.contains(&k));
-    match raw.get("topology") {
+    match raw.topology.topology.as_deref() {
         Some(t) if fits(t) => {}
         given => {
             return Err(err(
@@ -174,7 +178,7 @@ pub fn prepare(raw: &Raw) -> Result<(Raw, Option<CostConfig>), ConfigError> {
         }
     }
     for f in SET_BY_MODEL {
-        if let Some(v) = raw.get(f) {
+        if let Some(v) = given.get(*f) {
             return Err(err(
                 f,
                 v,
@@ -185,32 +189,32 @@ pub fn prepare(raw: &Raw) -> Result<(Raw, Option<CostConfig>), ConfigError> {
             ));
         }
     }
-    let model = match raw.get("cost-model") {
+    let model = match raw.algorithm.cost_model.as_deref() {
         None | Some("delta") => "delta",
         Some(v) => return Err(err("cost-model", v, "delta (Table II: a = 0.08 us/byte, b = 75 us, rho = 0.01 us/byte, nu = 0)")),
     };
     let d = model::DELTA;
-    let a = number(raw, "a", d.a, A_RANGE, "the node-to-network cost in us per byte")?;
-    let b = number(raw, "b", d.b, B_RANGE, "the start-up in us")?;
-    let rho = number(raw, "rho", d.rho, RHO_RANGE, "the permutation cost in us per byte")?;
-    if let Some(v) = raw.get("rho")
+    let a = number(&given, "a", d.a, A_RANGE, "the node-to-network cost in us per byte")?;
+    let b = number(&given, "b", d.b, B_RANGE, "the start-up in us")?;
+    let rho = number(&given, "rho", d.rho, RHO_RANGE, "the permutation cost in us per byte")?;
+    if let Some(v) = raw.algorithm.rho.as_deref()
         && alg != Alg::Rh
     {
         return Err(err("rho", v, format!("the permutation cost of rh only ({} does not permute its message)", alg.name())));
     }
-    let custom = ["a", "b", "rho"].iter().any(|f| raw.get(f).is_some());
-    let m = match raw.get("message-bytes") {
+    let custom = ["a", "b", "rho"].iter().any(|f| given.contains_key(*f));
+    let m = match raw.algorithm.message_bytes.as_deref() {
         None => 1024,
         Some(v) => match v.trim().parse::<u64>() {
             Ok(x) if (1..=1 << 24).contains(&x) => x,
             _ => return Err(err("message-bytes", v, "the message length in bytes, from 1 to 16777216")),
         },
     };
-    let fill = match raw.get("fill") {
+    let fill = match raw.algorithm.fill.as_deref() {
         None => Fill::None,
         Some(v) => Fill::parse(v).ok_or_else(|| err("fill", v, format!("one of {}", Fill::NAMES)))?,
     };
-    let nu: u32 = match raw.get("nu") {
+    let nu: u32 = match raw.router.nu.as_deref() {
         None => 0,
         Some(v) => match v.trim().parse::<u32>() {
             Ok(x) if x <= 4 => x,
@@ -219,24 +223,18 @@ pub fn prepare(raw: &Raw) -> Result<(Raw, Option<CostConfig>), ConfigError> {
     };
     let flit = model::flit_bytes(m);
     let cycle = a * flit as f64;
-    let startup = cycles_of(raw, "b", b, 1.0, a, flit, "the start-up b")?;
-    let permute = if alg == Alg::Rh { cycles_of(raw, "rho", rho, m as f64, a, flit, "the permutation m rho")? } else { 0 };
+    let startup = cycles_of(&given, "b", b, 1.0, a, flit, "the start-up b")?;
+    let permute = if alg == Alg::Rh { cycles_of(&given, "rho", rho, m as f64, a, flit, "the permutation m rho")? } else { 0 };
     let mflits = (m as f64 / flit as f64).ceil() as u64;
     let mut out = raw.clone();
-    for (k, v) in [
-        ("switching", "wh".to_string()),
-        ("ports", "one".to_string()),
-        ("vcs", (1u32 << nu).to_string()),
-        ("buffer-flits", (4u32 << nu).to_string()),
-        ("packet-flits", mflits.to_string()),
-        ("startup-cycles", startup.to_string()),
-    ] {
-        out.values.insert(k.to_string(), v);
-    }
-    if raw.get("watchdog").is_none() {
-        // A worm may wait behind a whole message (and its start-up) for a link or a port.
-        out.values.insert("watchdog".into(), (10_000 + 4 * (startup + mflits)).to_string());
-    }
+    out.router.switching = Some("wh".into());
+    out.router.ports = Some("one".into());
+    out.router.vcs = Some((1u32 << nu).to_string());
+    out.router.buffer_flits = Some((4u32 << nu).to_string());
+    out.workload.packet_flits = Some(mflits.to_string());
+    out.workload.startup_cycles = Some(startup.to_string());
+    // A worm may wait behind a whole message (and its start-up) for a link or a port.
+    out.control.watchdog.get_or_insert_with(|| (10_000 + 4 * (startup + mflits)).to_string());
     let cfg = CostConfig {
         model: if custom { "custom".into() } else { model.into() },
         a_us_per_byte: a,

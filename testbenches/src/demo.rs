@@ -75,14 +75,11 @@ pub fn run_demo(out: &Path) -> Result<i32, ConfigError> {
     let mut code = 0;
     let (fst, gtkw) = (out.join(format!("{}.fst", WAVEFORM.0)), out.join(format!("{}.gtkw", WAVEFORM.0)));
     for DemoScenario(stem, what, settings) in SCENARIOS.iter().chain([&WAVEFORM]) {
-        let mut raw = Raw::default();
-        for (k, v) in settings.iter() {
-            raw.values.insert(k.to_string(), v.to_string());
-        }
+        let mut raw = Raw::from_given(settings.iter().copied())?;
         let wave = *stem == WAVEFORM.0;
         if wave {
-            raw.values.insert("fst".into(), fst.display().to_string());
-            raw.values.insert("gtkw".into(), gtkw.display().to_string());
+            raw.outputs.fst = Some(fst.display().to_string());
+            raw.outputs.gtkw = Some(gtkw.display().to_string());
         }
         let cfg = Config::resolve(&raw)?;
         let r = if wave {

@@ -175,13 +175,10 @@ type Measured = (f64, f64, u64, u64, bool);
 fn measure(p: &Problem, d: u64) -> Result<Measured, ConfigError> {
     let mut res = [(0.0, 0u64, true); 2];
     for (i, ports) in ["all", "one"].iter().enumerate() {
-        let mut raw = Raw::default();
-        for (k, v) in [("topology", "hypercube"), ("dims", &d.to_string()), ("algorithm", p.algorithm), ("ports", ports)] {
-            raw.values.insert(k.to_string(), v.to_string());
-        }
+        let mut raw = Raw::from_given([("topology", "hypercube"), ("dims", &d.to_string()), ("algorithm", p.algorithm), ("ports", ports)])?;
         if p.rooted {
             // A root other than node 0, to show the translation by XOR.
-            raw.values.insert("root".into(), ((1u64 << d) - 1).to_string());
+            raw.workload.root = Some(((1u64 << d) - 1).to_string());
         }
         let r = run::run(&Config::resolve(&raw)?);
         res[i] = (r.slots, r.link_transmissions, r.exit_code() == 0);
@@ -324,7 +321,6 @@ where
 
 /// One kbcast run: (variant, t_p, d, K, active set) → (slots, bound, lower bound, delivered).
 fn kbcast_run(variant: &str, tp: &str, d: u32, k: u32, set: &str) -> Result<(f64, Option<u64>, u64, bool), ConfigError> {
-    let mut raw = Raw::default();
     let dims = d.to_string();
     let count = k.to_string();
     let mut settings = vec![("topology", "hypercube"), ("dims", dims.as_str()), ("algorithm", "kbcast"), ("variant", variant)];
@@ -332,10 +328,7 @@ fn kbcast_run(variant: &str, tp: &str, d: u32, k: u32, set: &str) -> Result<(f64
     if variant == "prefix" || variant == "rank-rotated" {
         settings.push(("tp", tp));
     }
-    for (k, v) in settings {
-        raw.values.insert(k.to_string(), v.to_string());
-    }
-    let r = run::run(&Config::resolve(&raw)?);
+    let r = run::run(&Config::resolve(&Raw::from_given(settings)?)?);
     // kbcast's bounds are whole (its prefix phase counted in whole slots).
     Ok((r.slots, r.paper_bound_slots.map(|b| b as u64), r.lower_bound_slots.map_or(0, |b| b as u64), r.exit_code() == 0))
 }

@@ -139,13 +139,8 @@ pub const MESH_ALL_PORT: &[Case] = &[
 const FLITS: &str = "4";
 
 fn run_case(topology: &str, dims: &str, ports: &str, case: &Case) -> Result<Report, ConfigError> {
-    let mut raw = Raw::default();
-    for (k, v) in [("topology", topology), ("dims", dims), ("ports", ports), ("switching", "wh"), ("packet-flits", FLITS)] {
-        raw.values.insert(k.into(), v.into());
-    }
-    for (k, v) in case.flags {
-        raw.values.insert(k.to_string(), v.to_string());
-    }
+    let fabric = [("topology", topology), ("dims", dims), ("ports", ports), ("switching", "wh"), ("packet-flits", FLITS)];
+    let raw = Raw::from_given(fabric.iter().chain(case.flags.iter()).copied())?;
     Ok(run::run(&Config::resolve(&raw)?))
 }
 

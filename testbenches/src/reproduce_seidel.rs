@@ -28,18 +28,15 @@ const MESH: &str = "16x32";
 type Cost = (f64, f64, bool);
 
 fn measure(j: &Job) -> Result<Cost, ConfigError> {
-    let mut raw = Raw::default();
     let (topo, dims) = if j.mesh { ("mesh", MESH) } else { ("linear", LINEAR) };
-    for (k, v) in [
+    let raw = Raw::from_given([
         ("topology", topo.to_string()),
         ("dims", dims.to_string()),
         ("algorithm", j.alg.to_string()),
         ("nu", j.nu.to_string()),
         ("message-bytes", j.m.to_string()),
         ("cost-model", "delta".to_string()),
-    ] {
-        raw.values.insert(k.to_string(), v);
-    }
+    ])?;
     let r = run::run(&Config::resolve(&raw)?);
     let c = r.seidel.as_ref().expect("a Seidel run reports its cost");
     Ok((c.cost_us, c.model_us, r.exit_code() == 0))

@@ -56,14 +56,21 @@ pub struct SizeArgs {
 struct Class {
     name: &'static str,
     key: &'static str,
+    /// Its key's value in the run keys.
+    depth: fn(&mut Raw) -> &mut Option<String>,
     /// The class's network-wide occupancy over the run's window (or the whole run).
     occupancy: fn(&Report) -> &ClassStats,
 }
 
 /// The network input VCs (fed by links) and the injection VCs (fed by the NICs).
 const CLASSES: [Class; 2] = [
-    Class { name: "network", key: "buffer-flits", occupancy: |r| &r.occupancy.network },
-    Class { name: "injection", key: "inject-buffer-flits", occupancy: |r| &r.occupancy.injection },
+    Class { name: "network", key: "buffer-flits", depth: |r| &mut r.router.buffer_flits, occupancy: |r| &r.occupancy.network },
+    Class {
+        name: "injection",
+        key: "inject-buffer-flits",
+        depth: |r| &mut r.router.inject_buffer_flits,
+        occupancy: |r| &r.occupancy.injection,
+    },
 ];
 
 /// A class's occupancy percentiles in a trial or recommendation, flits per VC.
@@ -229,12 +236,12 @@ pub(crate) fn bad(field: &str, value: &str, allowed: &str) -> ConfigError {
 }
 
 fn plan(args: &SizeArgs) -> Result<Plan, ConfigError> {
-    let base = args.run.settings_of_many_runs("size-buffers", "the recommended depth")?;
-    if let (Some(v), Some(_)) = (base.get("rate"), &args.rates) {
+    let mut base = args.run.settings_of_many_runs("size-buffers", "the recommended depth")?;
+    if let (Some(v), Some(_)) = (base.workload.rate.as_deref(), &args.rates) {
         return Err(bad("rate", v, "given with --rates: give every load in --rates"));
     }
     for c in CLASSES {
-        if let Some(v) = base.get(c.key) {
+        if let Some(v) = (c.depth)(&mut base) {
             return Err(bad(c.key, v, "size-buffers chooses this depth; leave it out"));
         }
     }
@@ -266,7 +273,7 @@ fn plan(args: &SizeArgs) -> Result<Plan, ConfigError> {
             for part in v.split(',') {
                 let x = part.trim();
                 let mut raw = base.clone();
-                raw.values.insert("rate".into(), x.to_string());
+                raw.workload.rate = Some(x.to_string());
                 // Each rate as `--rate` would take it (the same range and message).
                 let cfg = Config::resolve(&with(&raw, &[], max_depth)).map_err(|e| ConfigError::new("rates", v, e))?;
                 let Workload::Traffic { rate, .. } = cfg.workload else { unreachable!("a traffic run stays one") };
@@ -298,7 +305,7 @@ fn with(raw: &Raw, depths: &[(Class, u32)], reference: u32) -> Raw {
     let mut raw = raw.clone();
     for c in CLASSES {
         let d = depths.iter().find(|(k, _)| k.key == c.key).map_or(reference, |&(_, d)| d);
-        raw.values.insert(c.key.to_string(), d.to_string());
+        *(c.depth)(&mut raw) = Some(d.to_string());
     }
     raw
 }
@@ -315,7 +322,7 @@ fn run_all(plan: &Plan, jobs: &[Job], runs: &AtomicUsize) -> Vec<Outcome> {
     crate::parallel::map(plan.jobs, jobs, |job| {
         let mut raw = with(&plan.base, &job.depths, plan.max_depth);
         if let Some(rate) = job.rate {
-            raw.values.insert("rate".into(), rate.to_string());
+            raw.workload.rate = Some(rate.to_string());
         }
         match Config::resolve(&raw) {
             Ok(cfg) => {
@@ -359,8 +366,8 @@ impl Search {
 /// Size the buffers as `args` asks; returns the process exit code.
 pub fn cmd_size_buffers(args: &SizeArgs) -> Result<i32, ConfigError> {
     let plan = plan(args)?;
-    let json_to = plan.base.get("json").map(str::to_string);
-    let quiet = plan.base.get("quiet").map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
+    let json_to = plan.base.outputs.json.as_deref().map(str::to_string);
+    let quiet = plan.base.outputs.quiet.as_deref().map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
     let mut outputs: Vec<(&str, String)> = json_to.iter().map(|p| ("json", p.clone())).collect();
     for name in ["sizing.txt", "sizing.json", "sizing.svg"] {
         outputs.extend(args.out.as_ref().map(|o| ("out", o.join(name).display().to_string())));

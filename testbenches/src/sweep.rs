@@ -59,6 +59,8 @@ pub struct MergeArgs {
 
 /// Run keys and the values each takes, in product order.
 pub type Grid = Vec<(String, Vec<String>)>;
+/// Run keys fixed for every row, by name.
+type Fixed = BTreeMap<String, String>;
 
 /// What a sweep runs, in a canonical form: two sweeps with equal specs have the same rows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -199,7 +201,7 @@ fn parse_seeds(v: &str) -> Result<u64, ConfigError> {
 }
 
 /// SPEC.toml: fixed keys, `[grid]`, `seeds`.
-fn read_spec(path: &Path) -> Result<(Raw, Grid, Option<u64>), ConfigError> {
+fn read_spec(path: &Path) -> Result<(Fixed, Grid, Option<u64>), ConfigError> {
     let name = path.display().to_string();
     let text = crate::input::read_text(path).map_err(|e| bad("spec", &name, &format!("a sweep TOML file (cannot read it: {e})")))?;
     let mut table: toml::Table =
@@ -224,7 +226,7 @@ fn read_spec(path: &Path) -> Result<(Raw, Grid, Option<u64>), ConfigError> {
                     let mut one = toml::Table::new();
                     one.insert(k.clone(), x);
                     let raw = Raw::from_toml_str(&one.to_string(), &name)?;
-                    texts.extend(raw.values.into_values());
+                    texts.extend(raw.given().into_values());
                 }
                 grid.push((key, texts));
             }
@@ -232,25 +234,25 @@ fn read_spec(path: &Path) -> Result<(Raw, Grid, Option<u64>), ConfigError> {
         Some(v) => return Err(bad("grid", &v.to_string(), "a table of key = [values…], under [grid]")),
     }
     let fixed = Raw::from_toml_str(&table.to_string(), &name)?;
-    Ok((fixed, grid, seeds))
+    Ok((fixed.given(), grid, seeds))
 }
 
 /// The spec of `args`: the file's, the flags fixed and the `--grid`s varied on top.
 pub fn spec_of(args: &SweepArgs) -> Result<Spec, ConfigError> {
-    let flags = args.run.raw()?;
+    let flags = args.run.raw()?.given();
     let (mut fixed, mut grid, mut seeds) = match &args.run.scenario {
         Some(p) => read_spec(p)?,
-        None => (Raw::default(), Vec::new(), None),
+        None => (BTreeMap::new(), Vec::new(), None),
     };
-    if let Some((k, _)) = grid.iter().find(|(k, _)| fixed.values.contains_key(k)) {
+    if let Some((k, _)) = grid.iter().find(|(k, _)| fixed.contains_key(k)) {
         return Err(bad("spec", k, "both a fixed key and in [grid]; keep one"));
     }
     // A flag fixes a key the file varies.
-    grid.retain(|(k, _)| !flags.values.contains_key(k));
-    let flagged: Vec<String> = flags.values.keys().cloned().collect();
-    fixed.overlay(flags);
-    fixed.values.remove("quiet");
-    if let Some((k, v)) = fixed.values.iter().find(|(k, _)| NOT_SWEPT.contains(&k.as_str())) {
+    grid.retain(|(k, _)| !flags.contains_key(k));
+    let flagged: Vec<String> = flags.keys().cloned().collect();
+    fixed.extend(flags);
+    fixed.remove("quiet");
+    if let Some((k, v)) = fixed.iter().find(|(k, _)| NOT_SWEPT.contains(&k.as_str())) {
         return Err(bad(k, v, "a sweep writes no per-run files; run one row with `flitwave run` for them"));
     }
     let mut from_flags: Vec<String> = Vec::new();
@@ -262,14 +264,14 @@ pub fn spec_of(args: &SweepArgs) -> Result<Spec, ConfigError> {
         if from_flags.contains(&key) {
             return Err(bad("grid", &key, "given twice; give every value in one --grid"));
         }
-        if let Some(v) = fixed.values.get(&key).filter(|_| flagged.contains(&key)) {
+        if let Some(v) = fixed.get(&key).filter(|_| flagged.contains(&key)) {
             return Err(bad(&key, v, &format!("given as a flag and in --grid {key}=…; keep one")));
         }
         let values: Vec<String> = vs.split(',').map(|v| v.trim().to_string()).collect();
         if values.iter().any(String::is_empty) {
             return Err(bad("grid", g, "KEY=V1,V2,… with no empty value"));
         }
-        fixed.values.remove(&key);
+        fixed.remove(&key);
         match grid.iter_mut().find(|(k, _)| *k == key) {
             Some(slot) => slot.1 = values,
             None => grid.push((key.clone(), values)),
@@ -291,14 +293,14 @@ pub fn spec_of(args: &SweepArgs) -> Result<Spec, ConfigError> {
         seeds = Some(parse_seeds(v)?);
     }
     if seeds.is_some() {
-        if let Some(v) = fixed.values.get("seed") {
+        if let Some(v) = fixed.get("seed") {
             return Err(bad("seed", v, "given with seeds; the seeds are 1 to N, leave seed out"));
         }
         if grid.iter().any(|(k, _)| k == "seed") {
             return Err(bad("grid", "seed", "given with seeds; give one or the other"));
         }
     }
-    let spec = Spec { fixed: fixed.values, grid, seeds };
+    let spec = Spec { fixed, grid, seeds };
     let rows = spec.dims().iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()).filter(|&n| n <= MAX_ROWS));
     if rows.is_none() {
         return Err(bad("grid", "the product of the values", &format!("at most {MAX_ROWS} rows")));
@@ -386,8 +388,7 @@ impl Row {
 
 /// The configuration of row `id`, or why it is refused.
 fn resolve_row(spec: &Spec, id: usize) -> Result<Config, ConfigError> {
-    let mut raw = Raw { values: spec.fixed.clone() };
-    raw.values.extend(spec.assignment(id));
+    let raw = Raw::from_given(spec.fixed.iter().map(|(k, v)| (k.clone(), v.clone())).chain(spec.assignment(id)))?;
     let cfg = Config::resolve(&raw)?;
     run::check_threads(&cfg)?;
     Ok(cfg)
@@ -557,7 +558,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<i32, ConfigError> {
     let spec = spec_of(args)?;
     let (shard, shards) = parse_shard(args.shard.as_deref())?;
     let jobs = parse_jobs(args.jobs.as_deref())?;
-    let quiet = args.run.quiet;
+    let quiet = args.run.keys.outputs.quiet.as_deref().map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
     let out = args
         .out
         .as_deref()

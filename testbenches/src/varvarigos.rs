@@ -10,11 +10,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn run_flags(flags: &[(&str, String)]) -> Result<Report, ConfigError> {
-    let mut raw = Raw::default();
-    raw.values.insert("topology".into(), "hypercube".into());
-    for (k, v) in flags {
-        raw.values.insert(k.to_string(), v.clone());
-    }
+    let raw = Raw::from_given(std::iter::once(("topology", "hypercube".to_string())).chain(flags.iter().cloned()))?;
     Ok(run::run(&Config::resolve(&raw)?))
 }
 

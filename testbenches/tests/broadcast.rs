@@ -15,7 +15,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_flitwave");
 fn report(flags: &[(&str, &str)]) -> Value {
     let mut raw = Raw::default();
     for (k, v) in flags {
-        raw.values.insert(k.to_string(), v.to_string());
+        raw.set(k, v.to_string()).unwrap();
     }
     let cfg = Config::resolve(&raw).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
     serde_json::from_str(&json::to_string(&run::run(&cfg))).unwrap()

@@ -106,7 +106,7 @@ fn peak_and_estimate(args: &[&str]) -> (f64, f64) {
 fn config(flags: &[&str]) -> testbenches::config::Config {
     let mut raw = testbenches::config::Raw::default();
     for pair in flags.chunks(2) {
-        raw.values.insert(pair[0].trim_start_matches("--").to_string(), pair[1].to_string());
+        raw.set(pair[0].trim_start_matches("--"), pair[1].to_string()).unwrap();
     }
     testbenches::config::Config::resolve(&raw).unwrap()
 }

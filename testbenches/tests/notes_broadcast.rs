@@ -46,7 +46,7 @@ fn run_rounds(topology: &str, dims: &str, algorithm: &str, root: (u32, u32)) -> 
         ("switching", "wh".to_string()),
         ("packet-flits", "4".to_string()),
     ] {
-        raw.values.insert(k.to_string(), v);
+        raw.set(k, v).unwrap();
     }
     let what = format!("{algorithm} on {topology} {dims} from {root:?}");
     let cfg = Config::resolve(&raw).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -200,7 +200,7 @@ impl Probe for HeadsPerCycle {
 fn run_k(topology: &str, dims: &str, root: u32, k: u32) -> (f64, u64, u64) {
     let mut raw = Raw::default();
     for (f, v) in [("topology", topology.to_string()), ("dims", dims.to_string()), ("root", root.to_string()), ("ports", k.to_string())] {
-        raw.values.insert(f.to_string(), v);
+        raw.set(f, v).unwrap();
     }
     let what = format!("snb --ports {k} on {topology} {dims} from {root}");
     let cfg = Config::resolve(&raw).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -284,7 +284,7 @@ fn the_reported_lower_bound_is_the_wormhole_one() {
     ] {
         let mut raw = Raw::default();
         for (k, v) in [("topology", topology), ("dims", dims), ("algorithm", algorithm), ("root", root), ("switching", "wh")] {
-            raw.values.insert(k.to_string(), v.to_string());
+            raw.set(k, v.to_string()).unwrap();
         }
         let r = run::run(&Config::resolve(&raw).unwrap());
         assert_eq!(r.lower_bound_rounds, Some(bound), "{algorithm} on {topology} {dims} from {root}");

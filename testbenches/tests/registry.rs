@@ -20,11 +20,11 @@ fn small(kind: &TopologyKind) -> &'static str {
 
 fn resolve(a: &Algorithm, kind: &TopologyKind, extra: &[(&str, &str)]) -> Result<Config, String> {
     let mut raw = Raw::default();
-    raw.values.insert("algorithm".into(), a.name.into());
-    raw.values.insert("topology".into(), kind.name().into());
-    raw.values.insert("dims".into(), small(kind).into());
+    raw.set("algorithm", a.name.to_string()).unwrap();
+    raw.set("topology", kind.name().to_string()).unwrap();
+    raw.set("dims", small(kind).to_string()).unwrap();
     for (k, v) in extra {
-        raw.values.insert(k.to_string(), v.to_string());
+        raw.set(k, v.to_string()).unwrap();
     }
     Config::resolve(&raw).map_err(|e| e.to_string())
 }
@@ -110,7 +110,7 @@ fn list_shows_exactly_the_registry() {
     let names: Vec<&str> = ALGORITHMS.iter().map(|a| a.name).collect();
     assert_eq!(listed, names);
     let mut raw = Raw::default();
-    raw.values.insert("algorithm".into(), "no-such".into());
+    raw.set("algorithm", "no-such".to_string()).unwrap();
     let e = Config::resolve(&raw).expect_err("an unknown algorithm").to_string();
     assert_eq!(e, format!("algorithm: no-such: one of {} (see flitwave list)", names.join(", ")));
 }

@@ -22,7 +22,7 @@ use testbenches::run::{self, Report};
 fn config(flags: &[(&str, &str)]) -> Config {
     let mut raw = Raw::default();
     for (k, v) in flags {
-        raw.values.insert(k.to_string(), v.to_string());
+        raw.set(k, v.to_string()).unwrap();
     }
     Config::resolve(&raw).unwrap_or_else(|e| panic!("{flags:?}: {e}"))
 }

@@ -102,7 +102,7 @@ proptest! {
 fn an_unknown_schedule_is_refused() {
     let mut raw = Raw::default();
     for (k, v) in [("topology", "hypercube"), ("dims", "4"), ("algorithm", "mnb"), ("schedule", "fast")] {
-        raw.values.insert(k.to_string(), v.to_string());
+        raw.set(k, v.to_string()).unwrap();
     }
     let e = Config::resolve(&raw).expect_err("unknown schedule").to_string();
     assert_eq!(e, "schedule: fast: busy, all");

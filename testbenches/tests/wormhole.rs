@@ -13,7 +13,7 @@ use testbenches::run;
 fn config(flags: &[(&str, String)]) -> Config {
     let mut raw = Raw::default();
     for (k, v) in flags {
-        raw.values.insert(k.to_string(), v.clone());
+        raw.set(k, v.clone()).unwrap();
     }
     Config::resolve(&raw).unwrap_or_else(|e| panic!("{flags:?}: {e}"))
 }

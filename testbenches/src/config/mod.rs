@@ -13,14 +13,17 @@ use fabric::algorithms::{self, Forwarding, Ports, Settings};
 use fabric::{FabricSpec, PortModel, Schedule, TopologyKind};
 use router::{ArbiterPolicy, InjectionVc, MulticastVa, NodeId, Pipeline, Replication, Switching, VaPolicy};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
 
+mod keys;
 mod memory;
 mod parse;
 mod resolve;
 mod rtl;
 mod workload;
+pub use keys::{
+    AlgorithmKeys, ControlKeys, FIELDS, FaultKeys, OutputKeys, Raw, RouterKeys, RtlKeys, TopologyKeys, WorkloadKeys, toml_error,
+};
 use memory::*;
 pub(crate) use parse::on_off;
 use parse::*;
@@ -61,132 +64,6 @@ fn err(field: &str, value: impl std::fmt::Display, allowed: impl std::fmt::Displ
 /// Bytes as GiB with one decimal (MiB below 1 GiB).
 fn gib(bytes: u128) -> String {
     fabric::spec::bytes_text(bytes)
-}
-
-/// The fields a scenario file or the flags may set, by their flag names: the long flags of
-/// `flitwave run`, each defined once, with its help text, in [`crate::cli::RunArgs`].
-pub static FIELDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
-    use clap::Args;
-    static RUN: std::sync::LazyLock<clap::Command> =
-        std::sync::LazyLock::new(|| crate::cli::RunArgs::augment_args(clap::Command::new("run")));
-    RUN.get_arguments().filter_map(|a| a.get_long()).collect()
-});
-
-/// The fields that are switches (on/off), the only ones a scenario may give as a TOML boolean.
-const SWITCHES: &[&str] = &["deadlock-avoidance", "quiet", "rtl-compare"];
-
-/// Raw settings: field name → value text, with where it came from (for messages).
-#[derive(Clone, Debug, Default)]
-pub struct Raw {
-    pub values: BTreeMap<String, String>,
-}
-
-impl Raw {
-    /// Read a scenario file. Keys may be written with `-` or `_`.
-    pub fn from_toml_file(path: &Path) -> Result<Raw, ConfigError> {
-        let text = crate::input::read_text(path)
-            .map_err(|e| err("scenario", path.display(), format!("a scenario TOML file (cannot read it: {e})")))?;
-        Raw::from_toml_str(&text, &path.display().to_string())
-    }
-
-    pub fn from_toml_str(text: &str, name: &str) -> Result<Raw, ConfigError> {
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| toml_error("scenario", "malformed TOML: ", text, name, &e))?;
-        let mut raw = Raw::default();
-        let mut spelled: BTreeMap<String, String> = BTreeMap::new();
-        for (k, v) in table {
-            let key = k.replace('_', "-");
-            if !FIELDS.contains(&key.as_str()) {
-                return Err(err(
-                    "scenario",
-                    format!("{}: {k}", key_location(text, name, &k)),
-                    format!("unknown field; the fields are {}", FIELDS.join(", ")),
-                ));
-            }
-            if let Some(first) = spelled.insert(key.clone(), k.clone()) {
-                return Err(err("scenario", format!("{name}: {first} and {k}"), format!("{key} is given twice; keep one")));
-            }
-            let s = match &v {
-                toml::Value::String(s) => s.clone(),
-                toml::Value::Integer(i) => i.to_string(),
-                toml::Value::Float(f) => f.to_string(),
-                // Only switches take a boolean (`deadlock_avoidance = false`).
-                toml::Value::Boolean(b) if SWITCHES.contains(&key.as_str()) => if *b { "on" } else { "off" }.to_string(),
-                toml::Value::Array(a) if key == "fault" => {
-                    let mut lines = Vec::new();
-                    for x in a {
-                        match x {
-                            toml::Value::String(f) => lines.push(f.clone()),
-                            other => return Err(err("fault", other.to_string(), "a fault is a string like \"link 5.0 at 100\"")),
-                        }
-                    }
-                    lines.join("\n")
-                }
-                toml::Value::Array(a) if key == "dims" || key == "root" => {
-                    let parts: Vec<String> = a.iter().map(|x| x.to_string()).collect();
-                    parts.join(if key == "dims" { "x" } else { "," })
-                }
-                toml::Value::Boolean(b) => {
-                    return Err(err(&key, b, format!("{}: expected a string or a number, not a boolean", key_location(text, name, &k))));
-                }
-                other => return Err(err(&key, other.to_string(), "expected a string or a number")),
-            };
-            raw.values.insert(key, s);
-        }
-        Ok(raw)
-    }
-
-    /// Later settings (flags) override earlier ones (the file).
-    pub fn overlay(&mut self, other: Raw) {
-        self.values.extend(other.values);
-    }
-
-    pub(crate) fn get(&self, k: &str) -> Option<&str> {
-        self.values.get(k).map(|s| s.as_str())
-    }
-}
-
-/// One line for a TOML syntax or type error: `field: file:line:col: what message`.
-pub fn toml_error(field: &str, what: &str, text: &str, name: &str, e: &toml::de::Error) -> ConfigError {
-    let msg = e.message().trim().replace('\n', " ");
-    match e.span() {
-        Some(span) => {
-            let mut start = span.start.min(text.len());
-            while !text.is_char_boundary(start) {
-                start -= 1;
-            }
-            let before = &text[..start];
-            let line = before.matches('\n').count() + 1;
-            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-            let col = before[line_start..].chars().count() + 1;
-            // The key whose value is wrong, when the line is `key = value`.
-            let line_text = text[line_start..].lines().next().unwrap_or("");
-            let key = line_text
-                .split_once('=')
-                .map(|(k, _)| k.trim())
-                .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
-            let at = key.map_or(String::new(), |k| format!("{k}: "));
-            let hint = if msg.contains("too large") || msg.contains("too small") {
-                " (TOML integers are 64-bit signed; write a larger value as a string)"
-            } else {
-                ""
-            };
-            ConfigError::new(field, format!("{name}:{line}:{col}"), format!("{at}{what}{msg}{hint}"))
-        }
-        None => ConfigError::new(field, name, format!("{what}{msg}")),
-    }
-}
-
-/// `file:line` of a top-level key (for messages), or just `file` if it cannot be found.
-fn key_location(text: &str, name: &str, key: &str) -> String {
-    let line = text.lines().position(|l| {
-        let l = l.trim_start();
-        let rest = l.strip_prefix(key).or_else(|| l.strip_prefix(&format!("\"{key}\""))).or_else(|| l.strip_prefix(&format!("'{key}'")));
-        rest.is_some_and(|r| r.trim_start().starts_with('='))
-    });
-    match line {
-        Some(i) => format!("{name}:{}", i + 1),
-        None => name.to_string(),
-    }
 }
 
 /// A router description file (`--router FILE.toml`).

@@ -7,11 +7,14 @@ impl Config {
     pub fn resolve(raw: &Raw) -> Result<Config, ConfigError> {
         let (prepared, cost) = crate::cost_model::prepare(raw)?;
         let raw = &prepared;
-        let topology = match raw.get("topology") {
+        // By name, for the checks that go over a list of keys.
+        let given = raw.given();
+        let named = |f: &str| given.get(f).map(String::as_str);
+        let topology = match raw.topology.topology.as_deref() {
             None => TopologyKind::Hypercube,
             Some(t) => TopologyKind::parse(t).ok_or_else(|| err("topology", t, format!("one of {}", TopologyKind::NAMES)))?,
         };
-        let dims = match raw.get("dims") {
+        let dims = match raw.topology.dims.as_deref() {
             Some(v) => parse_dims(&topology, v)?,
             None => match topology {
                 TopologyKind::Hypercube => vec![6],
@@ -19,12 +22,12 @@ impl Config {
                 _ => vec![8, 8],
             },
         };
-        let traffic = raw.get("traffic");
+        let traffic = raw.workload.traffic.as_deref();
         // Broadcast traffic, with or without unicast traffic (--traffic).
-        let broadcast_rate = match raw.get("broadcast-rate") {
+        let broadcast_rate = match raw.workload.broadcast_rate.as_deref() {
             Some(v) => {
                 let what = "broadcasts per node per cycle, a number in [0, 1], with or without --traffic PATTERN (not with --algorithm)";
-                if let Some(a) = raw.get("algorithm") {
+                if let Some(a) = raw.workload.algorithm.as_deref() {
                     return Err(err("broadcast-rate", v, format!("{what}; this run is --algorithm {a}")));
                 }
                 Some(float("broadcast-rate", v, 0.0..=1.0, what)?)
@@ -32,30 +35,33 @@ impl Config {
             None => None,
         };
         let is_traffic = traffic.is_some() || broadcast_rate.is_some();
-        if let (Some(a), Some(t)) = (raw.get("algorithm"), traffic) {
+        if let (Some(a), Some(t)) = (raw.workload.algorithm.as_deref(), traffic) {
             return Err(err("algorithm", a, format!("a run is either an algorithm or synthetic traffic (--traffic {t}), not both")));
         }
         // The algorithm asked for, if it is one (checked below).
-        let chosen = raw.get("algorithm").and_then(algorithms::find);
+        let chosen = raw.workload.algorithm.as_deref().and_then(algorithms::find);
         let is_dynamic = chosen.is_some_and(|a| a.settings == Settings::Dynamic);
         for f in ["rate", "cycles", "warmup", "batches", "hotspot", "hotspot-fraction"] {
             let applies = traffic.is_some() || (is_traffic && !matches!(f, "rate" | "hotspot" | "hotspot-fraction"));
-            if raw.get(f).is_some() && !applies && !(f == "cycles" && is_dynamic) {
+            if let Some(v) = named(f)
+                && !applies
+                && !(f == "cycles" && is_dynamic)
+            {
                 return Err(err(
                     f,
-                    raw.get(f).unwrap(),
+                    v,
                     "only applies with --traffic PATTERN (--cycles, --warmup and --batches also with --broadcast-rate alone, --cycles with --algorithm dynamic)",
                 ));
             }
         }
-        let switching = match raw.get("switching") {
+        let switching = match raw.router.switching.as_deref() {
             Some(s) => Switching::parse(s).ok_or_else(|| err("switching", s, format!("one of {}", Switching::NAMES)))?,
             None if is_traffic => Switching::Wormhole,
             None => Switching::StoreAndForward,
         };
-        let (router, mut pipeline) = match raw.get("router") {
+        let (router, mut pipeline) = match raw.router.router.as_deref() {
             // The RTL keeps the realistic preset's timing.
-            None if is_traffic || raw.get("rtl").is_some() => ("realistic".to_string(), Pipeline::REALISTIC),
+            None if is_traffic || raw.rtl.rtl.as_deref().is_some() => ("realistic".to_string(), Pipeline::REALISTIC),
             None => ("ideal".to_string(), Pipeline::IDEAL),
             Some(name) => match Pipeline::preset(name) {
                 Some(p) => (name.to_string(), p),
@@ -65,17 +71,17 @@ impl Config {
         if pipeline.link_latency == 0 {
             return Err(err("router", &router, "link_latency must be at least 1 cycle"));
         }
-        let arbiter = match raw.get("arbiter") {
+        let arbiter = match raw.router.arbiter.as_deref() {
             Some(s) => ArbiterPolicy::parse(s).ok_or_else(|| err("arbiter", s, format!("one of {}", ArbiterPolicy::NAMES)))?,
             // The RTL's arbiters are round-robin.
-            None if raw.get("rtl").is_some() => ArbiterPolicy::RoundRobin,
+            None if raw.rtl.rtl.as_deref().is_some() => ArbiterPolicy::RoundRobin,
             None => ArbiterPolicy::Key,
         };
-        let injection_vc = match raw.get("injection-vc") {
+        let injection_vc = match raw.router.injection_vc.as_deref() {
             Some(s) => InjectionVc::parse(s).ok_or_else(|| err("injection-vc", s, format!("one of {}", InjectionVc::NAMES)))?,
             None => InjectionVc::RoundRobin,
         };
-        let va_policy = match raw.get("va-policy") {
+        let va_policy = match raw.router.va_policy.as_deref() {
             Some(s) => VaPolicy::parse(s).ok_or_else(|| err("va-policy", s, format!("one of {}", VaPolicy::NAMES)))?,
             None => VaPolicy::RoundRobin,
         };
@@ -83,29 +89,31 @@ impl Config {
         // flit each by default.
         let splits = match chosen.map(|a| a.settings) {
             Some(Settings::Pmnb(v)) => v == PmnbVariant::Two,
-            Some(Settings::Dynamic) => raw.get("pmnb").map_or(Some(DEFAULT_PMNB), PmnbVariant::parse) == Some(PmnbVariant::Two),
+            Some(Settings::Dynamic) => {
+                raw.algorithm.pmnb.as_deref().map_or(Some(DEFAULT_PMNB), PmnbVariant::parse) == Some(PmnbVariant::Two)
+            }
             _ => false,
         };
-        let packet_flits = match raw.get("packet-flits") {
+        let packet_flits = match raw.workload.packet_flits.as_deref() {
             Some(v) => uint("packet-flits", v, 1, 65535)? as u16,
             None if is_traffic => 4,
             None if splits && topology == TopologyKind::Hypercube => dims[0].clamp(1, 65535) as u16,
             None => 1,
         };
-        let buffer_flits = match raw.get("buffer-flits") {
+        let buffer_flits = match raw.router.buffer_flits.as_deref() {
             Some(v) => uint("buffer-flits", v, 1, 4096)? as u16,
             None => (2 * packet_flits as u32).clamp(2, 4096) as u16,
         };
-        let inject_buffer_flits = match raw.get("inject-buffer-flits") {
+        let inject_buffer_flits = match raw.router.inject_buffer_flits.as_deref() {
             Some(v) => uint("inject-buffer-flits", v, 1, 4096)? as u16,
             None => buffer_flits,
         };
-        let vcs = match raw.get("vcs") {
+        let vcs = match raw.router.vcs.as_deref() {
             Some(v) => uint("vcs", v, 1, 16)? as u8,
             None if topology == TopologyKind::Torus || is_traffic => 2,
             None => 1,
         };
-        let nu = match raw.get("nu") {
+        let nu = match raw.router.nu.as_deref() {
             Some(v) => uint("nu", v, 0, 6)? as u8,
             None => 0,
         };
@@ -119,28 +127,28 @@ impl Config {
                 ),
             ));
         }
-        let port_model = match raw.get("ports") {
+        let port_model = match raw.router.ports.as_deref() {
             Some(v) => PortModel::parse(v).ok_or_else(|| err("ports", v, "all, one, or a number of ports K >= 1"))?,
             // One injection and one ejection channel per node, as in most NoCs (and BookSim).
             None if is_traffic => PortModel::K(1),
             None => PortModel::All,
         };
-        let seed = match raw.get("seed") {
+        let seed = match raw.workload.seed.as_deref() {
             Some(v) => uint("seed", v, 0, u64::MAX)?,
             None => 1,
         };
-        let deadlock_avoidance = match raw.get("deadlock-avoidance") {
+        let deadlock_avoidance = match raw.topology.deadlock_avoidance.as_deref() {
             Some(v) => on_off("deadlock-avoidance", v)?,
             None => true,
         };
         if !deadlock_avoidance && topology != TopologyKind::Torus {
             return Err(err("deadlock-avoidance", "off", format!("only tori have dateline VCs to remove; a {} has none", topology.name())));
         }
-        let startup_cycles = match raw.get("startup-cycles") {
+        let startup_cycles = match raw.workload.startup_cycles.as_deref() {
             Some(v) => uint("startup-cycles", v, 0, 1 << 40)?,
             None => 0,
         };
-        let copy_cycles_per_flit = match raw.get("copy-cycles-per-flit") {
+        let copy_cycles_per_flit = match raw.workload.copy_cycles_per_flit.as_deref() {
             Some(v) => uint("copy-cycles-per-flit", v, 0, 1 << 20)?,
             None => 0,
         };
@@ -152,7 +160,7 @@ impl Config {
             [p.rc_delay, p.va_delay, p.link_latency.max(1), p.credit_delay, p.inject_latency].iter().map(|&c| c as u64).sum();
         let node_costs = startup_cycles + copy_cycles_per_flit * packet_flits as u64;
         let longest_pause = 2 * round_trip + node_costs;
-        let watchdog_cycles = match raw.get("watchdog") {
+        let watchdog_cycles = match raw.control.watchdog.as_deref() {
             Some(v) => {
                 let w = uint("watchdog", v, 1, 1 << 40)?;
                 if w < longest_pause {
@@ -168,7 +176,7 @@ impl Config {
             }
             None => (2 * round_trip).max(10_000) + node_costs,
         };
-        let max_cycles = match raw.get("max-cycles") {
+        let max_cycles = match raw.control.max_cycles.as_deref() {
             Some(v) => uint("max-cycles", v, 1, 1 << 48)?,
             None => 1 << 40,
         };
@@ -180,7 +188,7 @@ impl Config {
         spec.injection = injection_vc;
         spec.va_policy = va_policy;
         spec.vcs = vcs;
-        let ejection_vcs = match raw.get("ejection-vcs") {
+        let ejection_vcs = match raw.router.ejection_vcs.as_deref() {
             Some(v) => uint("ejection-vcs", v, 1, 16)? as u8,
             None => vcs,
         };
@@ -203,18 +211,18 @@ impl Config {
             pattern.check(&topo)?;
             // What only an algorithm run takes would be dropped here: say so.
             for f in std::iter::once("root").chain(algorithm_flags()) {
-                if let Some(v) = raw.get(f) {
+                if let Some(v) = named(f) {
                     return Err(err(f, v, format!("only applies to --algorithm runs, not --traffic {t}")));
                 }
             }
             if pattern != Pattern::Hotspot {
                 for f in ["hotspot", "hotspot-fraction"] {
-                    if let Some(v) = raw.get(f) {
+                    if let Some(v) = named(f) {
                         return Err(err(f, v, format!("only applies with --traffic hotspot, not {t}")));
                     }
                 }
             }
-            let rate = match raw.get("rate") {
+            let rate = match raw.workload.rate.as_deref() {
                 _ if traffic.is_none() => 0.0,
                 Some(v) => {
                     let r: f64 = v.trim().parse().map_err(|_| err("rate", v, "packets per node per cycle, a number in (0, 1]"))?;
@@ -225,11 +233,11 @@ impl Config {
                 }
                 None => 0.025,
             };
-            let cycles = match raw.get("cycles") {
+            let cycles = match raw.workload.cycles.as_deref() {
                 Some(v) => uint("cycles", v, 1, 1 << 40)?,
                 None => 10_000,
             };
-            let warmup = match raw.get("warmup") {
+            let warmup = match raw.workload.warmup.as_deref() {
                 Some(v) => {
                     let w = uint("warmup", v, 0, 1 << 40)?;
                     if w >= cycles {
@@ -243,15 +251,15 @@ impl Config {
                 }
                 None => 0,
             };
-            let batches = match raw.get("batches") {
+            let batches = match raw.workload.batches.as_deref() {
                 Some(v) => uint("batches", v, 2, 100)? as u32,
                 None => fabric::Window::DEFAULT_BATCHES,
             };
-            let hotspot = match raw.get("hotspot") {
+            let hotspot = match raw.workload.hotspot.as_deref() {
                 Some(v) => parse_node("hotspot", v, &topo)?,
                 None => 0,
             };
-            let hotspot_fraction = match raw.get("hotspot-fraction") {
+            let hotspot_fraction = match raw.workload.hotspot_fraction.as_deref() {
                 Some(v) => float("hotspot-fraction", v, 0.0..=1.0, "a fraction in [0, 1]")?,
                 None => 0.2,
             };
@@ -261,7 +269,7 @@ impl Config {
             // A broadcast's flits are offered once to each of its N - 1 destinations.
             let offered_flits = rate * packet_flits as f64 * if senders == nodes { 1.0 } else { senders as f64 / nodes as f64 }
                 + broadcast_rate * packet_flits as f64 * (nodes - 1) as f64;
-            let forwarding = match raw.get("forwarding") {
+            let forwarding = match raw.workload.forwarding.as_deref() {
                 Some(v) if broadcast_rate > 0.0 => {
                     Forwarding::parse(v).ok_or_else(|| err("forwarding", v, format!("one of {}", Forwarding::NAMES)))?
                 }
@@ -283,7 +291,7 @@ impl Config {
                 hotspot_fraction,
             }
         } else {
-            let name = raw.get("algorithm").unwrap_or(algorithms::DEFAULT.name).to_string();
+            let name = raw.workload.algorithm.as_deref().unwrap_or(algorithms::DEFAULT.name).to_string();
             let info = algorithms::find(&name).ok_or_else(|| {
                 err(
                     "algorithm",
@@ -302,7 +310,7 @@ impl Config {
                     ),
                 ));
             }
-            let forwarding = match raw.get("forwarding") {
+            let forwarding = match raw.workload.forwarding.as_deref() {
                 Some(v) => Forwarding::parse(v).ok_or_else(|| err("forwarding", v, format!("one of {}", Forwarding::NAMES)))?,
                 None => Forwarding::Node,
             };
@@ -321,12 +329,12 @@ impl Config {
                     format!("{name} is defined for --ports all (the paper's MLA assumption) or one (SLA)"),
                 ));
             }
-            let root = match raw.get("root") {
+            let root = match raw.workload.root.as_deref() {
                 Some(v) => parse_node("root", v, &topo)?,
                 None => 0,
             };
-            if !info.rooted && raw.get("root").is_some() {
-                return Err(err("root", raw.get("root").unwrap(), format!("{name} involves every node; it takes no root")));
+            if !info.rooted && raw.workload.root.as_deref().is_some() {
+                return Err(err("root", raw.workload.root.as_deref().unwrap(), format!("{name} involves every node; it takes no root")));
             }
             if let Ports::All(why) = info.ports
                 && port_model != PortModel::All
@@ -337,7 +345,7 @@ impl Config {
                 shape(&topo).map_err(|e| err("dims", algorithms::entry::dims_text(&spec), e))?;
             }
             for f in algorithm_flags() {
-                if let Some(v) = raw.get(f)
+                if let Some(v) = named(f)
                     && !info.settings.flags().contains(&f)
                 {
                     let takers: Vec<&str> =
@@ -355,11 +363,25 @@ impl Config {
             Workload::Algorithm { name, forwarding, root, root_coords: topo.coords(NodeId(root)), kbcast, pmnb, dynamic }
         };
         let replicates = workload.replicates();
-        let multicast_va =
-            multicast_option(raw, "multicast-va", replicates, packet_flits, MulticastVa::parse, MulticastVa::NAMES, MulticastVa::Atomic)?;
-        let replication =
-            multicast_option(raw, "replication", replicates, packet_flits, Replication::parse, Replication::NAMES, Replication::Async)?;
-        let threads = match raw.get("threads") {
+        let multicast_va = multicast_option(
+            "multicast-va",
+            raw.router.multicast_va.as_deref(),
+            replicates,
+            packet_flits,
+            MulticastVa::parse,
+            MulticastVa::NAMES,
+            MulticastVa::Atomic,
+        )?;
+        let replication = multicast_option(
+            "replication",
+            raw.router.replication.as_deref(),
+            replicates,
+            packet_flits,
+            Replication::parse,
+            Replication::NAMES,
+            Replication::Async,
+        )?;
+        let threads = match raw.control.threads.as_deref() {
             Some(v) => uint("threads", v, 1, 64)? as u32,
             None => 1,
         };
@@ -375,10 +397,10 @@ impl Config {
         // replicates a multi-flit packet.
         let positions = replication == Some(Replication::Async) && packet_flits > 1;
         let outputs = Outputs {
-            vcd: raw.get("vcd").map(String::from),
-            fst: raw.get("fst").map(String::from),
-            gtkw: raw.get("gtkw").map(String::from),
-            clock_ns: match raw.get("clock-ns") {
+            vcd: raw.outputs.vcd.as_deref().map(String::from),
+            fst: raw.outputs.fst.as_deref().map(String::from),
+            gtkw: raw.outputs.gtkw.as_deref().map(String::from),
+            clock_ns: match raw.outputs.clock_ns.as_deref() {
                 Some(v) => {
                     thousandths(
                         "clock-ns",
@@ -391,19 +413,19 @@ impl Config {
                 }
                 None => 1.0,
             },
-            trace_nodes: match raw.get("trace-nodes") {
+            trace_nodes: match raw.outputs.trace_nodes.as_deref() {
                 Some(v) => parse_node_list("trace-nodes", v, nodes)?,
                 None => None,
             },
-            trace_from: match raw.get("trace-from") {
+            trace_from: match raw.outputs.trace_from.as_deref() {
                 Some(v) => uint("trace-from", v, 0, 1 << 48)?,
                 None => 0,
             },
-            trace_to: match raw.get("trace-to") {
+            trace_to: match raw.outputs.trace_to.as_deref() {
                 Some(v) => Some(uint("trace-to", v, 0, 1 << 48)?),
                 None => None,
             },
-            trace_limit_bytes: match raw.get("trace-limit") {
+            trace_limit_bytes: match raw.outputs.trace_limit.as_deref() {
                 Some(v) => Some(
                     thousandths(
                         "trace-limit",
@@ -415,10 +437,10 @@ impl Config {
                 ),
                 None => None,
             },
-            stats_csv: raw.get("stats-csv").map(String::from),
+            stats_csv: raw.outputs.stats_csv.as_deref().map(String::from),
             announce: false,
         };
-        let stats = match raw.get("stats") {
+        let stats = match raw.outputs.stats.as_deref() {
             Some(v) => traces::stats::Detail::parse(v).ok_or_else(|| err("stats", v, traces::stats::Detail::NAMES))?,
             // The CSV holds the per-VC and per-link rows: asking for it asks for them.
             None if outputs.stats_csv.is_some() => traces::stats::Detail::Full,
@@ -428,8 +450,8 @@ impl Config {
             return Err(err("stats-csv", p, "its per-VC and per-link rows need --stats full (given --stats summary)"));
         }
         // Only the JSON result goes to standard output (`--json -`); these are files.
-        for f in ["vcd", "fst", "gtkw", "stats-csv"] {
-            match raw.get(f) {
+        for (f, path) in raw.outputs.files() {
+            match path {
                 Some("-") => return Err(err(f, "-", "a file path (only --json takes - for standard output)")),
                 Some("") => return Err(err(f, "\"\"", "a file path")),
                 _ => {}
@@ -447,7 +469,7 @@ impl Config {
             return Err(err("gtkw", g, "a GTKWave save file points at a dump: add --vcd PATH or --fst PATH"));
         }
         for f in ["trace-nodes", "trace-from", "trace-to", "trace-limit", "clock-ns"] {
-            if let Some(v) = raw.get(f)
+            if let Some(v) = named(f)
                 && !outputs.tracing()
             {
                 return Err(err(f, v, "only applies with --vcd PATH or --fst PATH"));
@@ -468,7 +490,7 @@ impl Config {
         if let (Some(c), Workload::Algorithm { root, .. }) = (&cost, &workload) {
             crate::cost_model::check(c, &topology, &dims, nu, *root)?;
         }
-        let schedule = match raw.get("schedule") {
+        let schedule = match raw.control.schedule.as_deref() {
             Some(k) => Schedule::parse(k).ok_or_else(|| err("schedule", k, Schedule::NAMES))?,
             None => Schedule::Busy,
         };
@@ -606,15 +628,15 @@ pub(super) fn algorithm_flags() -> Vec<&'static str> {
 /// refused on a run without them (no router forwarding, or one-flit packets, which it would
 /// not change), and defaulted on a router-forwarded run (`None` on a run without).
 pub(super) fn multicast_option<T>(
-    raw: &Raw,
     field: &str,
+    given: Option<&str>,
     replicates: bool,
     packet_flits: u16,
     parse: fn(&str) -> Option<T>,
     names: &str,
     default: T,
 ) -> Result<Option<T>, ConfigError> {
-    match raw.get(field) {
+    match given {
         Some(s) => {
             let v = parse(s).ok_or_else(|| err(field, s, format!("one of {names}")))?;
             if !replicates {

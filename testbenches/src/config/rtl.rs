@@ -12,9 +12,10 @@ const NEEDS_RTL: [&str; 5] = ["rtl-top", "rtl-nodes", "rtl-compare", "rtl-window
 /// waveform traces the model's routers only (the RTL's own signals are Verilator's to
 /// trace): every node but the RTL's unless `--trace-nodes` says which.
 pub(super) fn resolve(raw: &Raw, cfg: &mut Config) -> Result<Option<RtlConfig>, ConfigError> {
-    let Some(path) = raw.get("rtl") else {
-        if let Some(f) = NEEDS_RTL.iter().find(|f| raw.get(f).is_some()) {
-            return Err(err(f, raw.get(f).unwrap(), "only applies with --rtl FILE (a router's SystemVerilog, e.g. rtl/router.sv)"));
+    let Some(path) = raw.rtl.rtl.as_deref() else {
+        let given = raw.given();
+        if let Some((f, v)) = NEEDS_RTL.iter().find_map(|f| Some((f, given.get(*f)?))) {
+            return Err(err(f, v, "only applies with --rtl FILE (a router's SystemVerilog, e.g. rtl/router.sv)"));
         }
         return Ok(None);
     };
@@ -33,12 +34,16 @@ pub(super) fn resolve(raw: &Raw, cfg: &mut Config) -> Result<Option<RtlConfig>, 
         return Err(err("router", &cfg.router, "realistic with --rtl: the RTL router keeps the realistic preset's timing (docs/rtl.md)"));
     }
     if cfg.arbiter != ArbiterPolicy::RoundRobin {
-        return Err(err("arbiter", raw.get("arbiter").unwrap_or(""), "round-robin with --rtl: the RTL router's arbiters are round-robin"));
+        return Err(err(
+            "arbiter",
+            raw.router.arbiter.as_deref().unwrap_or(""),
+            "round-robin with --rtl: the RTL router's arbiters are round-robin",
+        ));
     }
     if cfg.va_policy != VaPolicy::RoundRobin {
         return Err(err(
             "va-policy",
-            raw.get("va-policy").unwrap_or(""),
+            raw.router.va_policy.as_deref().unwrap_or(""),
             "round-robin with --rtl: the RTL router offers its free VCs round-robin",
         ));
     }
@@ -66,7 +71,7 @@ pub(super) fn resolve(raw: &Raw, cfg: &mut Config) -> Result<Option<RtlConfig>, 
     if cfg.threads > 1 {
         return Err(err("threads", cfg.threads, "1 with --rtl: the RTL routers run beside one thread of the model"));
     }
-    let nodes = match raw.get("rtl-nodes") {
+    let nodes = match raw.rtl.rtl_nodes.as_deref() {
         Some(v) => parse_node_list("rtl-nodes", v, cfg.nodes)?.unwrap_or_else(|| (0..cfg.nodes as u32).collect()),
         None => (0..cfg.nodes as u32).collect(),
     };
@@ -77,7 +82,7 @@ pub(super) fn resolve(raw: &Raw, cfg: &mut Config) -> Result<Option<RtlConfig>, 
                 if let Some(x) = t.iter().find(|x| nodes.binary_search(x).is_ok()) {
                     return Err(err(
                         "trace-nodes",
-                        raw.get("trace-nodes").unwrap_or(""),
+                        raw.outputs.trace_nodes.as_deref().unwrap_or(""),
                         format!(
                             "nodes whose router is the model's with --rtl (node {x} is the RTL's: its signals are in Verilator's own waveform)"
                         ),
@@ -98,8 +103,8 @@ pub(super) fn resolve(raw: &Raw, cfg: &mut Config) -> Result<Option<RtlConfig>, 
         }
     }
     let file = Path::new(path);
-    let adapter = raw.get("rtl-adapter").map(crate::rtl::adapter::load).transpose()?;
-    let top = match (raw.get("rtl-top"), &adapter) {
+    let adapter = raw.rtl.rtl_adapter.as_deref().map(crate::rtl::adapter::load).transpose()?;
+    let top = match (raw.rtl.rtl_top.as_deref(), &adapter) {
         (Some(t), Some(a)) => {
             return Err(err("rtl-top", t, format!("not with --rtl-adapter, whose module key names the router ({})", a.module)));
         }
@@ -113,9 +118,9 @@ pub(super) fn resolve(raw: &Raw, cfg: &mut Config) -> Result<Option<RtlConfig>, 
             },
         },
     };
-    let compare = raw.get("rtl-compare").map(|v| on_off("rtl-compare", v)).transpose()?.unwrap_or(false);
-    let window = raw.get("rtl-window").unwrap_or("rtl-mismatch.vcd").to_string();
-    if raw.get("rtl-window").is_some() && !compare {
+    let compare = raw.rtl.rtl_compare.as_deref().map(|v| on_off("rtl-compare", v)).transpose()?.unwrap_or(false);
+    let window = raw.rtl.rtl_window.as_deref().unwrap_or("rtl-mismatch.vcd").to_string();
+    if raw.rtl.rtl_window.as_deref().is_some() && !compare {
         return Err(err("rtl-window", &window, "only applies with --rtl-compare (the waveform around a difference from the model)"));
     }
     if !window.ends_with(".vcd") {

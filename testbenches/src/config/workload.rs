@@ -8,7 +8,7 @@ use super::*;
 /// random by `link-failure-rate` and `seed`.
 pub(super) fn faults(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(Vec<fabric::faults::Fault>, Option<f64>), ConfigError> {
     let mut list = Vec::new();
-    for given in raw.get("fault").into_iter().flat_map(|v| v.split('\n')) {
+    for given in raw.faults.fault.iter().flat_map(|v| v.split('\n')) {
         if given.trim().is_empty() {
             return Err(err("fault", given, "a fault like \"link 5.0 at 100\" or \"router 5 at 100\", or @FILE of such lines"));
         }
@@ -24,7 +24,7 @@ pub(super) fn faults(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(V
             }
         }
     }
-    let rate = match raw.get("link-failure-rate") {
+    let rate = match raw.faults.link_failure_rate.as_deref() {
         Some(v) => {
             let p = v.trim().parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p));
             let p = p.ok_or_else(|| {
@@ -41,7 +41,7 @@ pub(super) fn faults(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(V
 /// Resolve kbcast's settings.
 pub(super) fn kbcast_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u16, seed: u64) -> Result<KbcastConfig, ConfigError> {
     let d = topo.ndims() as u32;
-    let variant = match raw.get("variant") {
+    let variant = match raw.algorithm.variant.as_deref() {
         Some(v) => Variant::parse(v).ok_or_else(|| err("variant", v, format!("one of {}", Variant::NAMES)))?,
         None => Variant::Prefix,
     };
@@ -50,7 +50,7 @@ pub(super) fn kbcast_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u1
         return Err(err("active", active.len(), format!("rank-rotated is for at most d = {d} broadcasters")));
     }
     let (tp, tp_cycles) = prefix_step(raw, packet_flits)?;
-    if raw.get("tp").is_some() && !variant.ranked() {
+    if raw.algorithm.tp.as_deref().is_some() && !variant.ranked() {
         return Err(err("tp", tp, format!("the {} variant has no prefix phase", serde_json::to_value(variant).unwrap().as_str().unwrap())));
     }
     Ok(KbcastConfig { variant, active, active_set, tp, tp_cycles })
@@ -88,7 +88,7 @@ pub(super) fn pmnb_config(
 /// Resolve the dynamic scheme's settings.
 pub(super) fn dynamic_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u16) -> Result<DynamicConfig, ConfigError> {
     let d = topo.ndims() as u32;
-    let pmnb = match raw.get("pmnb") {
+    let pmnb = match raw.algorithm.pmnb.as_deref() {
         Some(v) => match PmnbVariant::parse(v) {
             Some(p @ (PmnbVariant::Two | PmnbVariant::Three)) => p,
             _ => return Err(err("pmnb", v, "pmnb-2 or pmnb-3 (the PMNB each period runs; pmnb-1 is not linear in M)")),
@@ -98,7 +98,7 @@ pub(super) fn dynamic_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u
     if pmnb == PmnbVariant::Two {
         check_split("dynamic with pmnb-2", packet_flits, d)?;
     }
-    let load = match raw.get("load") {
+    let load = match raw.algorithm.load.as_deref() {
         Some(v) => float(
             "load",
             v,
@@ -107,7 +107,7 @@ pub(super) fn dynamic_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u
         )?,
         None => 0.5,
     };
-    let cycles = match raw.get("cycles") {
+    let cycles = match raw.workload.cycles.as_deref() {
         Some(v) => uint("cycles", v, 1, 1 << 40)?,
         None => 20_000 * packet_flits as u64,
     };
@@ -121,12 +121,12 @@ pub(super) fn dynamic_config(raw: &Raw, topo: &fabric::Topology, packet_flits: u
 pub(super) fn active_set(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Result<(Vec<u32>, String), ConfigError> {
     let d = topo.ndims() as u32;
     let n = topo.nodes() as u64;
-    Ok(match raw.get("active") {
+    Ok(match raw.algorithm.active.as_deref() {
         Some(v) => {
-            if let Some(c) = raw.get("active-count") {
+            if let Some(c) = raw.algorithm.active_count.as_deref() {
                 return Err(err("active-count", c, "give either --active LIST or --active-count K, not both"));
             }
-            if let Some(s) = raw.get("active-set") {
+            if let Some(s) = raw.algorithm.active_set.as_deref() {
                 return Err(err(
                     "active-set",
                     s,
@@ -137,12 +137,12 @@ pub(super) fn active_set(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Resul
             (list, "list".to_string())
         }
         None => {
-            let set = match raw.get("active-set") {
+            let set = match raw.algorithm.active_set.as_deref() {
                 Some(v) => ActiveSet::parse(v).ok_or_else(|| err("active-set", v, format!("one of {}", ActiveSet::NAMES)))?,
                 None => ActiveSet::Random,
             };
             let cap = set.capacity(d) as u64;
-            let k = match raw.get("active-count") {
+            let k = match raw.algorithm.active_count.as_deref() {
                 Some(v) => uint("active-count", v, 1, cap).map_err(|e| match set {
                     // The §3.1 set lies in one half of the cube.
                     ActiveSet::Adversarial => match e {
@@ -164,7 +164,7 @@ pub(super) fn active_set(raw: &Raw, topo: &fabric::Topology, seed: u64) -> Resul
 
 /// `--tp`: a parallel-prefix step in slots (default 1), and in cycles.
 pub(super) fn prefix_step(raw: &Raw, packet_flits: u16) -> Result<(f64, u32), ConfigError> {
-    let tp = match raw.get("tp") {
+    let tp = match raw.algorithm.tp.as_deref() {
         // `+ 0.0` turns -0 into 0 (the config echoes it).
         Some(v) => float("tp", v, 0.0..=1000.0, "a prefix step in slots, a number from 0 to 1000")? + 0.0,
         None => 1.0,
@@ -175,7 +175,7 @@ pub(super) fn prefix_step(raw: &Raw, packet_flits: u16) -> Result<(f64, u32), Co
     if tp > 0.0 && ((exact - flits).abs() > 1e-9 * flits.max(1.0) || flits < 1.0) {
         return Err(err(
             "tp",
-            raw.get("tp").unwrap_or("1"),
+            raw.algorithm.tp.as_deref().unwrap_or("1"),
             format!(
                 "a prefix step is a whole number of cycles: with {packet_flits}-flit packets, a multiple of {}",
                 1.0 / packet_flits as f64

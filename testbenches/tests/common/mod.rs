@@ -92,17 +92,17 @@ pub fn option(name: &'static str, values: &'static [&'static str]) -> impl Strat
 pub fn resolve(flags: &[(&'static str, String)]) -> Option<(Raw, Config)> {
     let mut raw = Raw::default();
     for (k, v) in flags {
-        raw.values.insert(k.to_string(), v.clone());
+        raw.set(k, v.clone()).unwrap();
     }
-    let topology = raw.values.get("topology").cloned().unwrap_or_default();
-    let algorithm = raw.values.get("algorithm").cloned();
+    let topology = raw.topology.topology.clone().unwrap_or_default();
+    let algorithm = raw.workload.algorithm.clone();
     let mnb_sbt = algorithm.as_deref() == Some("mnb-sbt") && matches!(topology.as_str(), "mesh" | "torus");
     if topology != "hypercube" && algorithm.is_some() && !mnb_sbt {
-        raw.values.insert("algorithm".into(), "snb".into());
+        raw.set("algorithm", "snb".to_string()).unwrap();
     }
-    let broadcasts = raw.values.get("broadcast-rate").is_some_and(|r| r != "0");
-    if !matches!(raw.values.get("algorithm").map(String::as_str), Some("snb" | "mnb-sbt")) && !broadcasts {
-        raw.values.remove("forwarding");
+    let broadcasts = raw.workload.broadcast_rate.as_ref().is_some_and(|r| r != "0");
+    if !matches!(raw.workload.algorithm.as_deref(), Some("snb" | "mnb-sbt")) && !broadcasts {
+        raw.workload.forwarding = None;
     }
     let cfg = Config::resolve(&raw).ok()?;
     Some((raw, cfg))
