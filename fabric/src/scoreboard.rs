@@ -255,17 +255,16 @@ impl Scoreboard {
     #[inline]
     pub fn accept(&mut self, msg: u32, node: NodeId, t: u64, topo: &Topology) {
         // The common case first: a broadcast declared at setup or outstanding in an unsplit
-        // run, delivered to a node of its tree for the first time. Anything else takes the general path, which
-        // finds the same record and tells what went wrong.
-        let rec = if (msg as usize) < self.shared() {
-            Some(&self.shared_msgs[msg as usize])
+        // run, delivered to a node of its tree for the first time. Anything else takes the
+        // general path, which finds the same record and tells what went wrong.
+        let (rec, since) = if (msg as usize) < self.shared() {
+            (Some(&self.shared_msgs[msg as usize]), false)
         } else if self.part.is_none() && msg < PAIR_BASE {
-            self.find(msg).ok().map(|j| &self.msgs[j])
+            (self.find(msg).ok().map(|j| &self.msgs[j]), true)
         } else {
-            None
+            (None, false)
         };
         if let Some(&MsgRec { dest: DestSet::Broadcast { root, span }, slot, timing }) = rec
-            && timing == NO_TIMING
             && topo.in_broadcast(node, root, span)
         {
             let at = slot as usize + node.idx() / 64;
@@ -275,10 +274,25 @@ impl Scoreboard {
             {
                 *w |= m;
                 self.delivered += 1;
+                if timing != NO_TIMING {
+                    self.time_delivery(timing, t, since);
+                }
                 return;
             }
         }
         self.accept_general(msg, node, t, topo);
+    }
+
+    /// A delivery of the timed broadcast `timing` in cycle `t`; once it is complete, the
+    /// messages complete at the front are forgotten (`since`: it is one declared since the
+    /// split, in `msgs`).
+    #[inline]
+    fn time_delivery(&mut self, timing: u32, t: u64, since: bool) {
+        let tm = &mut self.timings[timing as usize];
+        tm.record(t);
+        if since && tm.got == tm.need {
+            self.forget_complete();
+        }
     }
 
     fn accept_general(&mut self, msg: u32, node: NodeId, t: u64, topo: &Topology) {
@@ -364,10 +378,7 @@ impl Scoreboard {
                     *w |= m;
                     self.delivered += 1;
                     if rec.timing != NO_TIMING {
-                        self.timings[rec.timing as usize].record(t);
-                        if since.is_some() {
-                            self.forget_complete();
-                        }
+                        self.time_delivery(rec.timing, t, since.is_some());
                     }
                 }
             }
