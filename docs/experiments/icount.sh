@@ -8,7 +8,8 @@
 # per flit-hop. Needs valgrind (Debian package valgrind); each count takes about a minute.
 set -euo pipefail
 A="run --topology hypercube --dims 10 --algorithm mnb-sbt --switching sf --router ideal --quiet"
-B="run --topology mesh --dims 8x8 --traffic uniform --rate 0.025 --packet-flits 4 --switching wh
+# One line each (a backslash joins the lines): `read` below takes the first line only.
+B="run --topology mesh --dims 8x8 --traffic uniform --rate 0.025 --packet-flits 4 --switching wh \
    --vcs 2 --buffer-flits 8 --router realistic --cycles 20000 --quiet"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
