@@ -191,6 +191,27 @@ mod tests {
         }
     }
 
+    /// A command that takes the run keys lists its own options under its own heading, not
+    /// under the last section of the run keys (clap carries a heading on to the options that
+    /// follow it).
+    #[test]
+    fn a_commands_own_options_are_not_under_a_run_key_heading() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let sections: Vec<String> = {
+            let run = RunArgs::augment_args(clap::Command::new("run"));
+            run.get_arguments().filter_map(|a| a.get_help_heading().map(str::to_string)).collect()
+        };
+        assert!(sections.iter().any(|h| h == "RTL co-simulation"), "{sections:?}");
+        for name in ["sweep", "size-buffers", "compare-forwarding"] {
+            let cmd = cli.find_subcommand(name).unwrap();
+            for a in cmd.get_arguments().filter(|a| a.get_long().is_some_and(|l| !crate::config::FIELDS.contains(&l))) {
+                let heading = a.get_help_heading();
+                assert!(!heading.is_some_and(|h| sections.iter().any(|s| s == h)), "{name} --{}: under {heading:?}", a.get_id());
+            }
+        }
+    }
+
     /// `json` and `quiet` read from a file as from the flags.
     #[test]
     fn json_and_quiet_from_a_scenario_file() {

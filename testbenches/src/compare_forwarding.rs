@@ -34,14 +34,14 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub run: RunArgs,
     /// Runs at once (default: the machine's cores).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Comparison", allow_hyphen_values = true)]
     pub jobs: Option<String>,
     /// A directory for compare.txt, compare.json and compare.svg.
-    #[arg(long)]
+    #[arg(long, help_heading = "Comparison")]
     pub out: Option<PathBuf>,
     /// Several fabrics in one comparison, instead of --topology and --dims: TOPOLOGY:DIMS,…
     /// (like hypercube:6,mesh:8x8,torus:4x4).
-    #[arg(long, value_name = "T:D,…", allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Comparison", value_name = "T:D,…", allow_hyphen_values = true)]
     pub fabrics: Option<String>,
 }
 

@@ -35,19 +35,19 @@ pub struct SizeArgs {
     pub run: RunArgs,
     /// Traffic loads to size for, in packets per node per cycle like --rate: R1,R2,…
     /// (default: --rate alone; not with an algorithm).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Buffer sizing", allow_hyphen_values = true)]
     pub rates: Option<String>,
     /// How far above the reference latency (or completion time) a depth may be, as a fraction.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Buffer sizing", allow_hyphen_values = true)]
     pub tolerance: Option<String>,
     /// The reference (deep-buffer) depth, and the deepest depth tried.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Buffer sizing", allow_hyphen_values = true)]
     pub max_depth: Option<String>,
     /// Runs at once (default: the machine's cores).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Buffer sizing", allow_hyphen_values = true)]
     pub jobs: Option<String>,
     /// A directory for sizing.txt, sizing.json and sizing.svg.
-    #[arg(long)]
+    #[arg(long, help_heading = "Buffer sizing")]
     pub out: Option<PathBuf>,
 }
 

@@ -31,20 +31,20 @@ pub struct SweepArgs {
     pub run: RunArgs,
     /// A run key and its values, KEY=V1,V2,… (repeat for more keys: the rows are every
     /// combination, the last key varying fastest).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Sweep", allow_hyphen_values = true)]
     pub grid: Vec<String>,
     /// Run every combination with seeds 1 to N (the `seed` column).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Sweep", allow_hyphen_values = true)]
     pub seeds: Option<String>,
     /// Runs at once (default: the machine's cores).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Sweep", allow_hyphen_values = true)]
     pub jobs: Option<String>,
     /// Run only the rows of shard I of N (1-based: the rows whose id is I-1 modulo N), as
     /// $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT with --array=1-N.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, help_heading = "Sweep", allow_hyphen_values = true)]
     pub shard: Option<String>,
     /// The directory for results.jsonl, results.csv and sweep.json (a rerun resumes it).
-    #[arg(long)]
+    #[arg(long, help_heading = "Sweep")]
     pub out: Option<PathBuf>,
 }
 
