@@ -25,10 +25,7 @@ use testbenches::config::{Config, Raw};
 use testbenches::run;
 
 fn config(settings: &[(&str, &str)]) -> Config {
-    let mut raw = Raw::default();
-    for (k, v) in settings {
-        raw.set(k, v.to_string()).unwrap();
-    }
+    let raw = Raw::from_given(settings.iter().copied()).unwrap();
     Config::resolve(&raw).expect("benchmark configuration is valid")
 }
 

@@ -141,7 +141,7 @@ pub fn cmd_run(args: &RunArgs) -> Result<i32, ConfigError> {
     let mut cfg = Config::resolve(&raw)?;
     // The JSON path and quiet may come from the file too.
     let json = raw.outputs.json.as_deref();
-    let quiet = raw.outputs.quiet.as_deref().map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
+    let quiet = raw.outputs.is_quiet()?;
     cfg.outputs.announce = !quiet;
     let to_stdout = json == Some("-");
     let json_file = json.filter(|p| *p != "-");

@@ -208,7 +208,8 @@ fn plan(args: &CompareArgs) -> Result<Plan, ConfigError> {
     if json.as_deref() == Some("") {
         return Err(bad("json", "\"\"", "a file path, or - for standard output"));
     }
-    let quiet = base.outputs.quiet.take().map(|v| crate::config::on_off("quiet", &v)).transpose()?.unwrap_or(false);
+    let quiet = base.outputs.is_quiet()?;
+    base.outputs.quiet = None;
     let packet_flits = match base.workload.packet_flits.take() {
         Some(v) => list("packet-flits", &v, 1, 65535, "1,4,16,64")?,
         None => DEFAULT_PACKET_FLITS.to_vec(),

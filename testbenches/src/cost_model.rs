@@ -6,10 +6,7 @@
 //! a × flit µs and a start-up of round(b / cycle) cycles, and checks the sizes against what
 //! each algorithm needs. The fields it sets itself may not be given.
 
-use crate::config::{ConfigError, Raw};
-
-/// The run keys given, by name.
-type Given = std::collections::BTreeMap<String, String>;
+use crate::config::{ConfigError, Given, Raw};
 use fabric::TopologyKind;
 use fabric::algorithms::seidel::{Alg, Fill, Setup, model};
 use router::NodeId;

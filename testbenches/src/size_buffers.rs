@@ -367,7 +367,7 @@ impl Search {
 pub fn cmd_size_buffers(args: &SizeArgs) -> Result<i32, ConfigError> {
     let plan = plan(args)?;
     let json_to = plan.base.outputs.json.as_deref().map(str::to_string);
-    let quiet = plan.base.outputs.quiet.as_deref().map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
+    let quiet = plan.base.outputs.is_quiet()?;
     let mut outputs: Vec<(&str, String)> = json_to.iter().map(|p| ("json", p.clone())).collect();
     for name in ["sizing.txt", "sizing.json", "sizing.svg"] {
         outputs.extend(args.out.as_ref().map(|o| ("out", o.join(name).display().to_string())));

@@ -10,7 +10,7 @@
 //! directories into one in row order, the same bytes as the sweep run whole.
 
 use crate::cli::RunArgs;
-use crate::config::{Config, ConfigError, FIELDS, Raw};
+use crate::config::{Config, ConfigError, FIELDS, Given, Raw};
 use crate::run::{self, Report};
 use crate::size_buffers::{bad, parse_jobs, prepare_out};
 use clap::Args;
@@ -59,14 +59,12 @@ pub struct MergeArgs {
 
 /// Run keys and the values each takes, in product order.
 pub type Grid = Vec<(String, Vec<String>)>;
-/// Run keys fixed for every row, by name.
-type Fixed = BTreeMap<String, String>;
 
 /// What a sweep runs, in a canonical form: two sweeps with equal specs have the same rows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Spec {
     /// The keys every row runs with.
-    pub fixed: BTreeMap<String, String>,
+    pub fixed: Given,
     /// The varied keys and their values, in product order (the last varies fastest).
     pub grid: Grid,
     /// Seeds 1 to N, varied after every grid key.
@@ -200,8 +198,8 @@ fn parse_seeds(v: &str) -> Result<u64, ConfigError> {
     }
 }
 
-/// SPEC.toml: fixed keys, `[grid]`, `seeds`.
-fn read_spec(path: &Path) -> Result<(Fixed, Grid, Option<u64>), ConfigError> {
+/// SPEC.toml: fixed keys (by name), `[grid]`, `seeds`.
+fn read_spec(path: &Path) -> Result<(Given, Grid, Option<u64>), ConfigError> {
     let name = path.display().to_string();
     let text = crate::input::read_text(path).map_err(|e| bad("spec", &name, &format!("a sweep TOML file (cannot read it: {e})")))?;
     let mut table: toml::Table =
@@ -558,7 +556,7 @@ pub fn cmd_sweep(args: &SweepArgs) -> Result<i32, ConfigError> {
     let spec = spec_of(args)?;
     let (shard, shards) = parse_shard(args.shard.as_deref())?;
     let jobs = parse_jobs(args.jobs.as_deref())?;
-    let quiet = args.run.keys.outputs.quiet.as_deref().map(|v| crate::config::on_off("quiet", v)).transpose()?.unwrap_or(false);
+    let quiet = args.run.keys.outputs.is_quiet()?;
     let out = args
         .out
         .as_deref()

@@ -13,10 +13,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_flitwave");
 
 /// The report of the run the flags describe (resolved as the CLI does), as JSON.
 fn report(flags: &[(&str, &str)]) -> Value {
-    let mut raw = Raw::default();
-    for (k, v) in flags {
-        raw.set(k, v.to_string()).unwrap();
-    }
+    let raw = Raw::from_given(flags.iter().copied()).unwrap();
     let cfg = Config::resolve(&raw).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
     serde_json::from_str(&json::to_string(&run::run(&cfg))).unwrap()
 }

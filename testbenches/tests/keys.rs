@@ -18,16 +18,13 @@ fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
     }
 }
 
-/// Every flag is a key by the same name: set each to its own value by name, and the keys
+/// Every flag is a key by the same name: give each its own value by name, and the keys
 /// read back by name are exactly the flags, each with its value (a field whose serde name
 /// differed from its flag would come back under another name, or not at all).
 #[test]
 fn every_flag_is_a_key_by_its_own_name() {
     assert!(FIELDS.len() > 60, "{:?}", *FIELDS);
-    let mut raw = Raw::default();
-    for (i, k) in FIELDS.iter().enumerate() {
-        raw.set(k, format!("value-{i}")).unwrap();
-    }
+    let raw = Raw::from_given(FIELDS.iter().enumerate().map(|(i, k)| (k, format!("value-{i}")))).unwrap();
     let given = raw.given();
     let names: Vec<&str> = given.keys().map(String::as_str).collect();
     let mut flags = FIELDS.clone();
@@ -42,7 +39,7 @@ fn every_flag_is_a_key_by_its_own_name() {
 /// A name that is not a key is refused in one line, never dropped.
 #[test]
 fn an_unknown_name_is_refused() {
-    let e = Raw::default().set("buffer-flit", "4").unwrap_err().to_string();
+    let e = Raw::from_given([("buffer-flit", "4")]).unwrap_err().to_string();
     assert!(e.starts_with("buffer-flit: 4: not a run key; the run keys are topology, dims"), "{e}");
     let e = Raw::from_given([("vcs", "2"), ("vc", "2")]).unwrap_err().to_string();
     assert!(e.starts_with("vc: 2: not a run key"), "{e}");
@@ -51,10 +48,9 @@ fn an_unknown_name_is_refused() {
 /// A list key (`--fault`, repeatable) keeps its items, one per line by name.
 #[test]
 fn a_list_key_keeps_its_items() {
-    let mut raw = Raw::default();
-    raw.set("fault", "link 5.0 at 100\nrouter 3 at 7").unwrap();
+    let raw = Raw::from_given([("fault", "link 5.0 at 100\nrouter 3 at 7")]).unwrap();
     assert_eq!(raw.faults.fault, ["link 5.0 at 100", "router 3 at 7"]);
-    assert_eq!(raw.get("fault").as_deref(), Some("link 5.0 at 100\nrouter 3 at 7"));
+    assert_eq!(raw.given()["fault"], "link 5.0 at 100\nrouter 3 at 7");
 }
 
 /// The flags override the scenario file key by key.

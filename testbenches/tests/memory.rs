@@ -104,10 +104,7 @@ fn peak_and_estimate(args: &[&str]) -> (f64, f64) {
 
 /// The configuration `flitwave run` resolves from flags given as `--name value` pairs.
 fn config(flags: &[&str]) -> testbenches::config::Config {
-    let mut raw = testbenches::config::Raw::default();
-    for pair in flags.chunks(2) {
-        raw.set(pair[0].trim_start_matches("--"), pair[1].to_string()).unwrap();
-    }
+    let raw = testbenches::config::Raw::from_given(flags.chunks(2).map(|pair| (pair[0].trim_start_matches("--"), pair[1]))).unwrap();
     testbenches::config::Config::resolve(&raw).unwrap()
 }
 

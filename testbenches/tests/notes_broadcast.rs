@@ -37,17 +37,15 @@ impl Probe for HeadsPerRound {
 /// Run `algorithm` on `topology` `dims` from `root` (coordinates): the rounds the run took,
 /// after checking deliveries, failures and the links of every round.
 fn run_rounds(topology: &str, dims: &str, algorithm: &str, root: (u32, u32)) -> (u64, u64) {
-    let mut raw = Raw::default();
-    for (k, v) in [
+    let raw = Raw::from_given([
         ("topology", topology.to_string()),
         ("dims", dims.to_string()),
         ("algorithm", algorithm.to_string()),
         ("root", format!("{},{}", root.0, root.1)),
         ("switching", "wh".to_string()),
         ("packet-flits", "4".to_string()),
-    ] {
-        raw.set(k, v).unwrap();
-    }
+    ])
+    .unwrap();
     let what = format!("{algorithm} on {topology} {dims} from {root:?}");
     let cfg = Config::resolve(&raw).unwrap_or_else(|e| panic!("{what}: {e}"));
     let (mut f, _) = run::build(&cfg);
@@ -198,10 +196,13 @@ impl Probe for HeadsPerCycle {
 /// (slots, paper bound, lower bound) of `snb` with `k` ports, after checking deliveries and
 /// the port limit.
 fn run_k(topology: &str, dims: &str, root: u32, k: u32) -> (f64, u64, u64) {
-    let mut raw = Raw::default();
-    for (f, v) in [("topology", topology.to_string()), ("dims", dims.to_string()), ("root", root.to_string()), ("ports", k.to_string())] {
-        raw.set(f, v).unwrap();
-    }
+    let raw = Raw::from_given([
+        ("topology", topology.to_string()),
+        ("dims", dims.to_string()),
+        ("root", root.to_string()),
+        ("ports", k.to_string()),
+    ])
+    .unwrap();
     let what = format!("snb --ports {k} on {topology} {dims} from {root}");
     let cfg = Config::resolve(&raw).unwrap_or_else(|e| panic!("{what}: {e}"));
     let (mut f, _) = run::build(&cfg);
@@ -282,10 +283,8 @@ fn the_reported_lower_bound_is_the_wormhole_one() {
         ("torus", "5x5", "dilated-diagonal", "0,0", 2),
         ("torus", "13x29", "dilated-diagonal", "3,7", 4),
     ] {
-        let mut raw = Raw::default();
-        for (k, v) in [("topology", topology), ("dims", dims), ("algorithm", algorithm), ("root", root), ("switching", "wh")] {
-            raw.set(k, v.to_string()).unwrap();
-        }
+        let raw = Raw::from_given([("topology", topology), ("dims", dims), ("algorithm", algorithm), ("root", root), ("switching", "wh")])
+            .unwrap();
         let r = run::run(&Config::resolve(&raw).unwrap());
         assert_eq!(r.lower_bound_rounds, Some(bound), "{algorithm} on {topology} {dims} from {root}");
         assert!(r.rounds.unwrap() >= bound, "{algorithm} on {topology} {dims} from {root}");

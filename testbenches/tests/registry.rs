@@ -19,13 +19,8 @@ fn small(kind: &TopologyKind) -> &'static str {
 }
 
 fn resolve(a: &Algorithm, kind: &TopologyKind, extra: &[(&str, &str)]) -> Result<Config, String> {
-    let mut raw = Raw::default();
-    raw.set("algorithm", a.name.to_string()).unwrap();
-    raw.set("topology", kind.name().to_string()).unwrap();
-    raw.set("dims", small(kind).to_string()).unwrap();
-    for (k, v) in extra {
-        raw.set(k, v.to_string()).unwrap();
-    }
+    let fabric = [("algorithm", a.name), ("topology", kind.name()), ("dims", small(kind))];
+    let raw = Raw::from_given(fabric.into_iter().chain(extra.iter().copied())).unwrap();
     Config::resolve(&raw).map_err(|e| e.to_string())
 }
 
@@ -109,8 +104,7 @@ fn list_shows_exactly_the_registry() {
         section.lines().filter(|l| l.starts_with("  ") && !l.starts_with("   ")).map(|l| l.split_whitespace().next().unwrap()).collect();
     let names: Vec<&str> = ALGORITHMS.iter().map(|a| a.name).collect();
     assert_eq!(listed, names);
-    let mut raw = Raw::default();
-    raw.set("algorithm", "no-such".to_string()).unwrap();
+    let raw = Raw::from_given([("algorithm", "no-such")]).unwrap();
     let e = Config::resolve(&raw).expect_err("an unknown algorithm").to_string();
     assert_eq!(e, format!("algorithm: no-such: one of {} (see flitwave list)", names.join(", ")));
 }

@@ -20,10 +20,7 @@ use testbenches::config::{Config, Raw};
 use testbenches::run::{self, Report};
 
 fn config(flags: &[(&str, &str)]) -> Config {
-    let mut raw = Raw::default();
-    for (k, v) in flags {
-        raw.set(k, v.to_string()).unwrap();
-    }
+    let raw = Raw::from_given(flags.iter().copied()).unwrap();
     Config::resolve(&raw).unwrap_or_else(|e| panic!("{flags:?}: {e}"))
 }
 

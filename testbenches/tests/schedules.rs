@@ -100,10 +100,7 @@ proptest! {
 /// `--schedule` takes busy or all; anything else is refused in one line.
 #[test]
 fn an_unknown_schedule_is_refused() {
-    let mut raw = Raw::default();
-    for (k, v) in [("topology", "hypercube"), ("dims", "4"), ("algorithm", "mnb"), ("schedule", "fast")] {
-        raw.set(k, v.to_string()).unwrap();
-    }
+    let raw = Raw::from_given([("topology", "hypercube"), ("dims", "4"), ("algorithm", "mnb"), ("schedule", "fast")]).unwrap();
     let e = Config::resolve(&raw).expect_err("unknown schedule").to_string();
     assert_eq!(e, "schedule: fast: busy, all");
 }

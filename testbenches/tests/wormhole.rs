@@ -11,10 +11,7 @@ use testbenches::config::{Config, Raw};
 use testbenches::run;
 
 fn config(flags: &[(&str, String)]) -> Config {
-    let mut raw = Raw::default();
-    for (k, v) in flags {
-        raw.set(k, v.clone()).unwrap();
-    }
+    let raw = Raw::from_given(flags.iter().cloned()).unwrap();
     Config::resolve(&raw).unwrap_or_else(|e| panic!("{flags:?}: {e}"))
 }
 

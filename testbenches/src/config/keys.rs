@@ -3,13 +3,16 @@
 //! scenario file under the same name, and, by its doc comment, its help text and its line
 //! in `docs/cli.md`. The values are kept as given (text); [`super::Config::resolve`] reads
 //! them by field (`raw.router.vcs`) and checks them. Commands that vary keys named by data
-//! (a sweep's grid, the algorithm registry's settings) use [`Raw::given`] and [`Raw::set`].
+//! (a sweep's grid, the algorithm registry's settings) use [`Raw::given`] and [`Raw::from_given`].
 
 use super::{ConfigError, err};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// Run keys by name, with their values as text ([`Raw::given`]).
+pub type Given = BTreeMap<String, String>;
 
 /// Every run key, by section. The sections are the headings of `flitwave run --help`.
 #[derive(Args, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -315,6 +318,11 @@ pub struct RtlKeys {
 }
 
 impl OutputKeys {
+    /// `--quiet`: no report on the terminal (off unless given).
+    pub fn is_quiet(&self) -> Result<bool, ConfigError> {
+        Ok(self.quiet.as_deref().map(|v| super::on_off("quiet", v)).transpose()?.unwrap_or(false))
+    }
+
     /// The files a run writes besides its JSON result, by key.
     pub fn files(&self) -> [(&'static str, Option<&str>); 4] {
         [
@@ -344,7 +352,7 @@ const SWITCHES: &[&str] = &["deadlock-avoidance", "quiet", "rtl-compare"];
 
 impl Raw {
     /// The keys given a value, by name, as text (a list's items one per line).
-    pub fn given(&self) -> BTreeMap<String, String> {
+    pub fn given(&self) -> Given {
         let json = serde_json::to_value(self).expect("run keys as JSON");
         let serde_json::Value::Object(map) = json else { unreachable!("run keys are a struct") };
         map.into_iter()
@@ -374,20 +382,6 @@ impl Raw {
             map.insert(k.to_string(), value);
         }
         Ok(serde_json::from_value(serde_json::Value::Object(map)).expect("text values of run keys"))
-    }
-
-    /// The value of the key `name`, if given (for keys named by data: use the field when the
-    /// key is known, `raw.router.vcs`).
-    pub fn get(&self, name: &str) -> Option<String> {
-        self.given().remove(name)
-    }
-
-    /// Give the key `name` this value (a list key: items one per line).
-    pub fn set(&mut self, name: impl AsRef<str>, value: impl Into<String>) -> Result<(), ConfigError> {
-        let mut all = self.given();
-        all.insert(name.as_ref().to_string(), value.into());
-        *self = Raw::from_given(all)?;
-        Ok(())
     }
 
     /// Later settings (flags) override earlier ones (the file).

@@ -22,7 +22,7 @@ mod resolve;
 mod rtl;
 mod workload;
 pub use keys::{
-    AlgorithmKeys, ControlKeys, FIELDS, FaultKeys, OutputKeys, Raw, RouterKeys, RtlKeys, TopologyKeys, WorkloadKeys, toml_error,
+    AlgorithmKeys, ControlKeys, FIELDS, FaultKeys, Given, OutputKeys, Raw, RouterKeys, RtlKeys, TopologyKeys, WorkloadKeys, toml_error,
 };
 use memory::*;
 pub(crate) use parse::on_off;

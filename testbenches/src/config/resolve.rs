@@ -540,7 +540,7 @@ impl Config {
             fault_list,
             rtl: None,
         };
-        cfg.rtl = rtl::resolve(raw, &mut cfg)?;
+        cfg.rtl = rtl::resolve(raw, &given, &mut cfg)?;
         Ok(cfg)
     }
 

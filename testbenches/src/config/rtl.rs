@@ -11,9 +11,9 @@ const NEEDS_RTL: [&str; 5] = ["rtl-top", "rtl-nodes", "rtl-compare", "rtl-window
 /// The RTL routers `raw` asks for in the run `cfg` (resolved but for them), built. A
 /// waveform traces the model's routers only (the RTL's own signals are Verilator's to
 /// trace): every node but the RTL's unless `--trace-nodes` says which.
-pub(super) fn resolve(raw: &Raw, cfg: &mut Config) -> Result<Option<RtlConfig>, ConfigError> {
+/// `given`: the keys of `raw` by name.
+pub(super) fn resolve(raw: &Raw, given: &Given, cfg: &mut Config) -> Result<Option<RtlConfig>, ConfigError> {
     let Some(path) = raw.rtl.rtl.as_deref() else {
-        let given = raw.given();
         if let Some((f, v)) = NEEDS_RTL.iter().find_map(|f| Some((f, given.get(*f)?))) {
             return Err(err(f, v, "only applies with --rtl FILE (a router's SystemVerilog, e.g. rtl/router.sv)"));
         }

@@ -90,15 +90,12 @@ pub fn option(name: &'static str, values: &'static [&'static str]) -> impl Strat
 /// algorithm becomes `snb` (the one that runs everywhere; `mnb-sbt` stays on meshes and
 /// tori), and only `snb`, `mnb-sbt` and broadcast traffic keep `--forwarding router`.
 pub fn resolve(flags: &[(&'static str, String)]) -> Option<(Raw, Config)> {
-    let mut raw = Raw::default();
-    for (k, v) in flags {
-        raw.set(k, v.clone()).unwrap();
-    }
+    let mut raw = Raw::from_given(flags.iter().cloned()).unwrap();
     let topology = raw.topology.topology.clone().unwrap_or_default();
     let algorithm = raw.workload.algorithm.clone();
     let mnb_sbt = algorithm.as_deref() == Some("mnb-sbt") && matches!(topology.as_str(), "mesh" | "torus");
     if topology != "hypercube" && algorithm.is_some() && !mnb_sbt {
-        raw.set("algorithm", "snb".to_string()).unwrap();
+        raw.workload.algorithm = Some("snb".to_string());
     }
     let broadcasts = raw.workload.broadcast_rate.as_ref().is_some_and(|r| r != "0");
     if !matches!(raw.workload.algorithm.as_deref(), Some("snb" | "mnb-sbt")) && !broadcasts {
