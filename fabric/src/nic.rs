@@ -10,7 +10,7 @@
 
 use crate::packet::{Packet, PacketTable};
 use arbitrary_int::prelude::*;
-use router::{Flit, Header, NONE, NodeId, PacketId, RouteKind, Routers};
+use router::{Flit, Header, NONE, NodeId, PREFETCH_FROM, PacketId, RouteKind, Routers, prefetch};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -335,12 +335,6 @@ pub struct Nics {
     pub max_queue: u32,
 }
 
-/// How many active NICs ahead of an injecting one the kernel prefetches queue fronts
-/// ([`Nics::prefetch`]).
-pub(crate) const PREFETCH_AHEAD: usize = 4;
-/// Fabrics of more nodes than this prefetch (smaller ones stay in the caches).
-const PREFETCH_FROM: usize = 128;
-
 impl Nics {
     pub fn new(
         nodes: usize,
@@ -531,12 +525,7 @@ impl Nics {
         let mut written = 0;
         // The earliest start of the channels streaming after this cycle's flit.
         let mut start = u64::MAX;
-        // The channels that may act: those streaming, and idle ones that may start a packet
-        // (all-port: channel i feeds only port i), in channel order.
-        let mut chans = st.streaming;
-        if st.queued > 0 {
-            chans |= if self.k == self.net { st.nonempty & !st.claimed } else { self.all_channels };
-        }
+        let mut chans = self.acting(&st);
         while chans != 0 {
             let ch = chans.trailing_zeros() as usize;
             chans &= chans - 1;
@@ -564,6 +553,32 @@ impl Nics {
             start = start.min(c.start_at);
         }
         Injected { flits: written, next: self.next_from(&self.node[i], start, t + 1) }
+    }
+
+    /// The channels of a NIC in state `st` that may act: those streaming, and idle ones that
+    /// may start a packet (all-port: channel i feeds only port i).
+    #[inline(always)]
+    fn acting(&self, st: &NodeNic) -> u64 {
+        let mut chans = st.streaming;
+        if st.queued > 0 {
+            chans |= if self.k == self.net { st.nonempty & !st.claimed } else { self.all_channels };
+        }
+        chans
+    }
+
+    /// Node `n`'s NIC injects soon: a hint to load the state of the router's injection VCs
+    /// its channels may write ([`Routers::prefetch_injection`]).
+    #[inline(always)]
+    pub fn prefetch_injection(&self, n: u32, routers: &Routers) {
+        if !self.prefetch {
+            return;
+        }
+        let mut chans = self.acting(&self.node[n as usize]);
+        while chans != 0 {
+            let ch = chans.trailing_zeros() as usize;
+            chans &= chans - 1;
+            routers.prefetch_injection(NodeId(n), ch);
+        }
     }
 
     /// Start the best packet node `i` may send on idle channel `ch`, if it has one.
@@ -609,6 +624,19 @@ impl Nics {
         true
     }
 
+    /// Does this fabric prefetch (more nodes than [`PREFETCH_FROM`])?
+    #[inline(always)]
+    pub fn prefetches(&self) -> bool {
+        self.prefetch
+    }
+
+    /// [`Nics::receive`] of a flit on channel `ch`, VC `vc` of node `n` is near: a hint to
+    /// load its reassembly state.
+    #[inline(always)]
+    pub fn prefetch_receive(&self, n: NodeId, ch: u8, vc: u8) {
+        prefetch(&self.ej[(n.idx() * self.k + ch as usize) * self.ejv + vc as usize]);
+    }
+
     /// A flit ejected to node `n` on channel `ch` from the packet holding its ejection VC
     /// `vc`; returns the packet when its tail completes it.
     #[inline]
@@ -639,18 +667,6 @@ impl Nics {
             None
         }
     }
-}
-
-/// Hint the CPU to load `x`'s cache line (x86-64; a no-op elsewhere).
-#[inline(always)]
-pub(crate) fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and does not change memory.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(x as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 #[cfg(test)]

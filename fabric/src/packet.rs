@@ -1,7 +1,7 @@
 //! The packet table: one header per packet in flight, in a slab whose slots are reused.
 //! Flits carry only the slot index ([`PacketId`]).
 
-use router::{Header, NONE, NodeId, PacketId, RouteKind};
+use router::{Header, NONE, NodeId, PREFETCH_AHEAD, PacketId, RouteKind};
 
 /// A packet in flight: its header and the bookkeeping for the scoreboard.
 #[derive(Clone, Copy, Debug)]
@@ -77,6 +77,11 @@ impl PacketTable {
         self.peak_live = self.peak_live.max(self.live);
         match self.free.pop() {
             Some(i) => {
+                // The slot the allocation after the next few takes (the free list is a
+                // stack): its line loads while they run. A hint only.
+                if let Some(&ahead) = self.free.len().checked_sub(PREFETCH_AHEAD).and_then(|k| self.free.get(k)) {
+                    router::prefetch(&self.slots[ahead as usize]);
+                }
                 self.slots[i as usize] = p;
                 PacketId(i)
             }

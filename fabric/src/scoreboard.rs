@@ -257,13 +257,7 @@ impl Scoreboard {
         // The common case first: a broadcast declared at setup or outstanding in an unsplit
         // run, delivered to a node of its tree for the first time. Anything else takes the
         // general path, which finds the same record and tells what went wrong.
-        let (rec, since) = if (msg as usize) < self.shared() {
-            (Some(&self.shared_msgs[msg as usize]), false)
-        } else if self.part.is_none() && msg < PAIR_BASE {
-            (self.find(msg).ok().map(|j| &self.msgs[j]), true)
-        } else {
-            (None, false)
-        };
+        let (rec, since) = self.common_record(msg);
         if let Some(&MsgRec { dest: DestSet::Broadcast { root, span }, slot, timing }) = rec
             && topo.in_broadcast(node, root, span)
         {
@@ -281,6 +275,31 @@ impl Scoreboard {
             }
         }
         self.accept_general(msg, node, t, topo);
+    }
+
+    /// The record of message `msg` if the common path of [`Scoreboard::accept`] finds it
+    /// (declared at setup, or outstanding in an unsplit run), and whether it is one declared
+    /// since the split.
+    #[inline(always)]
+    fn common_record(&self, msg: u32) -> (Option<&MsgRec>, bool) {
+        if (msg as usize) < self.shared() {
+            (Some(&self.shared_msgs[msg as usize]), false)
+        } else if self.part.is_none() && msg < PAIR_BASE {
+            (self.find(msg).ok().map(|j| &self.msgs[j]), true)
+        } else {
+            (None, false)
+        }
+    }
+
+    /// A delivery of broadcast message `msg` to `node` is near: a hint to load the word of
+    /// its delivered-to bits [`Scoreboard::accept`] sets.
+    #[inline(always)]
+    pub fn prefetch(&self, msg: u32, node: NodeId) {
+        if let (Some(&MsgRec { dest: DestSet::Broadcast { .. }, slot, .. }), _) = self.common_record(msg)
+            && let Some(w) = self.bits.get(slot as usize + node.idx() / 64)
+        {
+            router::prefetch(w);
+        }
     }
 
     /// A delivery of the timed broadcast `timing` in cycle `t`; once it is complete, the

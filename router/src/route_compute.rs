@@ -49,6 +49,11 @@ pub trait RouterEnv {
     /// Route computation for the head of `packet` arriving at router `at` on input `in_port`
     /// (ports at or above the router's network port count are NIC injection channels).
     fn route(&self, at: NodeId, in_port: PortId, packet: PacketId) -> (RouteDecision, PacketMeta);
+
+    /// The head of `packet` is about to be routed: a hint to start loading what
+    /// [`RouterEnv::route`] reads ([`crate::prefetch`]). Never changes a result.
+    #[inline(always)]
+    fn prefetch(&self, _packet: PacketId) {}
 }
 
 impl Routers {

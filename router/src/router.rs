@@ -39,6 +39,7 @@ use crate::ids::{NONE, NodeId};
 use crate::input_unit::{Branches, InputUnits};
 use crate::output_unit::OutputUnits;
 use crate::params::{RouterParams, Switching};
+use crate::prefetch::PREFETCH_FROM;
 use crate::vc_set::{EMPTY, MAX_ROUTER_VCS, VcSet};
 use crate::wheel::{Wheel, vcr};
 use crate::work::{McWork, Work};
@@ -202,6 +203,9 @@ pub struct Routers {
     pub(crate) credit_delay: u64,
     pub(crate) inject_latency: u64,
     pub(crate) width: u8,
+    /// Prefetch the state of the arrivals ahead ([`crate::prefetch`]): more routers than
+    /// [`PREFETCH_FROM`].
+    pub(crate) prefetch: bool,
 }
 
 impl Routers {
@@ -301,6 +305,7 @@ impl Routers {
             credit_delay: pl.credit_delay as u64,
             inject_latency: pl.inject_latency as u64,
             width: params.link_width,
+            prefetch: n > PREFETCH_FROM,
         }
     }
 

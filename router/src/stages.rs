@@ -6,11 +6,48 @@ use crate::flit::Flit;
 use crate::ids::NodeId;
 use crate::output_unit::FREE;
 use crate::params::Switching;
+use crate::prefetch::{PREFETCH_AHEAD, ahead, prefetch};
 use crate::route_compute::RouterEnv;
 use crate::router::{Ejection, Routers, Schedule};
 use crate::vc_set::members;
 use crate::wheel::{Slot, unvcr, vcr};
 use crate::work::{EJ_DIRTY, MC_DIRTY, VA_DIRTY, Width, Work};
+
+/// A cursor some routers ahead of a stage's walk over its set of routers with work (none
+/// when the fabric does not prefetch): it names the router whose state to prefetch
+/// ([`crate::prefetch`]). A hint only: a bit the walk changes meanwhile changes no result.
+struct Lookahead {
+    wi: usize,
+    m: u64,
+    on: bool,
+}
+
+impl Lookahead {
+    #[inline(always)]
+    fn new(on: bool, set: &[u64], distance: usize) -> Lookahead {
+        let mut a = Lookahead { wi: 0, m: set.first().copied().unwrap_or(0), on };
+        if on {
+            for _ in 0..distance {
+                a.next(set);
+            }
+        }
+        a
+    }
+
+    #[inline(always)]
+    fn next(&mut self, set: &[u64]) -> Option<usize> {
+        if !self.on {
+            return None;
+        }
+        while self.m == 0 {
+            self.wi += 1;
+            self.m = *set.get(self.wi)?;
+        }
+        let r = self.wi * 64 + self.m.trailing_zeros() as usize;
+        self.m &= self.m - 1;
+        Some(r)
+    }
+}
 
 /// The slots of the delay lines a stage files into while it runs: the arrivals of the flits
 /// it sends (all `link_latency` on) and the credits for the slots it frees (all
@@ -95,7 +132,12 @@ impl Routers {
     /// What slot `slot` of cycle `c` holds happens.
     #[inline]
     fn take_slot<S: Width, E: RouterEnv>(&mut self, slot: &Slot, c: u64, env: &E) {
-        for &x in &slot.credits {
+        let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
+        for (i, &x) in slot.credits.iter().enumerate() {
+            if let Some(&y) = ahead(&slot.credits, i, dist) {
+                let (r, k) = unvcr(y);
+                prefetch(&self.outputs.ovs[r * self.npv + k]);
+            }
             let (r, k) = unvcr(x);
             if self.log {
                 self.in_flight[r * self.npv + k] -= 1;
@@ -104,7 +146,14 @@ impl Routers {
             o.credits += 1;
             debug_assert!(o.credits <= self.depth, "output VC {k} of router {r} has more credits than the downstream buffer holds");
         }
-        for &(x, flit) in &slot.arrivals {
+        for (i, &(x, flit)) in slot.arrivals.iter().enumerate() {
+            if let Some(&(y, next)) = ahead(&slot.arrivals, i, dist) {
+                let (r, l) = unvcr(y);
+                prefetch(&self.inputs.vcs[r * self.npv + l]);
+                if next.is_head() {
+                    env.prefetch(next.packet);
+                }
+            }
             let (r, l) = unvcr(x);
             self.arrive::<S, E>(r, l, flit, c, env);
         }
@@ -190,11 +239,20 @@ impl Routers {
     fn eject_stage_in<S: Width>(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
         let mut filing = self.open_filing(t);
         if self.busy_in_order() {
+            let mut near = Lookahead::new(self.prefetch, &self.ej_work, PREFETCH_AHEAD);
+            let mut far = Lookahead::new(self.prefetch, &self.ej_work, 2 * PREFETCH_AHEAD);
             for wi in 0..self.ej_work.len() {
                 let mut m = self.ej_work[wi];
                 while m != 0 {
                     let r = wi * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
+                    if let Some(a) = far.next(&self.ej_work) {
+                        prefetch(&S::w(self)[a]);
+                    }
+                    if let Some(a) = near.next(&self.ej_work) {
+                        let w = &S::w(self)[a];
+                        self.prefetch_vcs(a, w.ej_req | w.ejbid);
+                    }
                     if !self.eject_router::<S>(r, t, ejected, &mut filing.credits) {
                         self.ej_work[wi] &= !(1 << (r & 63));
                     }
@@ -204,6 +262,15 @@ impl Routers {
             self.visit(false, |rs, r| rs.eject_router::<S>(r, t, ejected, &mut filing.credits));
         }
         self.close_filing(t, filing);
+    }
+
+    /// A stage reaches router `r` soon: a hint to load the state of its input VCs in `vcs`
+    /// (the first eight).
+    #[inline(always)]
+    fn prefetch_vcs<S: Width>(&self, r: usize, vcs: S) {
+        for l in members(vcs).take(8) {
+            prefetch(&self.inputs.vcs[r * self.npv + l]);
+        }
     }
 
     /// Stage 1 in router `r`: atomic multicast allocation, ejection-VC allocation (each only
@@ -256,6 +323,16 @@ impl Routers {
         self.params.injection.choose(flit.is_head(), cur, self.nv, room)
     }
 
+    /// The NIC of node `r` is about to write into injection channel `ch`: a hint to load the
+    /// state of the channel's VCs (up to four).
+    #[inline(always)]
+    pub fn prefetch_injection(&self, r: NodeId, ch: usize) {
+        let base = r.idx() * self.npv + (self.nnet + ch) * self.nv;
+        for vc in &self.inputs.vcs[base..base + self.nv.min(4)] {
+            prefetch(vc);
+        }
+    }
+
     /// The NIC writes a flit into injection channel `ch` of router `r` in cycle `t`,
     /// readable from `t + inject_latency`. False when no VC it may go into has room. Heads
     /// written with no latency are routed by [`Routers::after_injection`].
@@ -290,6 +367,18 @@ impl Routers {
 
     fn after_injection_in<S: Width, E: RouterEnv>(&mut self, t: u64, env: &E) {
         for i in 0..self.inj_front.len() {
+            if self.prefetch {
+                // Written a whole pass over the NICs ago: the VC's state two heads ahead, the
+                // packet of the head one ahead.
+                if let Some(&y) = self.inj_front.get(i + 2 * PREFETCH_AHEAD) {
+                    let (r, l) = unvcr(y);
+                    prefetch(&self.inputs.vcs[r * self.npv + l]);
+                }
+                if let Some(&y) = self.inj_front.get(i + PREFETCH_AHEAD) {
+                    let (r, l) = unvcr(y);
+                    env.prefetch(self.inputs.vcs[r * self.npv + l].front.packet);
+                }
+            }
             let (r, l) = unvcr(self.inj_front[i]);
             self.front_arrived::<S, E>(r, l, t, env);
             // A replicated packet that may take its branches at once tries in this stage.
@@ -318,11 +407,20 @@ impl Routers {
         let mut filing = self.open_filing(t);
         let sent_from = filing.arrivals.len();
         if self.busy_in_order() {
+            let mut near = Lookahead::new(self.prefetch, &self.net_work, PREFETCH_AHEAD);
+            let mut far = Lookahead::new(self.prefetch, &self.net_work, 2 * PREFETCH_AHEAD);
             for wi in 0..self.net_work.len() {
                 let mut m = self.net_work[wi];
                 while m != 0 {
                     let r = wi * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
+                    if let Some(a) = far.next(&self.net_work) {
+                        prefetch(&S::w(self)[a]);
+                    }
+                    if let Some(a) = near.next(&self.net_work) {
+                        let w = &S::w(self)[a];
+                        self.prefetch_vcs(a, w.va_req | w.bid);
+                    }
                     if !self.network_router::<S>(r, t, &mut filing) {
                         self.net_work[wi] &= !(1 << (r & 63));
                     }
@@ -333,7 +431,12 @@ impl Routers {
         }
         // The flits sent this cycle are counted in their downstream buffers once every router
         // has popped its own (a slot's occupancy goes down before it goes up within a cycle).
+        let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
         for i in sent_from..filing.arrivals.len() {
+            if let Some(&(y, _)) = ahead(&filing.arrivals, i, dist) {
+                let (r, l) = unvcr(y);
+                prefetch(&self.inputs.vcs[r * self.npv + l]);
+            }
             let (r, l) = unvcr(filing.arrivals[i].0);
             self.count_in(r * self.npv + l, t);
         }

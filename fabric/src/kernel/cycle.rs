@@ -4,13 +4,13 @@
 
 use super::{Fabric, PROGRAM_TIMER, Stepper, WAKE};
 use crate::faults::{Ejected, FaultState};
-use crate::nic::{NewPacket, PREFETCH_AHEAD};
+use crate::nic::NewPacket;
 use crate::packet::PacketTable;
 use crate::probe::CycleView;
 use crate::program::{Dest, NodeCtx, Program, Received};
 use crate::topology::Topology;
 use rand::seq::SliceRandom;
-use router::{Header, NodeId, PacketId, PacketMeta, PortId, RouteDecision, RouteKind, RouterEnv};
+use router::{Header, NodeId, PREFETCH_AHEAD, PacketId, PacketMeta, PortId, RouteDecision, RouteKind, RouterEnv};
 
 /// The route computation the routers see: the topology's routing functions applied to the
 /// packet table's headers, with dateline VC classes.
@@ -42,6 +42,11 @@ impl RouterEnv for Env<'_> {
             },
             PacketMeta { len: p.flits(), key: p.key(), birth: p.birth },
         )
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, packet: PacketId) {
+        router::prefetch(self.packets.get(packet));
     }
 }
 
@@ -106,7 +111,19 @@ impl Fabric {
         if let Some(c) = self.rtl.as_mut() {
             c.take_ejections(&mut ejected);
         }
-        for &(r, ej) in &ejected {
+        let dist = if self.nics.prefetches() { PREFETCH_AHEAD } else { 0 };
+        for (i, &(r, ej)) in ejected.iter().enumerate() {
+            // Two ejections ahead, the NIC's reassembly state and the packet; one ahead, the
+            // scoreboard's word for the delivery of a tail (its message from the packet).
+            if let Some(&(s, next)) = router::ahead(&ejected, i, 2 * dist) {
+                self.nics.prefetch_receive(s, next.channel, next.vc);
+                router::prefetch(self.packets.get(next.flit.packet));
+            }
+            if let Some(&(s, next)) = router::ahead(&ejected, i, dist)
+                && next.flit.is_tail()
+            {
+                self.scoreboard.prefetch(self.packets.get(next.flit.packet).msg, s);
+            }
             self.counters.flits_ejected += 1;
             if !self.probes.is_empty() {
                 let msg = self.packets.get(ej.flit.packet).msg;
@@ -149,7 +166,11 @@ impl Fabric {
             let mut kept = 0;
             for i in 0..nic_active.len() {
                 let n = nic_active[i];
-                nics.prefetch(nic_active.get(i + PREFETCH_AHEAD).copied(), nic_active.get(i + 2 * PREFETCH_AHEAD).copied());
+                let near = nic_active.get(i + PREFETCH_AHEAD).copied();
+                nics.prefetch(near, nic_active.get(i + 2 * PREFETCH_AHEAD).copied());
+                if let Some(m) = near {
+                    nics.prefetch_injection(m, ports.routers);
+                }
                 let injected = nics.inject(NodeId(n), t, &mut ports, packets, log.as_deref_mut());
                 counters.flits_injected += injected.flits as u64;
                 let next = injected.next;

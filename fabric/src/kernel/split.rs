@@ -269,7 +269,7 @@ impl Fabric {
 #[inline]
 fn prefetch<T>(v: &[T]) {
     for x in v.iter().step_by((64 / std::mem::size_of::<T>().max(1)).max(1)) {
-        crate::nic::prefetch(x);
+        router::prefetch(x);
     }
 }
 
@@ -481,7 +481,7 @@ impl Meeting {
             // Ask for every line at once rather than one miss after another.
             for off in (0..total).step_by(64) {
                 // SAFETY: within the area.
-                crate::nic::prefetch(unsafe { &*base.add(off) });
+                router::prefetch(unsafe { &*base.add(off) });
             }
             // SAFETY: the sender copied that many elements of each type there, one section
             // after another, each at a multiple of 8 bytes from the 64-byte-aligned start, and
