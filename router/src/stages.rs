@@ -101,17 +101,25 @@ impl Routers {
     /// visible, VCs become requesters and bidders), and heads that reached the front in the
     /// previous cycle are routed.
     pub fn begin_cycle<E: RouterEnv>(&mut self, t: u64, env: &E) {
-        if self.narrow() { self.begin_cycle_in::<u64, E>(t, env) } else { self.begin_cycle_in::<u128, E>(t, env) }
+        match (self.narrow(), self.prefetch) {
+            (true, false) => self.begin_cycle_in::<u64, E, false>(t, env),
+            (true, true) => self.begin_cycle_in::<u64, E, true>(t, env),
+            (false, false) => self.begin_cycle_in::<u128, E, false>(t, env),
+            (false, true) => self.begin_cycle_in::<u128, E, true>(t, env),
+        }
     }
 
-    fn begin_cycle_in<S: Width, E: RouterEnv>(&mut self, t: u64, env: &E) {
+    /// [`Routers::begin_cycle`] in width `S`, prefetching (`PF`, [`Routers::prefetch`]) or
+    /// not: two copies of the same code, so that a fabric that does not prefetch runs
+    /// none of it.
+    fn begin_cycle_in<S: Width, E: RouterEnv, const PF: bool>(&mut self, t: u64, env: &E) {
         self.visited.fill(0);
         if t - self.inputs.hist_epoch >= self.inputs.hist_span {
             self.inputs.rebase_hist(t);
         }
         while let Some(c) = self.wheel.next_due(t) {
             let slot = self.wheel.take(c);
-            self.take_slot::<S, E>(&slot, c, env);
+            self.take_slot::<S, E, PF>(&slot, c, env);
             self.wheel.put_back(c, slot);
         }
         if !self.rc_next.is_empty() {
@@ -131,8 +139,8 @@ impl Routers {
 
     /// What slot `slot` of cycle `c` holds happens.
     #[inline]
-    fn take_slot<S: Width, E: RouterEnv>(&mut self, slot: &Slot, c: u64, env: &E) {
-        let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
+    fn take_slot<S: Width, E: RouterEnv, const PF: bool>(&mut self, slot: &Slot, c: u64, env: &E) {
+        let dist = if PF { PREFETCH_AHEAD } else { 0 };
         for (i, &x) in slot.credits.iter().enumerate() {
             if let Some(&y) = ahead(&slot.credits, i, dist) {
                 let (r, k) = unvcr(y);
@@ -233,14 +241,19 @@ impl Routers {
     /// Stage 1 of cycle `t` in every router with work there: ejection-VC allocation and
     /// ejection. Ejected flits are appended to `ejected` with their router.
     pub fn eject_stage(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
-        if self.narrow() { self.eject_stage_in::<u64>(t, ejected) } else { self.eject_stage_in::<u128>(t, ejected) }
+        match (self.narrow(), self.prefetch) {
+            (true, false) => self.eject_stage_in::<u64, false>(t, ejected),
+            (true, true) => self.eject_stage_in::<u64, true>(t, ejected),
+            (false, false) => self.eject_stage_in::<u128, false>(t, ejected),
+            (false, true) => self.eject_stage_in::<u128, true>(t, ejected),
+        }
     }
 
-    fn eject_stage_in<S: Width>(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
+    fn eject_stage_in<S: Width, const PF: bool>(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
         let mut filing = self.open_filing(t);
         if self.busy_in_order() {
-            let mut near = Lookahead::new(self.prefetch, &self.ej_work, PREFETCH_AHEAD);
-            let mut far = Lookahead::new(self.prefetch, &self.ej_work, 2 * PREFETCH_AHEAD);
+            let mut near = Lookahead::new(PF, &self.ej_work, PREFETCH_AHEAD);
+            let mut far = Lookahead::new(PF, &self.ej_work, 2 * PREFETCH_AHEAD);
             for wi in 0..self.ej_work.len() {
                 let mut m = self.ej_work[wi];
                 while m != 0 {
@@ -400,15 +413,20 @@ impl Routers {
     /// allocation with crossbar traversal (flits onto their links, credits for the slots
     /// they free back upstream).
     pub fn network_stage(&mut self, t: u64) {
-        if self.narrow() { self.network_stage_in::<u64>(t) } else { self.network_stage_in::<u128>(t) }
+        match (self.narrow(), self.prefetch) {
+            (true, false) => self.network_stage_in::<u64, false>(t),
+            (true, true) => self.network_stage_in::<u64, true>(t),
+            (false, false) => self.network_stage_in::<u128, false>(t),
+            (false, true) => self.network_stage_in::<u128, true>(t),
+        }
     }
 
-    fn network_stage_in<S: Width>(&mut self, t: u64) {
+    fn network_stage_in<S: Width, const PF: bool>(&mut self, t: u64) {
         let mut filing = self.open_filing(t);
         let sent_from = filing.arrivals.len();
         if self.busy_in_order() {
-            let mut near = Lookahead::new(self.prefetch, &self.net_work, PREFETCH_AHEAD);
-            let mut far = Lookahead::new(self.prefetch, &self.net_work, 2 * PREFETCH_AHEAD);
+            let mut near = Lookahead::new(PF, &self.net_work, PREFETCH_AHEAD);
+            let mut far = Lookahead::new(PF, &self.net_work, 2 * PREFETCH_AHEAD);
             for wi in 0..self.net_work.len() {
                 let mut m = self.net_work[wi];
                 while m != 0 {
@@ -431,7 +449,7 @@ impl Routers {
         }
         // The flits sent this cycle are counted in their downstream buffers once every router
         // has popped its own (a slot's occupancy goes down before it goes up within a cycle).
-        let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
+        let dist = if PF { PREFETCH_AHEAD } else { 0 };
         for i in sent_from..filing.arrivals.len() {
             if let Some(&(y, _)) = ahead(&filing.arrivals, i, dist) {
                 let (r, l) = unvcr(y);
