@@ -203,8 +203,8 @@ pub struct Routers {
     pub(crate) credit_delay: u64,
     pub(crate) inject_latency: u64,
     pub(crate) width: u8,
-    /// Prefetch the state of the arrivals ahead ([`crate::prefetch`]): more routers than
-    /// [`PREFETCH_FROM`].
+    /// The stages' loops prefetch the state of the work a few items ahead
+    /// ([`crate::prefetch`]): more routers than [`PREFETCH_FROM`].
     pub(crate) prefetch: bool,
 }
 

@@ -16,16 +16,16 @@ use crate::work::{EJ_DIRTY, MC_DIRTY, VA_DIRTY, Width, Work};
 /// A cursor some routers ahead of a stage's walk over its set of routers with work (none
 /// when the fabric does not prefetch): it names the router whose state to prefetch
 /// ([`crate::prefetch`]). A hint only: a bit the walk changes meanwhile changes no result.
-struct Lookahead {
+struct Cursor {
     wi: usize,
     m: u64,
     on: bool,
 }
 
-impl Lookahead {
+impl Cursor {
     #[inline(always)]
-    fn new(on: bool, set: &[u64], distance: usize) -> Lookahead {
-        let mut a = Lookahead { wi: 0, m: set.first().copied().unwrap_or(0), on };
+    fn new(on: bool, set: &[u64], distance: usize) -> Cursor {
+        let mut a = Cursor { wi: 0, m: set.first().copied().unwrap_or(0), on };
         if on {
             for _ in 0..distance {
                 a.next(set);
@@ -46,6 +46,33 @@ impl Lookahead {
         let r = self.wi * 64 + self.m.trailing_zeros() as usize;
         self.m &= self.m - 1;
         Some(r)
+    }
+}
+
+/// What a stage's walk over its routers with work prefetches ahead of the router it is at:
+/// two cursors, the work register [`PREFETCH_AHEAD`] routers further, then the input VCs the
+/// stage will read (which the work register names).
+struct Lookahead {
+    near: Cursor,
+    far: Cursor,
+}
+
+impl Lookahead {
+    #[inline(always)]
+    fn new(on: bool, set: &[u64]) -> Lookahead {
+        Lookahead { near: Cursor::new(on, set, PREFETCH_AHEAD), far: Cursor::new(on, set, 2 * PREFETCH_AHEAD) }
+    }
+
+    /// The walk over `set` moves on by one router; `vcs` picks from a router's work register
+    /// the input VCs the stage reads.
+    #[inline(always)]
+    fn step<S: Width>(&mut self, rs: &Routers, set: &[u64], vcs: impl Fn(&Work<S>) -> S) {
+        if let Some(a) = self.far.next(set) {
+            prefetch(&S::w(rs)[a]);
+        }
+        if let Some(a) = self.near.next(set) {
+            rs.prefetch_vcs(a, vcs(&S::w(rs)[a]));
+        }
     }
 }
 
@@ -252,20 +279,13 @@ impl Routers {
     fn eject_stage_in<S: Width, const PF: bool>(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
         let mut filing = self.open_filing(t);
         if self.busy_in_order() {
-            let mut near = Lookahead::new(PF, &self.ej_work, PREFETCH_AHEAD);
-            let mut far = Lookahead::new(PF, &self.ej_work, 2 * PREFETCH_AHEAD);
+            let mut look = Lookahead::new(PF, &self.ej_work);
             for wi in 0..self.ej_work.len() {
                 let mut m = self.ej_work[wi];
                 while m != 0 {
                     let r = wi * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
-                    if let Some(a) = far.next(&self.ej_work) {
-                        prefetch(&S::w(self)[a]);
-                    }
-                    if let Some(a) = near.next(&self.ej_work) {
-                        let w = &S::w(self)[a];
-                        self.prefetch_vcs(a, w.ej_req | w.ejbid);
-                    }
+                    look.step::<S>(self, &self.ej_work, |w| w.ej_req | w.ejbid);
                     if !self.eject_router::<S>(r, t, ejected, &mut filing.credits) {
                         self.ej_work[wi] &= !(1 << (r & 63));
                     }
@@ -379,18 +399,17 @@ impl Routers {
     }
 
     fn after_injection_in<S: Width, E: RouterEnv>(&mut self, t: u64, env: &E) {
+        let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
         for i in 0..self.inj_front.len() {
-            if self.prefetch {
-                // Written a whole pass over the NICs ago: the VC's state two heads ahead, the
-                // packet of the head one ahead.
-                if let Some(&y) = self.inj_front.get(i + 2 * PREFETCH_AHEAD) {
-                    let (r, l) = unvcr(y);
-                    prefetch(&self.inputs.vcs[r * self.npv + l]);
-                }
-                if let Some(&y) = self.inj_front.get(i + PREFETCH_AHEAD) {
-                    let (r, l) = unvcr(y);
-                    env.prefetch(self.inputs.vcs[r * self.npv + l].front.packet);
-                }
+            // Written a whole pass over the NICs ago: the VC's state two heads ahead, the
+            // packet of the head one ahead.
+            if let Some(&y) = ahead(&self.inj_front, i, 2 * dist) {
+                let (r, l) = unvcr(y);
+                prefetch(&self.inputs.vcs[r * self.npv + l]);
+            }
+            if let Some(&y) = ahead(&self.inj_front, i, dist) {
+                let (r, l) = unvcr(y);
+                env.prefetch(self.inputs.vcs[r * self.npv + l].front.packet);
             }
             let (r, l) = unvcr(self.inj_front[i]);
             self.front_arrived::<S, E>(r, l, t, env);
@@ -425,20 +444,13 @@ impl Routers {
         let mut filing = self.open_filing(t);
         let sent_from = filing.arrivals.len();
         if self.busy_in_order() {
-            let mut near = Lookahead::new(PF, &self.net_work, PREFETCH_AHEAD);
-            let mut far = Lookahead::new(PF, &self.net_work, 2 * PREFETCH_AHEAD);
+            let mut look = Lookahead::new(PF, &self.net_work);
             for wi in 0..self.net_work.len() {
                 let mut m = self.net_work[wi];
                 while m != 0 {
                     let r = wi * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
-                    if let Some(a) = far.next(&self.net_work) {
-                        prefetch(&S::w(self)[a]);
-                    }
-                    if let Some(a) = near.next(&self.net_work) {
-                        let w = &S::w(self)[a];
-                        self.prefetch_vcs(a, w.va_req | w.bid);
-                    }
+                    look.step::<S>(self, &self.net_work, |w| w.va_req | w.bid);
                     if !self.network_router::<S>(r, t, &mut filing) {
                         self.net_work[wi] &= !(1 << (r & 63));
                     }
