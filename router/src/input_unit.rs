@@ -43,7 +43,7 @@ pub(crate) const ASYNC: u8 = 8;
 
 /// Occupancy levels whose histogram entries an input VC keeps in its own cache line (the
 /// others, for deeper buffers, in [`InputUnits::hist_hi`]).
-pub(crate) const HIST_INLINE: usize = 7;
+pub(crate) const HIST_INLINE: usize = 4;
 /// The in-line histogram entries are rebased to a new epoch this often (cycles), so that
 /// what they hold (durations since the epoch, less the start of an interval still open)
 /// stays within 32 bits.
@@ -51,15 +51,20 @@ pub(crate) const HIST_SPAN: u64 = 1 << 30;
 
 /// An input VC in one cache line: its front flit and how many flits it holds, where the
 /// packets behind the front one start in its ring, its occupancy (flits on their way
-/// included) and high-water mark, the front packet's route and grants, and the bottom of its
-/// occupancy histogram. Fields describing the last packet (`ovc`, `eject_ch`, `vc_mask`,
-/// `pkt_len`, `sa_ready`) keep their values after it has gone.
+/// included) and high-water mark, the front packet's route, rank and grants, and the bottom
+/// of its occupancy histogram. Fields describing the last packet (`ovc`, `eject_ch`,
+/// `vc_mask`, `pkt_len`, `sa_ready`, `key`, `birth`) keep their values after it has gone.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
 pub(crate) struct Vc {
     pub front: Flit,
     /// Earliest cycle of VC allocation (RC done), then of switch allocation (VA done).
     pub sa_ready: u64,
+    /// The front packet's creation cycle and priority key (set at RC), for the age and key
+    /// arbitration policies ([`Vc::rank`]): in the line route computation writes anyway, so
+    /// that routing a head touches no other line of the router's.
+    pub birth: u64,
+    pub key: u32,
     /// The ring slot of the first packet behind the front one, and how many there are.
     pub phead: u16,
     pub pkts: u16,
@@ -107,6 +112,11 @@ impl Vc {
     #[inline(always)]
     pub fn va_may_start(&self, t: u64) -> bool {
         self.flags & VA_OPEN != 0 || self.sa_ready <= t
+    }
+    /// The front packet's rank for the key and age arbitration policies: (key, birth).
+    #[inline(always)]
+    pub fn rank(&self) -> (u32, u64) {
+        (self.key, self.birth)
     }
 }
 
@@ -157,9 +167,6 @@ pub(crate) struct InputUnits {
     pub hist_base: Vec<u64>,
     /// [`HIST_SPAN`] (shorter in tests).
     pub hist_span: u64,
-    /// Front packet's priority key and creation cycle (set at RC), for the key and age
-    /// arbitration policies: kept apart from the control line, read only under contention.
-    pub rank: Vec<(u32, u64)>,
     pub stall_credit: Vec<u64>,
     pub stall_arb: Vec<u64>,
     /// Replicated packets' branches, per VC (allocated at the first such packet).
@@ -182,7 +189,6 @@ impl InputUnits {
             hist_epoch: 0,
             hist_base: Vec::new(),
             hist_span: HIST_SPAN,
-            rank: vec![(0, 0); n_vcs],
             stall_credit: vec![0; n_vcs],
             stall_arb: vec![0; n_vcs],
             branches: Vec::new(),
@@ -193,11 +199,7 @@ impl InputUnits {
 
     /// Bytes of state per input VC (for memory estimates before building).
     pub fn bytes_per_vc(depth: u16) -> usize {
-        std::mem::size_of::<Vc>()
-            + depth as usize * 4
-            + (depth as usize).saturating_sub(HIST_INLINE) * 8
-            + std::mem::size_of::<(u32, u64)>()
-            + 2 * 8
+        std::mem::size_of::<Vc>() + depth as usize * 4 + (depth as usize).saturating_sub(HIST_INLINE) * 8 + 2 * 8
     }
 
     /// Write `flit` behind the flits of VC `iv` (it becomes readable now); true if it is the
@@ -435,7 +437,6 @@ impl InputUnits {
             let b = HIST_INLINE;
             self.hist_base[vcs.start * b..vcs.end * b].copy_from_slice(&other.hist_base[vcs.start * b..vcs.end * b]);
         }
-        self.rank[vcs.clone()].copy_from_slice(&other.rank[vcs.clone()]);
         self.stall_credit[vcs.clone()].copy_from_slice(&other.stall_credit[vcs.clone()]);
         self.stall_arb[vcs.clone()].copy_from_slice(&other.stall_arb[vcs.clone()]);
         if !other.branches.is_empty() {

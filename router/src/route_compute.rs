@@ -75,6 +75,7 @@ impl Routers {
             c.front.flags |= FlitFlags::TAIL;
         }
         c.sa_ready = t + self.rc_delay;
+        (c.key, c.birth) = (meta.key, meta.birth);
         if unicast {
             c.out = if rd.ports == PortSet::LOCAL { LOCAL_OUT } else { rd.ports.bits().trailing_zeros() as u8 };
         } else {
@@ -84,7 +85,6 @@ impl Routers {
             }
             self.route_multicast(r, l, &rd);
         }
-        self.inputs.rank[iv] = (meta.key, meta.birth);
         if self.rc_delay == 0 {
             self.va_join::<S>(r, l);
         } else {

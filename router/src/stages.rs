@@ -391,7 +391,14 @@ impl Routers {
         true
     }
 
-    /// After the NICs' injections of cycle `t`: route computation for heads that reached the
+    /// Heads written with no latency wait for [`Routers::after_injection`].
+    #[inline(always)]
+    pub fn injected_heads(&self) -> bool {
+        !self.inj_front.is_empty()
+    }
+
+    /// After the NICs' injections of cycle `t` (all of them, or some: a head's route
+    /// computation reads only its router and packet): route computation for heads that reached the
     /// front of their injection VC (stage 2's route computation), and atomic allocation for
     /// the replicated packets among them that may take their branches at once.
     pub fn after_injection<E: RouterEnv>(&mut self, t: u64, env: &E) {
@@ -401,8 +408,9 @@ impl Routers {
     fn after_injection_in<S: Width, E: RouterEnv>(&mut self, t: u64, env: &E) {
         let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
         for i in 0..self.inj_front.len() {
-            // Written a whole pass over the NICs ago: the VC's state two heads ahead, the
-            // packet of the head one ahead.
+            // Written a whole pass over the NICs ago (when the fabric routes the heads after
+            // every NIC's injection): the VC's state two heads ahead, the packet of the head
+            // one ahead.
             if let Some(&y) = ahead(&self.inj_front, i, 2 * dist) {
                 let (r, l) = unvcr(y);
                 prefetch(&self.inputs.vcs[r * self.npv + l]);

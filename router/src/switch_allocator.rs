@@ -110,7 +110,7 @@ impl Routers {
     fn arbitrate_at<S: Width>(&self, r: usize, op: usize, want: S) -> Option<usize> {
         let base = r * self.npv;
         let inputs = &self.inputs;
-        self.outputs.sa_arb[op].arbitrate(self.params.arbiter, want, |l| inputs.rank[base + l])
+        self.outputs.sa_arb[op].arbitrate(self.params.arbiter, want, |l| inputs.vcs[base + l].rank())
     }
 
     /// Ejection channel `ch` of router `r` takes the next flit of the packet at local VC `l`
@@ -305,7 +305,7 @@ impl Routers {
     fn sa_winner<S: Width>(&self, r: usize, o: usize, want: S) -> Option<usize> {
         let base = r * self.npv;
         let inputs = &self.inputs;
-        self.outputs.sa_arb[r * self.np + o].arbitrate(self.params.arbiter, want, |l| inputs.rank[base + l])
+        self.outputs.sa_arb[r * self.np + o].arbitrate(self.params.arbiter, want, |l| inputs.vcs[base + l].rank())
     }
 
     /// The network output that picks first in switch allocation in cycle `t`: outputs take

@@ -80,7 +80,7 @@ impl Routers {
                     continue;
                 }
                 let inputs = &self.inputs;
-                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
+                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.vcs[base + l].rank()) else {
                     continue;
                 };
                 (req & !S::bit(l)).store_into(&mut self.scratch.req[o]);
@@ -183,7 +183,7 @@ impl Routers {
             while let Some(evc) = self.first_free_ejection_vc(r, ch) {
                 let want = S::w(self)[r].ej_req;
                 let inputs = &self.inputs;
-                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
+                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.vcs[base + l].rank()) else {
                     break;
                 };
                 self.outputs.va_arb[op].grant_accepted(self.npv, l);
@@ -237,7 +237,7 @@ impl Routers {
                 want.first()
             } else {
                 let inputs = &self.inputs;
-                let Some(l) = self.mc_arb[r].arbitrate(policy, want, |l| inputs.rank[base + l]) else {
+                let Some(l) = self.mc_arb[r].arbitrate(policy, want, |l| inputs.vcs[base + l].rank()) else {
                     break;
                 };
                 l

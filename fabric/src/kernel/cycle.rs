@@ -157,9 +157,14 @@ impl Fabric {
         }
         // NIC injection; NICs with nothing to do from the next cycle on leave the set, one
         // waiting out a start-up cost gets a timer. Then route computation for the heads
-        // written with no latency.
+        // written with no latency: each NIC's right after its injection, while their VCs and
+        // packets are in the caches (a head's route reads only its own router and packet, so
+        // when it runs among the other NICs' injections changes nothing); with probes, faults
+        // or external routers, after every NIC's.
         {
-            let Fabric { step, nics, packets, counters, routers, probes, rtl, .. } = self;
+            let Fabric { step, nics, packets, counters, routers, probes, rtl, topo, faults, wiring, .. } = self;
+            let route_each = probes.is_empty() && faults.is_none() && rtl.is_none();
+            let class_mask = wiring.class_mask;
             let mut ports = super::cosim::Injection { routers, rtl: rtl.as_deref_mut() };
             let Stepper { nic_active, in_active, timers, inject_log, .. } = step;
             let mut log = (!probes.is_empty()).then_some(inject_log);
@@ -172,6 +177,9 @@ impl Fabric {
                     nics.prefetch_injection(m, ports.routers);
                 }
                 let injected = nics.inject(NodeId(n), t, &mut ports, packets, log.as_deref_mut());
+                if route_each && ports.routers.injected_heads() {
+                    ports.routers.after_injection(t, &Env { topo, packets, class_mask, faults: None });
+                }
                 counters.flits_injected += injected.flits as u64;
                 let next = injected.next;
                 if next == Some(t + 1) {
