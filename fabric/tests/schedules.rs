@@ -254,6 +254,32 @@ impl Case {
         }
     }
 
+    /// One of size `size` with key arbitration, 2 VCs of 4 flits, 2-flit packets, all-port
+    /// NICs and no start-up costs, run to its end.
+    fn plain(kind: TopologyKind, size: u32, switching: Switching, pipeline: Pipeline, load: Load) -> Case {
+        Case {
+            kind,
+            sizes: vec![size],
+            switching,
+            pipeline,
+            arbiter: ArbiterPolicy::Key,
+            vcs: 2,
+            buffer: 4,
+            flits: 2,
+            ports: PortModel::All,
+            dateline: false,
+            startup: 0,
+            copy: 0,
+            nu: 0,
+            injection: InjectionVc::RoundRobin,
+            ejection_vcs: None,
+            va_policy: VaPolicy::RoundRobin,
+            load,
+            max_cycles: u64::MAX / 4,
+            hist_span: None,
+        }
+    }
+
     fn valid(&self) -> bool {
         let spec = self.spec();
         let load_ok = match self.load {
@@ -301,25 +327,18 @@ proptest! {
 #[test]
 fn a_deadlock_is_found_and_reported_the_same_way() {
     let c = Case {
-        kind: TopologyKind::Torus,
-        sizes: vec![8],
-        switching: Switching::Wormhole,
-        pipeline: Pipeline::REALISTIC,
-        arbiter: ArbiterPolicy::Key,
         vcs: 1,
         buffer: 2,
         flits: 8,
         ports: PortModel::K(1),
-        dateline: false,
-        startup: 0,
-        copy: 0,
-        nu: 0,
-        injection: InjectionVc::RoundRobin,
-        ejection_vcs: None,
-        va_policy: VaPolicy::RoundRobin,
-        load: Load::Traffic { pattern: Pattern::Tornado, rate: 0.3, cycles: 2000, seed: 1 },
-        max_cycles: u64::MAX / 4,
         hist_span: Some(7),
+        ..Case::plain(
+            TopologyKind::Torus,
+            8,
+            Switching::Wormhole,
+            Pipeline::REALISTIC,
+            Load::Traffic { pattern: Pattern::Tornado, rate: 0.3, cycles: 2000, seed: 1 },
+        )
     };
     let (end, busy) = c.run(Schedule::Busy, false, 1);
     assert_eq!(end, Ending::Deadlock);
@@ -330,5 +349,34 @@ fn a_deadlock_is_found_and_reported_the_same_way() {
         let (e, other) = c.run(schedule, shuffle, parts);
         assert_eq!(e, Ending::Deadlock);
         assert_eq!(other, busy, "{schedule:?} shuffled {shuffle} {parts} parts");
+    }
+}
+
+/// A fabric large enough to prefetch (more than 128 routers), with links of one cycle (the
+/// stage that sends a flit also writes it into its buffer) and without: every schedule,
+/// observed or not, split or not, leaves the same state, under load and with a broadcast
+/// the routers replicate, stopped in mid-flight by the cycle limit and run to the end.
+#[test]
+fn a_large_fabric_leaves_the_same_state_under_every_schedule() {
+    for (pipeline, load, max_cycles) in [
+        (Pipeline::IDEAL, Load::Traffic { pattern: Pattern::Uniform, rate: 0.3, cycles: 120, seed: 3 }, u64::MAX / 4),
+        (Pipeline::IDEAL, Load::Traffic { pattern: Pattern::Uniform, rate: 0.3, cycles: 120, seed: 4 }, 77),
+        (Pipeline::REALISTIC, Load::Traffic { pattern: Pattern::Uniform, rate: 0.2, cycles: 120, seed: 5 }, u64::MAX / 4),
+        (Pipeline::IDEAL, Load::Broadcast { replication: Replication::Sync, va: MulticastVa::Atomic }, u64::MAX / 4),
+    ] {
+        let c = Case { max_cycles, ..Case::plain(TopologyKind::Hypercube, 8, Switching::StoreAndForward, pipeline, load) };
+        assert!(c.valid(), "{c:?}");
+        let (end, busy) = c.run(Schedule::Busy, false, 1);
+        let mut others = vec![("all", c.run(Schedule::All, false, 1)), ("observed", c.run_observed())];
+        if matches!(c.load, Load::Traffic { .. }) {
+            others.push(("split", c.run(Schedule::Busy, false, 2)));
+        }
+        for (name, (e, other)) in others {
+            assert_eq!(e, end, "{name} {c:?}");
+            if other != busy {
+                let first = busy.lines().zip(other.lines()).find(|(a, b)| a != b);
+                panic!("{c:?}\n{name}: first difference:\n busy: {:?}\n {name}: {:?}", first.map(|p| p.0), first.map(|p| p.1));
+            }
+        }
     }
 }

@@ -298,10 +298,11 @@ impl Routers {
     }
 
     /// A stage reaches router `r` soon: a hint to load the state of its input VCs in `vcs`
-    /// (the first eight).
+    /// (the first sixteen: a 16-cube's ejection stage has that many requesters, and more
+    /// hints than that at once fill the core's miss buffers).
     #[inline(always)]
     fn prefetch_vcs<S: Width>(&self, r: usize, vcs: S) {
-        for l in members(vcs).take(8) {
+        for l in members(vcs).take(16) {
             prefetch(&self.inputs.vcs[r * self.npv + l]);
         }
     }
@@ -440,6 +441,70 @@ impl Routers {
     /// allocation with crossbar traversal (flits onto their links, credits for the slots
     /// they free back upstream).
     pub fn network_stage(&mut self, t: u64) {
+        let (filing, sent_from) = self.network_walk(t);
+        // The flits sent this cycle are counted in their downstream buffers once every router
+        // has popped its own (a slot's occupancy goes down before it goes up within a cycle).
+        let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
+        for i in sent_from..filing.arrivals.len() {
+            if let Some(&(y, _)) = ahead(&filing.arrivals, i, dist) {
+                let (r, l) = unvcr(y);
+                prefetch(&self.inputs.vcs[r * self.npv + l]);
+            }
+            let (r, l) = unvcr(filing.arrivals[i].0);
+            self.count_in(r * self.npv + l, t);
+        }
+        self.close_filing(t, filing);
+    }
+
+    /// May stage 2 of a cycle end with its flits' arrivals ([`Routers::network_stage_arriving`])?
+    /// With links of one cycle (a flit sent in `t` is readable in `t + 1`, and nothing else
+    /// happens to its buffer in between), walked in id order with no probes to see a
+    /// buffer at the end of a cycle. The fabric adds its own conditions: nothing between
+    /// the cycles that a route computation reads may change (no faults to apply).
+    pub fn arrive_early_on(&self) -> bool {
+        self.link_latency == 1 && self.busy_in_order()
+    }
+
+    /// [`Routers::network_stage`], then what [`Routers::begin_cycle`] of `t + 1` would do
+    /// with the flits it sent (written into their buffers, heads that reach a front routed
+    /// by `env` as in `t + 1`), each right after it is counted in its buffer: the buffer's
+    /// state is read once for both, not once at the end of this cycle and again, out of the
+    /// caches in a large fabric, at the start of the next. The same results as the stage and
+    /// the next cycle's arrivals ([`Routers::arrive_early_on`]).
+    pub fn network_stage_arriving<E: RouterEnv>(&mut self, t: u64, env: &E) {
+        debug_assert!(self.arrive_early_on());
+        let (filing, sent_from) = self.network_walk(t);
+        if self.narrow() {
+            self.arrive_sent::<u64, E>(t, filing, sent_from, env);
+        } else {
+            self.arrive_sent::<u128, E>(t, filing, sent_from, env);
+        }
+    }
+
+    /// The flits `filing.arrivals[sent_from..]` sent in cycle `t` over links of one cycle:
+    /// counted in their buffers, then arrived as in `t + 1`, and out of the delay line.
+    fn arrive_sent<S: Width, E: RouterEnv>(&mut self, t: u64, mut filing: Filing, sent_from: usize, env: &E) {
+        let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
+        for i in sent_from..filing.arrivals.len() {
+            if let Some(&(y, next)) = ahead(&filing.arrivals, i, dist) {
+                let (r, l) = unvcr(y);
+                prefetch(&self.inputs.vcs[r * self.npv + l]);
+                if next.is_head() {
+                    env.prefetch(next.packet);
+                }
+            }
+            let (x, flit) = filing.arrivals[i];
+            let (r, l) = unvcr(x);
+            self.count_in(r * self.npv + l, t);
+            self.arrive::<S, E>(r, l, flit, t + 1, env);
+        }
+        filing.arrivals.truncate(sent_from);
+        self.close_filing(t, filing);
+    }
+
+    /// Stage 2's evaluation of its routers in cycle `t`: the delay-line slots it filed into,
+    /// still open, and where its flits start among their arrivals.
+    fn network_walk(&mut self, t: u64) -> (Filing, usize) {
         match (self.narrow(), self.prefetch) {
             (true, false) => self.network_stage_in::<u64, false>(t),
             (true, true) => self.network_stage_in::<u64, true>(t),
@@ -448,7 +513,7 @@ impl Routers {
         }
     }
 
-    fn network_stage_in<S: Width, const PF: bool>(&mut self, t: u64) {
+    fn network_stage_in<S: Width, const PF: bool>(&mut self, t: u64) -> (Filing, usize) {
         let mut filing = self.open_filing(t);
         let sent_from = filing.arrivals.len();
         if self.busy_in_order() {
@@ -467,18 +532,7 @@ impl Routers {
         } else {
             self.visit(true, |rs, r| rs.network_router::<S>(r, t, &mut filing));
         }
-        // The flits sent this cycle are counted in their downstream buffers once every router
-        // has popped its own (a slot's occupancy goes down before it goes up within a cycle).
-        let dist = if PF { PREFETCH_AHEAD } else { 0 };
-        for i in sent_from..filing.arrivals.len() {
-            if let Some(&(y, _)) = ahead(&filing.arrivals, i, dist) {
-                let (r, l) = unvcr(y);
-                prefetch(&self.inputs.vcs[r * self.npv + l]);
-            }
-            let (r, l) = unvcr(filing.arrivals[i].0);
-            self.count_in(r * self.npv + l, t);
-        }
-        self.close_filing(t, filing);
+        (filing, sent_from)
     }
 
     /// Stage 2 in router `r`. True while it has work there.

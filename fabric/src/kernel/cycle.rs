@@ -199,8 +199,22 @@ impl Fabric {
             self.routers.after_injection(t, &env);
         }
         self.settle_faulty_routes();
-        // Stage 2: the flits that cross go onto their links, their credits back upstream.
-        self.routers.network_stage(t);
+        // Stage 2: the flits that cross go onto their links, their credits back upstream;
+        // over links of one cycle, into their buffers too (`Routers::network_stage_arriving`)
+        // unless probes look at the buffers at the end of the cycle, faults may change the
+        // routes before the next, or there is no next (the run stops at its cycle limit
+        // with them on their links).
+        if self.probes.is_empty()
+            && self.faults.is_none()
+            && self.rtl.is_none()
+            && t + 1 < self.spec.max_cycles
+            && self.routers.arrive_early_on()
+        {
+            let env = Env { topo: &self.topo, packets: &self.packets, class_mask: self.wiring.class_mask, faults: None };
+            self.routers.network_stage_arriving(t, &env);
+        } else {
+            self.routers.network_stage(t);
+        }
         if let Some(f) = self.faults.as_mut() {
             f.departed(&self.routers.departures, self.routers.ports());
             if self.probes.is_empty() {
