@@ -482,16 +482,19 @@ impl Routers {
     }
 
     /// The flits `filing.arrivals[sent_from..]` sent in cycle `t` over links of one cycle:
-    /// counted in their buffers, then arrived as in `t + 1`, and out of the delay line.
+    /// counted in their buffers, then arrived as in `t + 1`, and out of the delay line. A
+    /// large fabric prefetches a buffer 2 × [`PREFETCH_AHEAD`] flits ahead, a head's packet [`PREFETCH_AHEAD`].
     fn arrive_sent<S: Width, E: RouterEnv>(&mut self, t: u64, mut filing: Filing, sent_from: usize, env: &E) {
         let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
         for i in sent_from..filing.arrivals.len() {
-            if let Some(&(y, next)) = ahead(&filing.arrivals, i, dist) {
+            if let Some(&(y, _)) = ahead(&filing.arrivals, i, 2 * dist) {
                 let (r, l) = unvcr(y);
                 prefetch(&self.inputs.vcs[r * self.npv + l]);
-                if next.is_head() {
-                    env.prefetch(next.packet);
-                }
+            }
+            if let Some(&(_, next)) = ahead(&filing.arrivals, i, dist)
+                && next.is_head()
+            {
+                env.prefetch(next.packet);
             }
             let (x, flit) = filing.arrivals[i];
             let (r, l) = unvcr(x);
