@@ -16,6 +16,11 @@
 //!  end_cycle(t):      credits due in t + 1 become visible (what a probe reads at the end of t)
 //! ```
 //!
+//! Where nothing can tell (no probes), the fabric moves work from one stage to a neighbouring
+//! one when that reads a cache line once instead of twice: `after_injection` for each NIC's
+//! heads right after its injection, and over links of one cycle the flits' arrival of
+//! `begin_cycle(t + 1)` at the end of `network_stage(t)` ([`Routers::network_stage_arriving`]).
+//!
 //! Every rule (routing, allocation, replication, credits) is one function, in the file
 //! named after its hardware. What is scheduling, not a rule: which routers a stage visits.
 //! Under [`Schedule::Busy`] each router keeps registers of its input VCs by what they wait
