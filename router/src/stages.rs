@@ -399,9 +399,9 @@ impl Routers {
     }
 
     /// After the NICs' injections of cycle `t` (all of them, or some: a head's route
-    /// computation reads only its router and packet): route computation for heads that reached the
-    /// front of their injection VC (stage 2's route computation), and atomic allocation for
-    /// the replicated packets among them that may take their branches at once.
+    /// computation reads only its router and packet): route computation for heads that
+    /// reached the front of their injection VC (stage 2's route computation), and atomic
+    /// allocation for the replicated packets among them that may take their branches at once.
     pub fn after_injection<E: RouterEnv>(&mut self, t: u64, env: &E) {
         if self.narrow() { self.after_injection_in::<u64, E>(t, env) } else { self.after_injection_in::<u128, E>(t, env) }
     }
@@ -483,7 +483,8 @@ impl Routers {
 
     /// The flits `filing.arrivals[sent_from..]` sent in cycle `t` over links of one cycle:
     /// counted in their buffers, then arrived as in `t + 1`, and out of the delay line. A
-    /// large fabric prefetches a buffer 2 × [`PREFETCH_AHEAD`] flits ahead, a head's packet [`PREFETCH_AHEAD`].
+    /// large fabric prefetches a buffer 2 × [`PREFETCH_AHEAD`] flits ahead, a head's packet
+    /// [`PREFETCH_AHEAD`].
     fn arrive_sent<S: Width, E: RouterEnv>(&mut self, t: u64, mut filing: Filing, sent_from: usize, env: &E) {
         let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
         for i in sent_from..filing.arrivals.len() {
