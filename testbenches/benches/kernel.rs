@@ -1,4 +1,4 @@
-//! Kernel benchmarks (issue 2, item 8). Each scenario is measured twice, once with
+//! Kernel benchmarks (`docs/performance.md`). Each scenario is measured twice, once with
 //! criterion's throughput in simulated cycles and once in flit-hops, so the report shows
 //! both rates. Fabrics are built outside the timed part.
 //!
