@@ -60,7 +60,9 @@ impl Routers {
             rest &= rest - 1;
             let op = r * self.np + o;
             let mut order = [0u8; 16];
-            self.outputs.offer_order(self.params.va_policy, op, v, true, &mut order);
+            if v > 1 {
+                self.outputs.offer_order(self.params.va_policy, op, v, true, &mut order);
+            }
             for &vc in &order[..v] {
                 let vc = vc as usize;
                 if self.outputs.ovs[op * v + vc].owner != FREE {
@@ -121,6 +123,9 @@ impl Routers {
     fn first_free_vc(&self, op: usize, mask: u16) -> Option<usize> {
         let v = self.nv;
         let free = |vc: usize| mask & (1 << vc) != 0 && self.outputs.ovs[op * v + vc].owner == FREE;
+        if v == 1 {
+            return free(0).then_some(0);
+        }
         match self.params.va_policy {
             crate::params::VaPolicy::Lowest => (0..v).find(|&vc| free(vc)),
             crate::params::VaPolicy::RoundRobin => {
@@ -139,6 +144,9 @@ impl Routers {
     #[inline]
     fn first_free_ejection_vc(&self, r: usize, ch: usize) -> Option<usize> {
         let (e, n) = ((r * self.nk + ch) * self.ejv, self.ejv);
+        if n == 1 {
+            return (self.outputs.ej_owner[e] == FREE).then_some(0);
+        }
         // No credits to compare: `most-credits` offers the lowest, like `lowest`.
         let first = if self.params.va_policy == crate::params::VaPolicy::RoundRobin {
             self.outputs.vc_next[r * self.np + self.nnet + ch] as usize
@@ -180,7 +188,9 @@ impl Routers {
             let ch = free.trailing_zeros() as usize;
             free &= free - 1;
             let op = r * self.np + self.nnet + ch;
-            while let Some(evc) = self.first_free_ejection_vc(r, ch) {
+            // Until the channel is full (no free VC left; a grant may fill it).
+            while S::w(self)[r].ej_full & (1 << ch) == 0 {
+                let evc = self.first_free_ejection_vc(r, ch).expect("a channel not full has a free VC");
                 let want = S::w(self)[r].ej_req;
                 let inputs = &self.inputs;
                 let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.vcs[base + l].rank()) else {
