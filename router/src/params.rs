@@ -144,7 +144,8 @@ impl InjectionVc {
         if !flit_is_head || self == InjectionVc::Vc0 {
             return room(cur).then_some(cur);
         }
-        (1..=vcs).map(|k| (cur + k) % vcs).find(|&vc| room(vc))
+        debug_assert!(cur < vcs, "injection VC {cur} of {vcs}");
+        (1..=vcs).map(|k| if cur + k >= vcs { cur + k - vcs } else { cur + k }).find(|&vc| room(vc))
     }
     pub fn parse(s: &str) -> Option<InjectionVc> {
         match s {

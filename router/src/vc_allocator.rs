@@ -208,7 +208,7 @@ impl Routers {
     fn grant_ejection<S: Width>(&mut self, r: usize, l: usize, ch: usize, evc: usize, t: u64) {
         let e = (r * self.nk + ch) * self.ejv;
         self.outputs.ej_owner[e + evc] = l as u8;
-        if self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE) {
+        if self.ejv == 1 || self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE) {
             S::w_mut(self)[r].ej_full |= 1 << ch;
         }
         self.outputs.vc_granted(r * self.np + self.nnet + ch, evc, self.ejv);
