@@ -4,7 +4,6 @@
 
 use crate::flit::Flit;
 use crate::ids::NodeId;
-use crate::output_unit::FREE;
 use crate::params::Switching;
 use crate::prefetch::{PREFETCH_AHEAD, ahead, prefetch};
 use crate::route_compute::RouterEnv;
@@ -96,8 +95,7 @@ impl Routers {
         }
         let mut full = 0u64;
         for ch in 0..self.nk {
-            let e = (r * self.nk + ch) * self.ejv;
-            if self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE) {
+            if self.ejection_channel_full(r, ch) {
                 full |= 1 << ch;
             }
         }
@@ -458,8 +456,8 @@ impl Routers {
 
     /// May stage 2 of a cycle end with its flits' arrivals ([`Routers::network_stage_arriving`])?
     /// With links of one cycle (a flit sent in `t` is readable in `t + 1`, and nothing else
-    /// happens to its buffer in between), walked in id order with no probes to see a
-    /// buffer at the end of a cycle. The fabric adds its own conditions: nothing between
+    /// happens to its buffer in between) and the routers walked in id order. The fabric adds
+    /// its own conditions: no probes to see a buffer at the end of a cycle, nothing between
     /// the cycles that a route computation reads may change (no faults to apply).
     pub fn arrive_early_on(&self) -> bool {
         self.link_latency == 1 && self.busy_in_order()

@@ -59,6 +59,8 @@ impl Routers {
             let o = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             let op = r * self.np + o;
+            // A port of one VC offers it (`offer_order` is not called for that either in
+            // `first_free_vc`).
             let mut order = [0u8; 16];
             if v > 1 {
                 self.outputs.offer_order(self.params.va_policy, op, v, true, &mut order);
@@ -156,6 +158,26 @@ impl Routers {
         (0..n).map(|k| if first + k >= n { first + k - n } else { first + k }).find(|&vc| self.outputs.ej_owner[e + vc] == FREE)
     }
 
+    /// Is every ejection VC of channel `ch` of router `r` held? (What the channel's bit in
+    /// the work register's `ej_full` says.)
+    #[inline(always)]
+    pub(crate) fn ejection_channel_full(&self, r: usize, ch: usize) -> bool {
+        let e = (r * self.nk + ch) * self.ejv;
+        self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE)
+    }
+
+    /// Ejection VC `evc` of channel `ch` of router `r` is taken by local VC `l`: held, the
+    /// channel full if it was its last free VC, the round-robin offer on after it.
+    #[inline(always)]
+    fn take_ejection_vc<S: Width>(&mut self, r: usize, l: usize, ch: usize, evc: usize) {
+        self.outputs.ej_owner[(r * self.nk + ch) * self.ejv + evc] = l as u8;
+        // A channel of one VC is full now; one of several when this was its last free VC.
+        if self.ejv == 1 || self.ejection_channel_full(r, ch) {
+            S::w_mut(self)[r].ej_full |= 1 << ch;
+        }
+        self.outputs.vc_granted(r * self.np + self.nnet + ch, evc, self.ejv);
+    }
+
     /// Output VC `vc` of network output `o` of router `r` goes to local VC `l` in cycle `t`.
     #[inline(always)]
     fn grant_output_vc<S: Width>(&mut self, r: usize, l: usize, o: usize, vc: usize, t: u64) {
@@ -206,12 +228,7 @@ impl Routers {
     /// Ejection VC `evc` of channel `ch` of router `r` goes to local VC `l` in cycle `t`.
     #[inline(always)]
     fn grant_ejection<S: Width>(&mut self, r: usize, l: usize, ch: usize, evc: usize, t: u64) {
-        let e = (r * self.nk + ch) * self.ejv;
-        self.outputs.ej_owner[e + evc] = l as u8;
-        if self.ejv == 1 || self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE) {
-            S::w_mut(self)[r].ej_full |= 1 << ch;
-        }
-        self.outputs.vc_granted(r * self.np + self.nnet + ch, evc, self.ejv);
+        self.take_ejection_vc::<S>(r, l, ch, evc);
         let iv = r * self.npv + l;
         let c = &mut self.inputs.vcs[iv];
         c.flags |= VA_OPEN;
@@ -273,12 +290,7 @@ impl Routers {
             if b.pending.contains(PortSet::LOCAL) {
                 let ch = free_ch.trailing_zeros() as usize;
                 let evc = self.first_free_ejection_vc(r, ch).expect("a channel not full has a free VC");
-                let e = (r * self.nk + ch) * self.ejv;
-                self.outputs.ej_owner[e + evc] = l as u8;
-                if self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE) {
-                    S::w_mut(self)[r].ej_full |= 1 << ch;
-                }
-                self.outputs.vc_granted(pbase + self.nnet + ch, evc, self.ejv);
+                self.take_ejection_vc::<S>(r, l, ch, evc);
                 let c = &mut self.inputs.vcs[iv];
                 (c.eject_ch, c.eject_vc) = (ch as u8, evc as u8);
                 self.log_va(r, l, self.nnet + ch, evc);
