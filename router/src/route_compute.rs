@@ -59,6 +59,7 @@ pub trait RouterEnv {
 impl Routers {
     /// Route computation for the head at the front of idle input VC `l` of router `r` in
     /// cycle `t`.
+    #[inline(always)]
     pub(crate) fn route_front<S: Width, E: RouterEnv>(&mut self, r: usize, l: usize, t: u64, env: &E) {
         let iv = r * self.npv + l;
         let head = self.inputs.vcs[iv].front;

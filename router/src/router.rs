@@ -447,6 +447,13 @@ impl Routers {
         self.wheel.slot(at).credits.push(x);
     }
 
+    /// Allocate the state of replicated packets, as the first one routed does (which takes
+    /// the general VC allocation in routers of one VC a port).
+    #[doc(hidden)]
+    pub fn start_multicast_by_hand(&mut self) {
+        self.start_multicast();
+    }
+
     /// Set the credits of output VC `vc` of output port `op`.
     #[doc(hidden)]
     pub fn set_credits_by_hand(&mut self, op: usize, vc: usize, credits: u16) {

@@ -213,7 +213,7 @@ impl Routers {
     }
 
     /// Input VC `l` of router `r` was empty and has a flit at its front in cycle `t`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn front_arrived<S: Width, E: RouterEnv>(&mut self, r: usize, l: usize, t: u64, env: &E) {
         if !self.inputs.vcs[r * self.npv + l].routed() {
             self.route_front::<S, E>(r, l, t, env);

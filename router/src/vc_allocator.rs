@@ -39,6 +39,10 @@ impl Routers {
                 return;
             }
         }
+        if v == 1 && !self.has_mc::<S>() {
+            self.allocate_single_vcs::<S>(r, t, waiting);
+            return;
+        }
         let mut outs = 0u64;
         for l in members(waiting) {
             // Branches still owed the front flit and holding no VC (a branch that has sent its
@@ -96,6 +100,43 @@ impl Routers {
             if self.lacking(base + l).network().is_empty() {
                 S::w_mut(self)[r].va_req &= !S::bit(l);
             }
+        }
+    }
+
+    /// [`Routers::allocate_network_vcs`] at ports of one VC in routers that replicate no
+    /// packet (every requester unicast): a requester asks for the one VC of its output port
+    /// if that VC is free and its mask allows it, and each port's arbiter picks among those
+    /// asking. The grants of the general loop, without its offer order and its request set
+    /// per VC.
+    #[inline(always)]
+    fn allocate_single_vcs<S: Width>(&mut self, r: usize, t: u64, waiting: S) {
+        let base = r * self.npv;
+        let pbase = r * self.np;
+        let mut outs = 0u64;
+        for l in members(waiting) {
+            let c = &self.inputs.vcs[base + l];
+            debug_assert!(!c.multicast(), "router {r} VC {l}: a replicated packet before the multicast state");
+            let o = c.out as usize;
+            if c.granted() || c.vc_mask & 1 == 0 || self.outputs.ovs[pbase + o].owner != FREE {
+                continue;
+            }
+            if outs & (1 << o) == 0 {
+                outs |= 1 << o;
+                S::ZERO.store_into(&mut self.scratch.req[o]);
+            }
+            S::insert_into(&mut self.scratch.req[o], l);
+        }
+        let policy = self.params.arbiter;
+        while outs != 0 {
+            let o = outs.trailing_zeros() as usize;
+            outs &= outs - 1;
+            let want = S::load(self.scratch.req[o]);
+            let inputs = &self.inputs;
+            let l = self.outputs.va_arb[pbase + o]
+                .arbitrate(policy, want, |l| inputs.vcs[base + l].rank())
+                .expect("a port asked for has a winner");
+            self.grant_output_vc::<S>(r, l, o, 0, t);
+            S::w_mut(self)[r].va_req &= !S::bit(l);
         }
     }
 

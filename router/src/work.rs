@@ -178,7 +178,7 @@ impl Routers {
 
     /// Routed input VC `l` of router `r` may now be allocated what it lacks (its `rc_delay`
     /// passed): it joins the requesters of the allocations that give it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn va_join<S: Width>(&mut self, r: usize, l: usize) {
         let iv = r * self.npv + l;
         let c = self.inputs.vcs[iv];
@@ -278,7 +278,7 @@ impl Routers {
 
     /// Input VC `l` of router `r` was granted its output VC or channel in cycle `t`: it may
     /// bid from `t + va_delay`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn granted<S: Width>(&mut self, r: usize, l: usize, t: u64) {
         if self.va_delay == 0 {
             self.check_bid::<S>(r, l, t);
