@@ -17,9 +17,11 @@ pub struct Arbiter {
 impl Arbiter {
     /// The winner among `requests` (non-empty for a grant). `rank(vc)` gives a requester's
     /// (priority key, creation cycle) for the key and age policies; ties go to the first
-    /// requester at or after the round-robin pointer.
+    /// requester at or after the round-robin pointer. That is [`Arbiter::pick`] among
+    /// [`best_ranked`]: an allocator that grants several times over a shrinking set of
+    /// requesters may keep the best-ranked set between its grants.
     #[inline]
-    pub fn arbitrate<S: VcBits>(&self, policy: ArbiterPolicy, requests: S, mut rank: impl FnMut(usize) -> (u32, u64)) -> Option<usize> {
+    pub fn arbitrate<S: VcBits>(&self, policy: ArbiterPolicy, requests: S, rank: impl FnMut(usize) -> (u32, u64)) -> Option<usize> {
         if requests.is_empty() {
             return None;
         }
@@ -27,33 +29,53 @@ impl Arbiter {
             // A single requester wins under every policy.
             return Some(requests.first());
         }
-        let rotated = requests.rotate_right(self.ptr as u32);
-        let first = |m: S| (m.first() + self.ptr as usize) % S::WIDTH;
-        match policy {
-            ArbiterPolicy::Fixed => Some(requests.first()),
-            ArbiterPolicy::RoundRobin => Some(first(rotated)),
-            ArbiterPolicy::Oldest | ArbiterPolicy::Key => {
-                let mut best: Option<(usize, (u32, u64))> = None;
-                let mut m = rotated;
-                while !m.is_empty() {
-                    let who = first(m);
-                    m = m.without_first();
-                    let (key, birth) = rank(who);
-                    let r = if policy == ArbiterPolicy::Key { (key, birth) } else { (0, birth) };
-                    if best.is_none_or(|(_, b)| r < b) {
-                        best = Some((who, r));
-                    }
-                }
-                best.map(|(w, _)| w)
-            }
-        }
+        self.pick(policy, best_ranked(policy, requests, rank))
     }
 
+    /// The winner among `best`, requesters of the best rank ([`best_ranked`]): the lowest
+    /// under the fixed policy, else the first at or after the round-robin pointer.
+    #[inline]
+    pub fn pick<S: VcBits>(&self, policy: ArbiterPolicy, best: S) -> Option<usize> {
+        if best.is_empty() {
+            return None;
+        }
+        if best.is_single() || policy == ArbiterPolicy::Fixed {
+            return Some(best.first());
+        }
+        Some((best.rotate_right(self.ptr as u32).first() + self.ptr as usize) % S::WIDTH)
+    }
     /// Record that `winner` used its grant: round-robin priority passes to the next VC.
     #[inline]
     pub fn grant_accepted(&mut self, n: usize, winner: usize) {
         let next = winner + 1;
         self.ptr = if next >= n { 0 } else { next as u8 };
+    }
+}
+
+/// The requesters of `requests` with the best rank under `policy`: the least (priority key,
+/// creation cycle) under the key policy, the least creation cycle under the age policy, all
+/// of them under the round-robin and fixed policies (which rank no one).
+#[inline]
+pub fn best_ranked<S: VcBits>(policy: ArbiterPolicy, requests: S, mut rank: impl FnMut(usize) -> (u32, u64)) -> S {
+    match policy {
+        ArbiterPolicy::Fixed | ArbiterPolicy::RoundRobin => requests,
+        ArbiterPolicy::Oldest | ArbiterPolicy::Key => {
+            let mut best = (u32::MAX, u64::MAX);
+            let mut set = S::ZERO;
+            let mut m = requests;
+            while !m.is_empty() {
+                let who = m.first();
+                m = m.without_first();
+                let (key, birth) = rank(who);
+                let r = if policy == ArbiterPolicy::Key { (key, birth) } else { (0, birth) };
+                match r.cmp(&best) {
+                    std::cmp::Ordering::Less => (best, set) = (r, S::bit(who)),
+                    std::cmp::Ordering::Equal => set |= S::bit(who),
+                    std::cmp::Ordering::Greater => {}
+                }
+            }
+            set
+        }
     }
 }
 
@@ -117,6 +139,48 @@ mod tests {
             let a = Arbiter { ptr };
             let rank = |w: usize| ((w as u32 * 7) % 5, (w as u64 * 3) % 4);
             prop_assert_eq!(a.arbitrate(policy, reqs, rank), a.arbitrate(policy, reqs as u128, rank));
+        }
+
+        /// The winner is the requester of least rank (key and creation cycle under the key
+        /// policy, creation cycle under the age policy, none under the others), ties to the
+        /// nearest at or after the pointer (the lowest under the fixed policy): computed here
+        /// from the rule, not from the arbiter's code.
+        #[test]
+        fn the_winner_is_the_least_ranked_then_the_nearest(reqs in 1u64..(1 << 16), ptr in 0u8..16, pol in 0usize..4) {
+            let policy = [ArbiterPolicy::RoundRobin, ArbiterPolicy::Fixed, ArbiterPolicy::Oldest, ArbiterPolicy::Key][pol];
+            let rank = |w: usize| ((w as u32 * 7) % 3, (w as u64 * 5) % 4);
+            let order = |w: usize| {
+                let (key, birth) = rank(w);
+                let distance = if policy == ArbiterPolicy::Fixed { w } else { (w + 64 - ptr as usize) % 64 };
+                match policy {
+                    ArbiterPolicy::Key => (key as u64, birth, distance),
+                    ArbiterPolicy::Oldest => (0, birth, distance),
+                    _ => (0, 0, distance),
+                }
+            };
+            let expected = (0..16).filter(|w| reqs & 1 << w != 0).min_by_key(|&w| order(w));
+            prop_assert_eq!(Arbiter { ptr }.arbitrate(policy, reqs, rank), expected);
+        }
+
+        /// Arbiters that grant one after another from a shrinking set of requesters (an
+        /// allocator's channels) may keep the best-ranked set between grants: each picks
+        /// what it would pick among all that are left.
+        #[test]
+        fn the_best_ranked_set_may_be_kept_between_grants(reqs in 1u64..(1 << 16), ptrs in proptest::collection::vec(0u8..16, 1..8), pol in 0usize..4) {
+            let policy = [ArbiterPolicy::RoundRobin, ArbiterPolicy::Fixed, ArbiterPolicy::Oldest, ArbiterPolicy::Key][pol];
+            let rank = |w: usize| ((w as u32 * 7) % 3, (w as u64 * 5) % 4);
+            let (mut left, mut best) = (reqs, 0u64);
+            for ptr in ptrs {
+                let a = Arbiter { ptr };
+                best &= left;
+                if best == 0 {
+                    best = best_ranked(policy, left, rank);
+                }
+                let got = a.pick(policy, best);
+                prop_assert_eq!(got, a.arbitrate(policy, left, rank));
+                let Some(w) = got else { break };
+                left &= !(1 << w);
+            }
         }
 
         /// Round-robin serves every persistent requester within n grants.

@@ -11,6 +11,7 @@
 //!           the output port's arbiter's winner ──► may bid in switch allocation from t + va_delay
 //! ```
 
+use crate::arbiter::best_ranked;
 use crate::input_unit::{GRANTED, VA_OPEN};
 use crate::output_unit::FREE;
 use crate::port_set::PortSet;
@@ -247,6 +248,10 @@ impl Routers {
         let base = r * self.npv;
         let policy = self.params.arbiter;
         let mut free = !S::w(self)[r].ej_full & self.all_channels;
+        // The best-ranked requesters left ([`best_ranked`]): every arbiter here picks among
+        // the same shrinking set, so the ranks are compared again only when the best are
+        // all granted.
+        let mut best = S::ZERO;
         while free != 0 && !S::w(self)[r].ej_req.is_empty() {
             let ch = free.trailing_zeros() as usize;
             free &= free - 1;
@@ -255,8 +260,12 @@ impl Routers {
             while S::w(self)[r].ej_full & (1 << ch) == 0 {
                 let evc = self.first_free_ejection_vc(r, ch).expect("a channel not full has a free VC");
                 let want = S::w(self)[r].ej_req;
-                let inputs = &self.inputs;
-                let Some(l) = self.outputs.va_arb[op].arbitrate(policy, want, |l| inputs.vcs[base + l].rank()) else {
+                best &= want;
+                if best.is_empty() {
+                    let inputs = &self.inputs;
+                    best = if want.is_single() { want } else { best_ranked(policy, want, |l| inputs.vcs[base + l].rank()) };
+                }
+                let Some(l) = self.outputs.va_arb[op].pick(policy, best) else {
                     break;
                 };
                 self.outputs.va_arb[op].grant_accepted(self.npv, l);
