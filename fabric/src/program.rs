@@ -113,6 +113,9 @@ pub trait Program: std::any::Any + std::marker::Send {
     fn receive(&mut self, cx: &mut NodeCtx<'_>, m: &Received);
     /// A timer set with [`NodeCtx::wake_at`] fired.
     fn timer(&mut self, _cx: &mut NodeCtx<'_>) {}
+    /// Node `node`'s timer fires soon in this cycle: a hint to start loading the state its
+    /// [`Program::timer`] reads (large fabrics, [`router::prefetch`]). Never changes a result.
+    fn prefetch_timer(&self, _node: NodeId) {}
     /// Results beyond the kernel's counters, for the JSON report (after the run).
     fn report(&self) -> Option<serde_json::Value> {
         None
@@ -121,11 +124,6 @@ pub trait Program: std::any::Any + std::marker::Send {
     /// if every call touches only its node's state (random numbers from a stream per node);
     /// results the program keeps are folded together by [`Program::join`] after the run.
     fn splits(&self) -> bool {
-        false
-    }
-    /// Does the program send packets the routers replicate ([`Dest::Broadcast`])? The event
-    /// kernel ([`crate::kernel::event`]) runs only programs that never do.
-    fn router_multicast(&self) -> bool {
         false
     }
     /// Fold in `other`, this same program having run another part of a split fabric (its

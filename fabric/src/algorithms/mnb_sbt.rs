@@ -145,9 +145,6 @@ impl Program for MnbSbt {
     fn splits(&self) -> bool {
         true
     }
-    fn router_multicast(&self) -> bool {
-        self.forwarding == Forwarding::Router
-    }
 }
 
 pub const MNB_SBT: Algorithm = Algorithm {

@@ -155,9 +155,6 @@ impl Program for Snb {
     fn splits(&self) -> bool {
         true
     }
-    fn router_multicast(&self) -> bool {
-        self.forwarding == Forwarding::Router
-    }
 }
 
 /// Ports of a node's children in the broadcast tree (used by tests and the one-port reference).

@@ -145,7 +145,10 @@ impl Fabric {
         }
         self.step.ejected = ejected;
         let fired_list = std::mem::take(&mut self.step.fired_list);
-        for &n in &fired_list {
+        for (i, &n) in fired_list.iter().enumerate() {
+            if let Some(&next) = router::ahead(&fired_list, i, dist) {
+                self.program.prefetch_timer(NodeId(next));
+            }
             self.step.fired[n as usize] = false;
             self.call_program(NodeId(n), t, |p, cx| p.timer(cx));
             if self.nics.busy(NodeId(n)) {

@@ -361,6 +361,16 @@ impl Engine {
         row[at] = origin;
     }
 
+    /// Node u's timer fires soon: a hint to load the pieces its next paced send reads (each
+    /// node's are a block of their own, far from the last node's).
+    #[inline]
+    pub(super) fn prefetch_timer(&self, u: usize) {
+        let i = self.cursor[u] as usize * self.scan.classes as usize;
+        if let Some(p) = self.held[u].get(i) {
+            router::prefetch(p);
+        }
+    }
+
     /// Node u's k-th piece of class c.
     #[inline]
     pub(super) fn held_at(&self, u: usize, c: u32, k: u32) -> u32 {

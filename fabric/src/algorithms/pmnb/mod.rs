@@ -220,6 +220,9 @@ impl Program for Pmnb {
     fn start(&mut self, cx: &mut NodeCtx<'_>) {
         self.engine.begin(cx, 0);
     }
+    fn prefetch_timer(&self, node: NodeId) {
+        self.engine.prefetch_timer(node.0 as usize);
+    }
     fn timer(&mut self, cx: &mut NodeCtx<'_>) {
         self.engine.run_due(cx);
     }
