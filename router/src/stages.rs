@@ -481,7 +481,8 @@ impl Routers {
 
     /// The flits `filing.arrivals[sent_from..]` sent in cycle `t` over links of one cycle:
     /// counted in their buffers, then arrived as in `t + 1`, and out of the delay line. A
-    /// large fabric prefetches a buffer 2 × [`PREFETCH_AHEAD`] flits ahead, a head's packet
+    /// large fabric prefetches a buffer and its router's work registers (which the flit's
+    /// route computation or bid sets) 2 × [`PREFETCH_AHEAD`] flits ahead, a head's packet
     /// [`PREFETCH_AHEAD`].
     fn arrive_sent<S: Width, E: RouterEnv>(&mut self, t: u64, mut filing: Filing, sent_from: usize, env: &E) {
         let dist = if self.prefetch { PREFETCH_AHEAD } else { 0 };
@@ -489,6 +490,7 @@ impl Routers {
             if let Some(&(y, _)) = ahead(&filing.arrivals, i, 2 * dist) {
                 let (r, l) = unvcr(y);
                 prefetch(&self.inputs.vcs[r * self.npv + l]);
+                prefetch(&S::w(self)[r]);
             }
             if let Some(&(_, next)) = ahead(&filing.arrivals, i, dist)
                 && next.is_head()
