@@ -29,7 +29,7 @@ impl Arbiter {
             // A single requester wins under every policy.
             return Some(requests.first());
         }
-        self.pick(policy, best_ranked(policy, requests, rank))
+        self.nearest(policy, best_ranked(policy, requests, rank))
     }
 
     /// The winner among `best`, requesters of the best rank ([`best_ranked`]): the lowest
@@ -39,11 +39,21 @@ impl Arbiter {
         if best.is_empty() {
             return None;
         }
-        if best.is_single() || policy == ArbiterPolicy::Fixed {
+        if best.is_single() {
+            return Some(best.first());
+        }
+        self.nearest(policy, best)
+    }
+
+    /// [`Arbiter::pick`] among a non-empty `best`.
+    #[inline(always)]
+    fn nearest<S: VcBits>(&self, policy: ArbiterPolicy, best: S) -> Option<usize> {
+        if policy == ArbiterPolicy::Fixed {
             return Some(best.first());
         }
         Some((best.rotate_right(self.ptr as u32).first() + self.ptr as usize) % S::WIDTH)
     }
+
     /// Record that `winner` used its grant: round-robin priority passes to the next VC.
     #[inline]
     pub fn grant_accepted(&mut self, n: usize, winner: usize) {

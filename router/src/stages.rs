@@ -201,7 +201,7 @@ impl Routers {
     }
 
     /// A flit becomes readable in input VC `l` of router `r` in cycle `t`.
-    #[inline]
+    #[inline(always)]
     fn arrive<S: Width, E: RouterEnv>(&mut self, r: usize, l: usize, flit: Flit, t: u64, env: &E) {
         if self.inputs.write(r * self.npv + l, flit) {
             self.front_arrived::<S, E>(r, l, t, env);
