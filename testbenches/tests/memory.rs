@@ -72,7 +72,6 @@ fn a_waveform_too_large_for_the_limit_is_refused_up_front() {
     // Tracing a few nodes of the 12-cube fits.
     let (code, signal, err) = limited(300 << 20, &["run", "--dims", "12", "--fst", &fst, "--trace-nodes", "0-15", "--quiet"]);
     assert_eq!((code, signal), (Some(0), None), "{err}");
-    std::fs::remove_file(&fst).unwrap();
 }
 
 /// Saturated traffic piles packets up at the sources beyond what the estimate counts: the
@@ -108,9 +107,25 @@ fn config(flags: &[&str]) -> testbenches::config::Config {
     testbenches::config::Config::resolve(&raw).unwrap()
 }
 
-/// A waveform path of this test process.
-fn wave(ext: &str) -> String {
-    std::env::temp_dir().join(format!("flitwave-memory-{}.{ext}", std::process::id())).to_string_lossy().into_owned()
+/// A waveform path of this test process, its file removed when the path is dropped (the
+/// waveforms are tens of megabytes).
+fn wave(name: &str) -> Wave {
+    Wave(std::env::temp_dir().join(format!("flitwave-memory-{}.{name}", std::process::id())).to_string_lossy().into_owned())
+}
+
+struct Wave(String);
+
+impl std::ops::Deref for Wave {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for Wave {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// The estimate is within 25 % of the measured peak on sizes that fit, waveforms included
@@ -229,9 +244,9 @@ fn the_estimate_counts_the_signals_a_waveform_declares() {
         // Lines of 4 along x (3 of them) and of 3 along y (4 of them), two ends each.
         (&["--topology", "mesh", "--dims", "4x3"], 2 * (3 + 4)),
     ] {
-        let o = Command::new(BIN).arg("run").args(args).args(["--quiet", "--vcd", &path]).output().unwrap();
+        let o = Command::new(BIN).arg("run").args(args).args(["--quiet", "--vcd", &*path]).output().unwrap();
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        let vcd = std::fs::read_to_string(&path).unwrap();
+        let vcd = std::fs::read_to_string(&*path).unwrap();
         let declared =
             vcd.lines().take_while(|l| !l.contains("$enddefinitions")).filter(|l| l.trim_start().starts_with("$var")).count() as u64;
         let spec = config(args).spec();
@@ -239,5 +254,4 @@ fn the_estimate_counts_the_signals_a_waveform_declares() {
         let vcs = spec.vcs as u64;
         assert_eq!(declared, counted - missing_ports * (6 + 2 * vcs + 2 + 6 * vcs), "{args:?}");
     }
-    std::fs::remove_file(&path).unwrap();
 }

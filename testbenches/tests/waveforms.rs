@@ -12,10 +12,41 @@ fn flitwave() -> Command {
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
-fn scratch(name: &str) -> PathBuf {
+/// A file `name` in a folder of its own under the system temp dir, the folder removed when
+/// the path is dropped.
+fn scratch(name: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("flitwave-wave-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
     std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+    Scratch(d.join(name))
+}
+
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(d) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
 }
 
 fn run_json(args: &[&str]) -> serde_json::Value {
@@ -682,7 +713,7 @@ fn trace_limit_stops_the_waveform_not_the_run() {
         let size = std::fs::metadata(file).unwrap().len();
         assert_eq!(entry["bytes"], size);
         assert_eq!(entry["limit_bytes"], limit);
-        if file == &vcd {
+        if file.0 == vcd.0 {
             // Checked at timestamps: the limit was not reached (within a line) before the
             // last one began.
             let text = std::fs::read_to_string(file).unwrap();
