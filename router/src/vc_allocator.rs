@@ -72,7 +72,7 @@ impl Routers {
             }
             for &vc in &order[..v] {
                 let vc = vc as usize;
-                if self.outputs.ovs[op * v + vc].owner != FREE {
+                if !self.output_vc_free(op, vc) {
                     continue;
                 }
                 let req = S::load(self.scratch.req[o]);
@@ -81,7 +81,7 @@ impl Routers {
                 }
                 let mut want = S::ZERO;
                 for l in members(req) {
-                    if self.vc_mask_for(base + l, o) & (1 << vc) != 0 {
+                    if allows(self.vc_mask_for(base + l, o), vc) {
                         want |= S::bit(l);
                     }
                 }
@@ -118,7 +118,7 @@ impl Routers {
             let c = &self.inputs.vcs[base + l];
             debug_assert!(!c.multicast(), "router {r} VC {l}: a replicated packet before the multicast state");
             let o = c.out as usize;
-            if c.granted() || c.vc_mask & 1 == 0 || self.outputs.ovs[pbase + o].owner != FREE {
+            if c.granted() || !allows(c.vc_mask, 0) || !self.output_vc_free(pbase + o, 0) {
                 continue;
             }
             if outs & (1 << o) == 0 {
@@ -161,12 +161,19 @@ impl Routers {
         b.pending.difference(b.granted)
     }
 
+    /// Is output VC `vc` of network output port `op` (global index) held by no packet? The one
+    /// test of every path of VC allocation (with [`allows`]).
+    #[inline(always)]
+    fn output_vc_free(&self, op: usize, vc: usize) -> bool {
+        self.outputs.ovs[op * self.nv + vc].owner == FREE
+    }
+
     /// The free VC of network output port `op` (global index) that `mask` allows and the
     /// port offers first ([`VaPolicy`](crate::VaPolicy)).
     #[inline]
     fn first_free_vc(&self, op: usize, mask: u16) -> Option<usize> {
         let v = self.nv;
-        let free = |vc: usize| mask & (1 << vc) != 0 && self.outputs.ovs[op * v + vc].owner == FREE;
+        let free = |vc: usize| allows(mask, vc) && self.output_vc_free(op, vc);
         if v == 1 {
             return free(0).then_some(0);
         }
@@ -355,4 +362,11 @@ impl Routers {
             self.granted::<S>(r, l, t);
         }
     }
+}
+
+/// Does a packet's VC mask allow it output VC `vc`? The one test of every path of VC
+/// allocation (with [`Routers::output_vc_free`]).
+#[inline(always)]
+fn allows(mask: u16, vc: usize) -> bool {
+    mask & (1 << vc) != 0
 }
