@@ -15,6 +15,8 @@
 //!     thread builds its part inside the timed run).
 //! (d) a 32x32 mesh with (b)'s router at 0.01 packets/node/cycle, 2,000 cycles, on one
 //!     and on two threads: how a large fabric scales.
+//! `booksim_b`: (b) for 100,000 cycles beside BookSim 2 on the same configuration, when
+//!     `BOOKSIM` names its binary, both tools as whole processes.
 //!
 //! Every scenario runs on the one kernel, evaluating only the routers with work
 //! (`--schedule busy`, the default).
@@ -186,6 +188,61 @@ fn thread_split(cfg: &Config, dir: &std::path::Path) {
     }
 }
 
+/// (b) beside BookSim 2, when `BOOKSIM` names its binary (built apart,
+/// `docs/experiments/booksim/README.md`): BookSim on `docs/experiments/booksim/mesh88_b.cfg`
+/// and the `flitwave` CLI on (b)'s flags, both for 100,000 cycles and both timed as whole
+/// processes, so that one report gives each tool's simulated cycles per second (each
+/// tool's own count of cycles, read from an untimed run first). flitwave runs on one
+/// thread and on two. `cargo bench -p testbenches --bench kernel -- booksim_b`.
+fn booksim(c: &mut Criterion) {
+    let Some(booksim) = std::env::var_os("BOOKSIM") else {
+        println!("booksim_b: skipped; set BOOKSIM to a BookSim 2 binary to measure (b) beside it");
+        return;
+    };
+    let cfg = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/experiments/booksim/mesh88_b.cfg");
+    let dir = std::env::temp_dir().join(format!("flitwave-bench-booksim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("b.json");
+    let flags: Vec<String> = MESH_UNIFORM
+        .iter()
+        .flat_map(|&(k, v)| [format!("--{k}"), if k == "cycles" { "100000".into() } else { v.into() }])
+        .chain(["--quiet".into(), "--json".into(), json.to_string_lossy().into_owned()])
+        .collect();
+    let run_booksim = || {
+        // Not its exit status: BookSim 2 exits with 255 after a run that ended normally.
+        std::process::Command::new(&booksim).arg(cfg).output().expect("BOOKSIM runs").stdout
+    };
+    let run_flitwave = |threads: &str| {
+        let st = std::process::Command::new(env!("CARGO_BIN_EXE_flitwave"))
+            .arg("run")
+            .args(&flags)
+            .args(["--threads", threads])
+            .status()
+            .unwrap();
+        assert!(st.success(), "flitwave failed");
+    };
+    // The cycles each tool counts, from one untimed run each.
+    let text = String::from_utf8_lossy(&run_booksim()).into_owned();
+    let bs_cycles: u64 = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("Time taken is ")?.strip_suffix(" cycles")?.parse().ok())
+        .next_back()
+        .unwrap_or_else(|| panic!("BookSim printed no 'Time taken is N cycles' line:\n{text}"));
+    run_flitwave("1");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let fw_cycles = report["simulated_cycles"].as_u64().unwrap();
+    let mut g = c.benchmark_group("booksim_b");
+    g.sample_size(10);
+    g.measurement_time(std::time::Duration::from_secs(60));
+    g.throughput(Throughput::Elements(bs_cycles));
+    g.bench_function("booksim", |b| b.iter(|| black_box(run_booksim())));
+    g.throughput(Throughput::Elements(fw_cycles));
+    g.bench_function("flitwave", |b| b.iter(|| run_flitwave("1")));
+    g.bench_function("flitwave_2threads", |b| b.iter(|| run_flitwave("2")));
+    g.finish();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 fn benches(c: &mut Criterion) {
     bench(c, "a_hypercube10_mnb_sbt", HYPERCUBE_MNB, 1);
     bench(c, "a_hypercube10_mnb_sbt_2threads", HYPERCUBE_MNB, 2);
@@ -196,6 +253,7 @@ fn benches(c: &mut Criterion) {
     bench(c, "d_mesh32x32_uniform_wh", MESH32_UNIFORM, 1);
     bench(c, "d_mesh32x32_uniform_wh_2threads", MESH32_UNIFORM, 2);
     tracing(c);
+    booksim(c);
 }
 
 criterion_group!(kernel, benches);
