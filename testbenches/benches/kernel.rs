@@ -199,6 +199,13 @@ fn booksim(c: &mut Criterion) {
         println!("booksim_b: skipped; set BOOKSIM to a BookSim 2 binary to measure (b) beside it");
         return;
     };
+    if !std::path::Path::new(&booksim).is_file() {
+        eprintln!(
+            "BOOKSIM: {} is not a file; set it to a BookSim 2 binary (docs/experiments/booksim/README.md)",
+            booksim.to_string_lossy()
+        );
+        std::process::exit(2);
+    }
     let cfg = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/experiments/booksim/mesh88_b.cfg");
     let dir = std::env::temp_dir().join(format!("flitwave-bench-booksim-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
