@@ -7,8 +7,9 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
-mod refusal;
-use refusal::{BIN, refused_by};
+mod common;
+use common::Temp;
+use common::refusal::{BIN, refused_by};
 
 /// `flitwave` under `prlimit --as=BYTES`: exit code (None if killed by a signal), stderr.
 fn limited(bytes: u64, args: &[&str]) -> (Option<i32>, Option<i32>, String) {
@@ -61,16 +62,16 @@ fn a_fabric_too_large_for_the_limit_names_the_largest_that_fits() {
 /// takes, and the size it names fits.
 #[test]
 fn a_waveform_too_large_for_the_limit_is_refused_up_front() {
-    let fst = wave("limit.fst");
+    let fst = Temp::path("limit.fst");
     refused_in_one_line(
         300 << 20,
-        &["run", "--dims", "12", "--fst", &fst],
+        &["run", "--dims", "12", "--fst", fst.s()],
         &["dims: 12", "its waveform's 1585152 signals take ", "--trace-nodes traces fewer", "the largest that fits is --dims 11"],
     );
-    let (code, signal, err) = limited(300 << 20, &["run", "--dims", "11", "--fst", &fst, "--quiet"]);
+    let (code, signal, err) = limited(300 << 20, &["run", "--dims", "11", "--fst", fst.s(), "--quiet"]);
     assert_eq!((code, signal), (Some(0), None), "{err}");
     // Tracing a few nodes of the 12-cube fits.
-    let (code, signal, err) = limited(300 << 20, &["run", "--dims", "12", "--fst", &fst, "--trace-nodes", "0-15", "--quiet"]);
+    let (code, signal, err) = limited(300 << 20, &["run", "--dims", "12", "--fst", fst.s(), "--trace-nodes", "0-15", "--quiet"]);
     assert_eq!((code, signal), (Some(0), None), "{err}");
 }
 
@@ -107,31 +108,11 @@ fn config(flags: &[&str]) -> testbenches::config::Config {
     testbenches::config::Config::resolve(&raw).unwrap()
 }
 
-/// A waveform path of this test process, its file removed when the path is dropped (the
-/// waveforms are tens of megabytes).
-fn wave(name: &str) -> Wave {
-    Wave(std::env::temp_dir().join(format!("flitwave-memory-{}.{name}", std::process::id())).to_string_lossy().into_owned())
-}
-
-struct Wave(String);
-
-impl std::ops::Deref for Wave {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Drop for Wave {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 /// The estimate is within 25 % of the measured peak on sizes that fit, waveforms included
 /// (docs/performance.md has the table over more sizes).
 #[test]
 fn the_estimate_is_within_25_percent_of_peak_rss() {
+    let (vcd, fst) = (Temp::path("peak.vcd"), Temp::path("peak.fst"));
     for args in [
         &["run", "--dims", "14"][..],
         &["run", "--topology", "mesh", "--dims", "128x128"],
@@ -141,8 +122,8 @@ fn the_estimate_is_within_25_percent_of_peak_rss() {
         &["run", "--dims", "11", "--algorithm", "pmnb-2", "--active-count", "1024"],
         &["run", "--dims", "11", "--algorithm", "mnb"],
         &["run", "--dims", "11", "--algorithm", "mnb-ring"],
-        &["run", "--dims", "10", "--vcd", &wave("vcd")],
-        &["run", "--topology", "mesh", "--dims", "32x32", "--fst", &wave("fst")],
+        &["run", "--dims", "10", "--vcd", vcd.s()],
+        &["run", "--topology", "mesh", "--dims", "32x32", "--fst", fst.s()],
     ] {
         let (rss, est) = peak_and_estimate(args);
         assert!(rss > 1e6, "{args:?}: measured {rss}");
@@ -157,6 +138,7 @@ fn the_estimate_is_within_25_percent_of_peak_rss() {
 #[test]
 #[ignore]
 fn estimate_table() {
+    let (vcd, fst) = (Temp::path("table.vcd"), Temp::path("table.fst"));
     let rows: &[&[&str]] = &[
         &["run", "--dims", "12"],
         &["run", "--dims", "16"],
@@ -167,9 +149,9 @@ fn estimate_table() {
         &["run", "--dims", "11", "--algorithm", "mnb-sbt"],
         &["run", "--dims", "12", "--algorithm", "mnb-sbt"],
         &["run", "--dims", "12", "--algorithm", "mnb-ring"],
-        &["run", "--dims", "12", "--vcd", &wave("vcd")],
-        &["run", "--dims", "12", "--fst", &wave("fst")],
-        &["run", "--topology", "mesh", "--dims", "16x16", "--vcd", &wave("vcd")],
+        &["run", "--dims", "12", "--vcd", vcd.s()],
+        &["run", "--dims", "12", "--fst", fst.s()],
+        &["run", "--topology", "mesh", "--dims", "16x16", "--vcd", vcd.s()],
         &["run", "--dims", "10", "--algorithm", "total-exchange"],
         &["run", "--dims", "11", "--algorithm", "total-exchange"],
         &["run", "--dims", "9", "--algorithm", "total-exchange"],
@@ -235,7 +217,7 @@ fn estimate_table() {
 /// (6 signals and 2 per VC, with one lane) and an input port (2, and 6 per VC).
 #[test]
 fn the_estimate_counts_the_signals_a_waveform_declares() {
-    let path = wave("count.vcd");
+    let path = Temp::path("count.vcd");
     for (args, missing_ports) in [
         (&["--dims", "5"][..], 0),
         (&["--dims", "4", "--vcs", "3", "--ports", "one"], 0),
@@ -244,9 +226,9 @@ fn the_estimate_counts_the_signals_a_waveform_declares() {
         // Lines of 4 along x (3 of them) and of 3 along y (4 of them), two ends each.
         (&["--topology", "mesh", "--dims", "4x3"], 2 * (3 + 4)),
     ] {
-        let o = Command::new(BIN).arg("run").args(args).args(["--quiet", "--vcd", &*path]).output().unwrap();
+        let o = Command::new(BIN).arg("run").args(args).args(["--quiet", "--vcd", path.s()]).output().unwrap();
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        let vcd = std::fs::read_to_string(&*path).unwrap();
+        let vcd = std::fs::read_to_string(&path.0).unwrap();
         let declared =
             vcd.lines().take_while(|l| !l.contains("$enddefinitions")).filter(|l| l.trim_start().starts_with("$var")).count() as u64;
         let spec = config(args).spec();

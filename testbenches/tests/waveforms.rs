@@ -4,48 +4,43 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
+
+mod common;
+use common::Temp;
 
 fn flitwave() -> Command {
     Command::new(env!("CARGO_BIN_EXE_flitwave"))
 }
 
-static COUNTER: AtomicU32 = AtomicU32::new(0);
-
-/// A file `name` in a folder of its own under the system temp dir, the folder removed when
-/// the path is dropped.
+/// A file `name` in a folder of its own under the system temp dir (a save file's side files
+/// land beside it), the folder removed when the path is dropped.
 fn scratch(name: &str) -> Scratch {
-    let d = std::env::temp_dir().join(format!("flitwave-wave-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
-    std::fs::create_dir_all(&d).unwrap();
-    Scratch(d.join(name))
+    let dir = Temp::dir("wave");
+    Scratch { path: dir.0.join(name), _dir: dir }
 }
 
-struct Scratch(PathBuf);
+/// The path, and the folder it lives in (removed on drop).
+struct Scratch {
+    path: PathBuf,
+    _dir: Temp,
+}
 
 impl std::ops::Deref for Scratch {
     type Target = Path;
     fn deref(&self) -> &Path {
-        &self.0
+        &self.path
     }
 }
 
 impl AsRef<Path> for Scratch {
     fn as_ref(&self) -> &Path {
-        &self.0
+        &self.path
     }
 }
 
 impl AsRef<std::ffi::OsStr> for Scratch {
     fn as_ref(&self) -> &std::ffi::OsStr {
-        self.0.as_os_str()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if let Some(d) = self.0.parent() {
-            let _ = std::fs::remove_dir_all(d);
-        }
+        self.path.as_os_str()
     }
 }
 
@@ -713,7 +708,7 @@ fn trace_limit_stops_the_waveform_not_the_run() {
         let size = std::fs::metadata(file).unwrap().len();
         assert_eq!(entry["bytes"], size);
         assert_eq!(entry["limit_bytes"], limit);
-        if file.0 == vcd.0 {
+        if file.path == vcd.path {
             // Checked at timestamps: the limit was not reached (within a line) before the
             // last one began.
             let text = std::fs::read_to_string(file).unwrap();
