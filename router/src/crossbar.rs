@@ -84,26 +84,62 @@ impl Routers {
             self.cross_unicast::<S>(r, l, o, t, filing);
             return true;
         }
-        let op = r * self.np + o;
-        let (flit, at) = if flags & ASYNC != 0 {
-            let k = self.inputs.branch_pos[self.branch_slot(iv, false, o)];
-            if !self.take_read_at::<S>(r, l, k) {
-                return false;
-            }
-            (self.inputs.entry_in_front_packet(iv, k), Some(k))
-        } else {
-            let taken = self.take_read::<S>(l);
-            debug_assert!(taken, "router {r}: output {o} granted to VC {l}, which cannot be read");
-            (self.inputs.vcs[iv].front, None)
+        let branch = PortSet::port(o);
+        let Some((flit, at)) = self.read_branch::<S>(r, l, branch) else {
+            debug_assert!(flags & ASYNC != 0, "router {r}: output {o} granted to VC {l}, which cannot be read");
+            return false;
         };
-        let ovc = self.outputs.vc_owned_by(op, self.nv, l).expect("granted branch without an output VC");
-        self.send(op, ovc, flit, filing);
+        let op = r * self.np + o;
+        self.send(op, self.branch_ovc(r, l, o), flit, filing);
+        self.took::<S>(r, l, op, branch, flit, at, t, &mut filing.credits);
+        true
+    }
+
+    /// The flit branch `branch` of the packet at local VC `l` of router `r` takes next, read
+    /// through the crossbar this cycle: the front flit, or under asynchronous replication the
+    /// flit at the branch's own position (with that position). None if the crossbar cannot
+    /// read it now.
+    #[inline(always)]
+    pub(crate) fn read_branch<S: Width>(&mut self, r: usize, l: usize, branch: PortSet) -> Option<(Flit, Option<u16>)> {
+        let iv = r * self.npv + l;
+        if self.inputs.vcs[iv].flags & ASYNC != 0 {
+            let local = branch == PortSet::LOCAL;
+            let o = if local { 0 } else { branch.bits().trailing_zeros() as usize };
+            let k = self.inputs.branch_pos[self.branch_slot(iv, local, o)];
+            if !self.take_read_at::<S>(r, l, k) {
+                return None;
+            }
+            return Some((self.inputs.entry_in_front_packet(iv, k), Some(k)));
+        }
+        if !self.take_read::<S>(l) {
+            return None;
+        }
+        Some((self.inputs.vcs[iv].front, None))
+    }
+
+    /// Branch `branch` of the packet at local VC `l` of router `r`, granted output port `op`
+    /// (global index, an ejection channel's included), took `flit` (at FIFO position `at`
+    /// under asynchronous replication) in cycle `t`: the port's arbiter moves on past it, the
+    /// branch lets go of its output after the tail, and the flit leaves the FIFO once every
+    /// branch has taken it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn took<S: Width>(
+        &mut self,
+        r: usize,
+        l: usize,
+        op: usize,
+        branch: PortSet,
+        flit: Flit,
+        at: Option<u16>,
+        t: u64,
+        credits: &mut Vec<u32>,
+    ) {
         self.outputs.sa_arb[op].grant_accepted(self.npv, l);
         self.log_sa_gnt(r, l);
-        if self.branch_took::<S>(r, l, PortSet::port(o), flit, at) {
-            self.pop_front::<S>(r, l, t, &mut filing.credits);
+        if self.branch_took::<S>(r, l, branch, flit, at) {
+            self.pop_front::<S>(r, l, t, credits);
         }
-        true
     }
 
     /// The front flit of the unicast packet at local VC `l` of router `r`, granted output
@@ -111,18 +147,11 @@ impl Routers {
     /// a tail, the flit popped.
     #[inline(always)]
     pub(crate) fn cross_unicast<S: Width>(&mut self, r: usize, l: usize, o: usize, t: u64, filing: &mut Filing) {
-        let iv = r * self.npv + l;
-        let c = &mut self.inputs.vcs[iv];
+        let c = &self.inputs.vcs[r * self.npv + l];
         let (flit, ovc) = (c.front, c.ovc as usize);
         let op = r * self.np + o;
-        if flit.is_tail() {
-            c.flags &= !GRANTED;
-            self.release::<S>(r, false, o, ovc);
-        }
         self.send(op, ovc, flit, filing);
-        self.outputs.sa_arb[op].grant_accepted(self.npv, l);
-        self.log_sa_gnt(r, l);
-        self.pop_front::<S>(r, l, t, &mut filing.credits);
+        self.took::<S>(r, l, op, PortSet::port(o), flit, None, t, &mut filing.credits);
     }
 
     /// `flit` leaves on output VC `ovc` of output port `op` (global index): a credit spent,
@@ -139,12 +168,25 @@ impl Routers {
                 filing.arrivals.push((x, flit));
             }
         }
+        self.count_departure(op, ovc, flit);
+    }
+
+    /// `flit` left on output VC `ovc` of output port `op` (global index): counted (flits per
+    /// port, hops, packets over links) and logged for probes.
+    #[inline(always)]
+    pub(crate) fn count_departure(&mut self, op: usize, ovc: usize, flit: Flit) {
         self.sent[op] += 1;
         self.hops += 1;
         self.tails += flit.is_tail() as u64;
         if self.log {
             self.departures.push(Departure { out_port: op as u32, vc: ovc as u8, flit });
         }
+    }
+
+    /// The cycle a flit that crosses in cycle `sent` is readable downstream.
+    #[inline(always)]
+    pub(crate) fn arrival_due(&self, sent: u64) -> u64 {
+        sent + self.link_latency
     }
 
     /// Router `r` lets go of output VC `ovc` of network port `port` (or, `local`, of
@@ -205,7 +247,7 @@ impl Routers {
                     self.remote_credits.push(x);
                     self.popped_remote(iv, t);
                 } else {
-                    self.credit_sent(x, t + 1 + self.credit_delay);
+                    self.credit_sent(x, self.credit_due(t));
                     credits.push(x);
                 }
             }

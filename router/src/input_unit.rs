@@ -107,6 +107,19 @@ impl Vc {
     pub fn multicast(&self) -> bool {
         self.out == MULTI_OUT
     }
+    /// The route of a routed unicast packet: its output port, or LOCAL.
+    #[inline(always)]
+    pub fn unicast_route(&self) -> PortSet {
+        if self.out == LOCAL_OUT { PortSet::LOCAL } else { PortSet::port(self.out as usize) }
+    }
+
+    /// Past its VA delay in cycle `t` with a flit buffered: may its front flit bid for the
+    /// switch (its output held)?
+    #[inline(always)]
+    pub fn sa_able(&self, t: u64) -> bool {
+        self.sa_ready <= t && self.len > 0
+    }
+
     /// May the front packet's branches still lacking an output VC be allocated one in cycle
     /// `t`? From the cycle its RC is done (`sa_ready` until the first grant raises it).
     #[inline(always)]

@@ -10,7 +10,9 @@
 //! ```
 
 use crate::arbiter::Arbiter;
-use crate::params::VaPolicy;
+use crate::params::{Switching, VaPolicy};
+use crate::router::Routers;
+use crate::wheel::unvcr;
 
 /// No owner: an output VC or ejection channel held by no input VC.
 pub(crate) const FREE: u8 = u8::MAX;
@@ -21,6 +23,13 @@ pub(crate) const FREE: u8 = u8::MAX;
 pub(crate) struct Ov {
     pub credits: u16,
     pub owner: u8,
+}
+
+/// The `k`-th VC of a port of `vcs` VCs, counting round the port from VC `first`.
+#[inline(always)]
+pub(crate) fn round_from(first: usize, k: usize, vcs: usize) -> usize {
+    let vc = first + k;
+    if vc >= vcs { vc - vcs } else { vc }
 }
 
 /// All output ports and output VCs of the fabric. Output VC `ov = op * vcs + vc`.
@@ -50,19 +59,28 @@ impl OutputUnits {
         }
     }
 
-    /// The order output port `op` (of `vcs` VCs, credits in `ovs` unless an ejection port)
-    /// offers its VCs in under `policy`, into `order`.
+    /// The order output port `op` (of `vcs` VCs, at most 16) offers its VCs in under `policy`,
+    /// into `order`: from the one after the last granted (round-robin), from the lowest
+    /// (lowest), or by credits, most first and the lowest of those tied first (most-credits,
+    /// when `credits`: the port's credits are in `ovs`; otherwise as lowest).
     #[inline]
     pub fn offer_order(&self, policy: VaPolicy, op: usize, vcs: usize, credits: bool, order: &mut [u8; 16]) {
-        let first = if policy == VaPolicy::RoundRobin { self.vc_next[op] as usize } else { 0 };
+        let first = self.first_offered(policy, op);
         for (k, o) in order.iter_mut().enumerate().take(vcs) {
-            let vc = first + k;
-            *o = (if vc >= vcs { vc - vcs } else { vc }) as u8;
+            *o = round_from(first, k, vcs) as u8;
         }
         if policy == VaPolicy::MostCredits && credits {
             // Stable: ties keep the lowest VC first.
             order[..vcs].sort_by_key(|&vc| std::cmp::Reverse(self.ovs[op * vcs + vc as usize].credits));
         }
+    }
+
+    /// The VC output port `op` offers first under `policy`, before any order by credits: the
+    /// one after the last granted (round-robin), else the lowest. The others follow round
+    /// the port ([`round_from`]).
+    #[inline(always)]
+    pub fn first_offered(&self, policy: VaPolicy, op: usize) -> usize {
+        if policy == VaPolicy::RoundRobin { self.vc_next[op] as usize } else { 0 }
     }
 
     /// Output port `op` granted its VC `vc` (of `vcs`): the round-robin offer goes on after it.
@@ -91,5 +109,53 @@ impl OutputUnits {
         self.vc_next[ports.clone()].copy_from_slice(&other.vc_next[ports]);
         let ej = channels.start * self.ejv..channels.end * self.ejv;
         self.ej_owner[ej.clone()].copy_from_slice(&other.ej_owner[ej]);
+    }
+}
+
+/// The credit loop, as each router keeps it: what a flit needs to cross, when a credit sent
+/// upstream is due, and its arrival there.
+impl Routers {
+    /// May a flit cross onto output VC `ov` (global index: `port * vcs + vc`), as far as the
+    /// downstream buffer goes? A worm's flit, or any flit after the head, needs one credit; a
+    /// cut-through or store-and-forward head (`head`) the whole packet's (`pkt_len`).
+    #[inline(always)]
+    pub(crate) fn has_credits(&self, ov: usize, head: bool, pkt_len: u16) -> bool {
+        let need = if head && self.switching != Switching::Wormhole { pkt_len } else { 1 };
+        self.outputs.ovs[ov].credits >= need
+    }
+
+    /// The output VC of network port `o` held by the granted branch of the packet at local VC
+    /// `l` of router `r`.
+    #[inline]
+    pub(crate) fn branch_ovc(&self, r: usize, l: usize, o: usize) -> usize {
+        self.outputs.vc_owned_by(r * self.np + o, self.nv, l).expect("granted branch without an output VC")
+    }
+
+    /// The cycle from which the credit for a buffer slot freed in cycle `freed` is visible
+    /// upstream.
+    #[inline(always)]
+    pub(crate) fn credit_due(&self, freed: u64) -> u64 {
+        freed + 1 + self.credit_delay
+    }
+
+    /// The credit for output VC [`vcr`](crate::wheel::vcr) `x` (router, `port * vcs + vc`)
+    /// is back: one more free slot downstream, as this router sees it.
+    #[inline(always)]
+    pub(crate) fn credit_arrives(&mut self, x: u32) {
+        let (r, k) = unvcr(x);
+        if self.log {
+            self.in_flight[r * self.npv + k] -= 1;
+        }
+        let o = &mut self.outputs.ovs[r * self.npv + k];
+        o.credits += 1;
+        debug_assert!(o.credits <= self.depth, "output VC {k} of router {r} has more credits than the downstream buffer holds");
+    }
+
+    /// The credit for output VC `x` ([`vcr`](crate::wheel::vcr)), due in cycle `at`, goes
+    /// onto its return line.
+    #[inline(always)]
+    pub(crate) fn post_credit(&mut self, x: u32, at: u64) {
+        self.credit_sent(x, at);
+        self.wheel.slot(at).credits.push(x);
     }
 }

@@ -443,8 +443,7 @@ impl Routers {
     #[doc(hidden)]
     pub fn credit_by_hand(&mut self, op: usize, vc: usize, at: u64) {
         let x = vcr(op / self.np, op % self.np * self.nv + vc);
-        self.credit_sent(x, at);
-        self.wheel.slot(at).credits.push(x);
+        self.post_credit(x, at);
     }
 
     /// Allocate the state of replicated packets, as the first one routed does (which takes

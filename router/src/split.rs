@@ -41,12 +41,7 @@ impl Routers {
     /// (flits per port, hops, packets over links) and log it for probes. The flit itself
     /// goes to its downstream router through [`Routers::receive_flit`].
     pub fn external_departure(&mut self, op: usize, vc: usize, flit: Flit) {
-        self.sent[op] += 1;
-        self.hops += 1;
-        self.tails += flit.is_tail() as u64;
-        if self.log {
-            self.departures.push(crate::router::Departure { out_port: op as u32, vc: vc as u8, flit });
-        }
+        self.count_departure(op, vc, flit);
     }
 
     /// The router and local VC index (`port * vcs + vc`) of an entry of `remote_flits` or
@@ -75,16 +70,14 @@ impl Routers {
             self.inputs.count_up_late(iv, sent + 1, self.popped_at[iv] == now);
             self.flits += 1;
         }
-        let at = sent + self.link_latency;
+        let at = self.arrival_due(sent);
         self.wheel.slot(at).arrivals.push((vcr(r, l), flit));
     }
 
     /// A credit for output VC `k` (`port * vcs + vc`) of this part's router `r`, for a slot
     /// another part freed in cycle `freed`.
     pub fn receive_credit(&mut self, r: usize, k: usize, freed: u64) {
-        let at = freed + 1 + self.credit_delay;
-        self.credit_sent(vcr(r, k), at);
-        self.wheel.slot(at).credits.push(vcr(r, k));
+        self.post_credit(vcr(r, k), self.credit_due(freed));
     }
 
     /// Take routers `routers` (all their state, flits and credits on their way included)

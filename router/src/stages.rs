@@ -112,8 +112,7 @@ impl Routers {
             if !c.routed() {
                 continue;
             }
-            let b = self.branches_of(iv);
-            if !b.pending.difference(b.granted).is_empty() && c.va_may_start(t) {
+            if !self.lacking(iv).is_empty() && c.va_may_start(t) {
                 self.va_join::<S>(r, l);
             }
             self.check_bid::<S>(r, l, t);
@@ -171,13 +170,7 @@ impl Routers {
                 let (r, k) = unvcr(y);
                 prefetch(&self.outputs.ovs[r * self.npv + k]);
             }
-            let (r, k) = unvcr(x);
-            if self.log {
-                self.in_flight[r * self.npv + k] -= 1;
-            }
-            let o = &mut self.outputs.ovs[r * self.npv + k];
-            o.credits += 1;
-            debug_assert!(o.credits <= self.depth, "output VC {k} of router {r} has more credits than the downstream buffer holds");
+            self.credit_arrives(x);
         }
         for (i, &(x, flit)) in slot.arrivals.iter().enumerate() {
             if let Some(&(y, next)) = ahead(&slot.arrivals, i, dist) {
@@ -326,7 +319,7 @@ impl Routers {
                     self.allocate_multicast::<S>(r, t, want);
                 }
             }
-            if !S::w(self)[r].ej_req.is_empty() && !S::w(self)[r].ej_full & self.all_channels != 0 {
+            if !S::w(self)[r].ej_req.is_empty() && self.free_channels::<S>(r) != 0 {
                 self.allocate_ejection::<S>(r, t);
             }
         }
@@ -580,11 +573,7 @@ impl Routers {
         }
         let credits = std::mem::take(&mut slot.credits);
         for &x in &credits {
-            let (r, k) = unvcr(x);
-            if self.log {
-                self.in_flight[r * self.npv + k] -= 1;
-            }
-            self.outputs.ovs[r * self.npv + k].credits += 1;
+            self.credit_arrives(x);
         }
         let mut credits = credits;
         credits.clear();
@@ -594,8 +583,7 @@ impl Routers {
     /// Take the delay-line slots a stage of cycle `t` files into for its duration.
     #[inline]
     fn open_filing(&mut self, t: u64) -> Filing {
-        let a = t + self.link_latency;
-        let c = t + 1 + self.credit_delay;
+        let (a, c) = (self.arrival_due(t), self.credit_due(t));
         let arrivals = if a - self.wheel.done <= self.wheel.mask { std::mem::take(&mut self.wheel.slot(a).arrivals) } else { Vec::new() };
         let credits = if c - self.wheel.done <= self.wheel.mask { std::mem::take(&mut self.wheel.slot(c).credits) } else { Vec::new() };
         Filing { arrivals, credits }
@@ -603,8 +591,7 @@ impl Routers {
 
     #[inline]
     fn close_filing(&mut self, t: u64, f: Filing) {
-        let a = t + self.link_latency;
-        let c = t + 1 + self.credit_delay;
+        let (a, c) = (self.arrival_due(t), self.credit_due(t));
         if a - self.wheel.done <= self.wheel.mask {
             self.wheel.slot(a).arrivals = f.arrivals;
         } else {

@@ -14,7 +14,6 @@
 use crate::flit::Flit;
 use crate::ids::NodeId;
 use crate::input_unit::ASYNC;
-use crate::params::Switching;
 use crate::port_set::PortSet;
 use crate::router::{Ejection, Routers};
 use crate::stages::Filing;
@@ -45,9 +44,7 @@ impl Routers {
             // One requester: its channel's arbiter grants it, if the crossbar can read it.
             let l = want.first();
             let ch = self.inputs.vcs[base + l].eject_ch as usize;
-            if self.eject_flit::<S>(r, l, ch, t, ejected, credits) {
-                self.outputs.sa_arb[r * self.np + self.nnet + ch].grant_accepted(self.npv, l);
-            }
+            self.eject_flit::<S>(r, l, ch, t, ejected, credits);
             return;
         }
         if self.ejv == 1 {
@@ -59,8 +56,8 @@ impl Routers {
                 let ch = chans.trailing_zeros() as usize;
                 chans &= chans - 1;
                 let l = self.outputs.ej_owner[r * self.nk + ch] as usize;
-                if self.readable::<S>().contains(l) && self.eject_flit::<S>(r, l, ch, t, ejected, credits) {
-                    self.outputs.sa_arb[r * self.np + self.nnet + ch].grant_accepted(self.npv, l);
+                if self.readable::<S>().contains(l) {
+                    self.eject_flit::<S>(r, l, ch, t, ejected, credits);
                 }
             }
             return;
@@ -77,7 +74,6 @@ impl Routers {
             while let Some(l) = self.arbitrate_at(r, op, req & self.readable::<S>()) {
                 req &= !S::bit(l);
                 if self.eject_flit::<S>(r, l, ch, t, ejected, credits) {
-                    self.outputs.sa_arb[op].grant_accepted(self.npv, l);
                     break;
                 }
             }
@@ -93,7 +89,7 @@ impl Routers {
     fn replica_may_eject(&self, r: usize, l: usize, t: u64) -> bool {
         let iv = r * self.npv + l;
         let (c, b) = (&self.inputs.vcs[iv], &self.inputs.branches[iv]);
-        if !b.granted.contains(PortSet::LOCAL) || c.sa_ready > t || c.len == 0 {
+        if !b.granted.contains(PortSet::LOCAL) || !c.sa_able(t) {
             return false;
         }
         if c.flags & ASYNC == 0 {
@@ -115,7 +111,8 @@ impl Routers {
 
     /// Ejection channel `ch` of router `r` takes the next flit of the packet at local VC `l`
     /// (the front flit, or for an asynchronously replicated packet the flit at its LOCAL
-    /// branch's position), if the crossbar can read it. False if it cannot.
+    /// branch's position), if the crossbar can read it; the channel's arbiter then moves on
+    /// past it ([`Routers::took`]). False if it cannot.
     #[inline(always)]
     fn eject_flit<S: Width>(
         &mut self,
@@ -126,25 +123,12 @@ impl Routers {
         ejected: &mut Vec<(NodeId, Ejection)>,
         credits: &mut Vec<u32>,
     ) -> bool {
-        let iv = r * self.npv + l;
-        let (vc, flags) = (self.inputs.vcs[iv].eject_vc, self.inputs.vcs[iv].flags);
-        let (flit, at) = if flags & ASYNC != 0 {
-            let k = self.inputs.branch_pos[self.branch_slot(iv, true, 0)];
-            if !self.take_read_at::<S>(r, l, k) {
-                return false;
-            }
-            (self.inputs.entry_in_front_packet(iv, k), Some(k))
-        } else {
-            if !self.take_read::<S>(l) {
-                return false;
-            }
-            (self.inputs.vcs[iv].front, None)
+        let Some((flit, at)) = self.read_branch::<S>(r, l, PortSet::LOCAL) else {
+            return false;
         };
-        self.log_sa_gnt(r, l);
+        let vc = self.inputs.vcs[r * self.npv + l].eject_vc;
         ejected.push((NodeId(r as u32), Ejection { channel: ch as u8, vc, flit }));
-        if self.branch_took::<S>(r, l, PortSet::LOCAL, flit, at) {
-            self.pop_front::<S>(r, l, t, credits);
-        }
+        self.took::<S>(r, l, r * self.np + self.nnet + ch, PortSet::LOCAL, flit, at, t, credits);
         true
     }
 
@@ -183,11 +167,7 @@ impl Routers {
                 }
             }
             self.log_sa_req(r, requested);
-            let start = self.sa_start(t);
-            let mut rest = outs.rotate_right(start);
-            while rest != 0 {
-                let o = (rest.trailing_zeros() + start) as usize & 63;
-                rest &= rest - 1;
+            for o in in_turn(outs, self.sa_start(t)) {
                 let want = S::load(self.scratch.req[o]) & readable;
                 let Some(l) = self.sa_winner::<S>(r, o, want) else { continue };
                 readable &= !S::load(self.port_mask[self.port_of[l] as usize]);
@@ -223,7 +203,7 @@ impl Routers {
                 }
                 continue;
             }
-            if c.sa_ready > t || c.len == 0 {
+            if !c.sa_able(t) {
                 continue;
             }
             if c.flags & ASYNC != 0 {
@@ -244,12 +224,12 @@ impl Routers {
             if branches.is_empty() || !self.may_cross(l, c) {
                 continue;
             }
-            let need = if c.front.is_head() && self.switching != Switching::Wormhole { c.pkt_len } else { 1 };
+            let (head, pkt_len) = (c.front.is_head(), c.pkt_len);
             let mut starved = false;
             for o in branches.net_ports() {
                 let op = pbase + o;
-                let ovc = self.outputs.vc_owned_by(op, v, l).expect("granted branch without an output VC");
-                if self.outputs.ovs[op * v + ovc].credits < need {
+                let ovc = self.branch_ovc(r, l, o);
+                if !self.has_credits(op * v + ovc, head, pkt_len) {
                     starved = true;
                     continue;
                 }
@@ -264,11 +244,7 @@ impl Routers {
             return;
         }
         self.log_sa_req(r, requested);
-        let start = self.sa_start(t);
-        let mut rest = outs.rotate_right(start);
-        while rest != 0 {
-            let o = (rest.trailing_zeros() + start) as usize & 63;
-            rest &= rest - 1;
+        for o in in_turn(outs, self.sa_start(t)) {
             let mut grants = 0;
             while grants < width {
                 let req = S::load(self.scratch.req[o]);
@@ -292,8 +268,7 @@ impl Routers {
         let iv = r * self.npv + l;
         let c = &self.inputs.vcs[iv];
         let o = c.out as usize;
-        let need = if c.front.is_head() && self.switching != Switching::Wormhole { c.pkt_len } else { 1 };
-        if self.outputs.ovs[(r * self.np + o) * self.nv + c.ovc as usize].credits < need {
+        if !self.has_credits((r * self.np + o) * self.nv + c.ovc as usize, c.front.is_head(), c.pkt_len) {
             self.inputs.stall_credit[iv] += 1;
             return None;
         }
@@ -338,7 +313,7 @@ impl Routers {
         let pbase = r * self.np;
         let c = &self.inputs.vcs[iv];
         let (mut able, mut lowest, mut starved) = (0u64, u16::MAX, false);
-        if c.sa_ready > t {
+        if !c.sa_able(t) {
             return (able, lowest, starved);
         }
         for o in self.inputs.branches[iv].granted.net_ports() {
@@ -350,10 +325,8 @@ impl Routers {
             if flit.is_head() && !self.may_cross(l, c) {
                 continue;
             }
-            let need = if flit.is_head() && self.switching != Switching::Wormhole { c.pkt_len } else { 1 };
-            let op = pbase + o;
-            let ovc = self.outputs.vc_owned_by(op, v, l).expect("granted branch without an output VC");
-            if self.outputs.ovs[op * v + ovc].credits < need {
+            let ovc = self.branch_ovc(r, l, o);
+            if !self.has_credits((pbase + o) * v + ovc, flit.is_head(), c.pkt_len) {
                 starved = true;
                 continue;
             }
@@ -433,8 +406,23 @@ impl Routers {
             self.release::<S>(r, true, ch, evc);
         } else {
             let o = branch.bits().trailing_zeros() as usize;
-            let ovc = self.outputs.vc_owned_by(r * self.np + o, self.nv, l).expect("granted branch without an output VC");
+            let ovc = self.branch_ovc(r, l, o);
             self.release::<S>(r, false, o, ovc);
         }
     }
+}
+
+/// The output ports in `outs` (a bit each) in the order they pick their switch-allocation
+/// winners this cycle: from port `start` ([`Routers::sa_start`]) on, round the ports.
+#[inline(always)]
+fn in_turn(outs: u64, start: u32) -> impl Iterator<Item = usize> {
+    let mut rest = outs.rotate_right(start);
+    std::iter::from_fn(move || {
+        if rest == 0 {
+            return None;
+        }
+        let o = (rest.trailing_zeros() + start) as usize & 63;
+        rest &= rest - 1;
+        Some(o)
+    })
 }

@@ -13,7 +13,7 @@
 
 use crate::arbiter::best_ranked;
 use crate::input_unit::{GRANTED, VA_OPEN};
-use crate::output_unit::FREE;
+use crate::output_unit::{FREE, round_from};
 use crate::port_set::PortSet;
 use crate::router::Routers;
 use crate::vc_set::members;
@@ -64,8 +64,7 @@ impl Routers {
             let o = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             let op = r * self.np + o;
-            // A port of one VC offers it (`offer_order` is not called for that either in
-            // `first_free_vc`).
+            // A port of one VC offers it.
             let mut order = [0u8; 16];
             if v > 1 {
                 self.outputs.offer_order(self.params.va_policy, op, v, true, &mut order);
@@ -144,21 +143,23 @@ impl Routers {
     /// The output VCs the packet at VC `iv` may take on network port `o`: its `vc_mask`, or a
     /// replicated packet's branch's own class ([`Branches::vc_mask`]).
     #[inline(always)]
-    fn vc_mask_for(&self, iv: usize, o: usize) -> u16 {
+    pub(crate) fn vc_mask_for(&self, iv: usize, o: usize) -> u16 {
         let c = &self.inputs.vcs[iv];
         if c.multicast() { self.inputs.branches[iv].vc_mask(o, c.vc_mask) } else { c.vc_mask }
     }
 
-    /// The branches of the packet at VC `iv` still owed the front flit and holding no output
-    /// VC or channel.
+    /// The branches of the routed packet at VC `iv` still owed the front flit and holding no
+    /// output VC or channel: `pending - granted` of [`Routers::branches_of`], without
+    /// building the branches.
     #[inline(always)]
-    fn lacking(&self, iv: usize) -> PortSet {
+    pub(crate) fn lacking(&self, iv: usize) -> PortSet {
         let c = &self.inputs.vcs[iv];
-        if !c.multicast() {
-            return if c.granted() { PortSet::empty() } else { PortSet::from_bits_retain(1u64 << c.out) };
+        debug_assert!(c.routed(), "input VC {iv}: the branches of a packet not routed");
+        if c.multicast() {
+            let b = &self.inputs.branches[iv];
+            return b.pending.difference(b.granted);
         }
-        let b = &self.inputs.branches[iv];
-        b.pending.difference(b.granted)
+        if c.granted() { PortSet::empty() } else { c.unicast_route() }
     }
 
     /// Is output VC `vc` of network output port `op` (global index) held by no packet? The one
@@ -177,46 +178,49 @@ impl Routers {
         if v == 1 {
             return free(0).then_some(0);
         }
-        match self.params.va_policy {
-            crate::params::VaPolicy::Lowest => (0..v).find(|&vc| free(vc)),
-            crate::params::VaPolicy::RoundRobin => {
-                let first = self.outputs.vc_next[op] as usize;
-                (0..v).map(|k| if first + k >= v { first + k - v } else { first + k }).find(|&vc| free(vc))
-            }
-            crate::params::VaPolicy::MostCredits => {
-                let mut order = [0u8; 16];
-                self.outputs.offer_order(self.params.va_policy, op, v, true, &mut order);
-                order[..v].iter().map(|&vc| vc as usize).find(|&vc| free(vc))
-            }
+        let policy = self.params.va_policy;
+        if policy == crate::params::VaPolicy::MostCredits {
+            let mut order = [0u8; 16];
+            self.outputs.offer_order(policy, op, v, true, &mut order);
+            return order[..v].iter().map(|&vc| vc as usize).find(|&vc| free(vc));
         }
+        let first = self.outputs.first_offered(policy, op);
+        (0..v).map(|k| round_from(first, k, v)).find(|&vc| free(vc))
     }
 
     /// The free VC of ejection channel `ch` of router `r` it offers first.
     #[inline]
     fn first_free_ejection_vc(&self, r: usize, ch: usize) -> Option<usize> {
-        let (e, n) = ((r * self.nk + ch) * self.ejv, self.ejv);
-        if n == 1 {
-            return (self.outputs.ej_owner[e] == FREE).then_some(0);
+        if self.ejv == 1 {
+            return self.ejection_vc_free(r, ch, 0).then_some(0);
         }
         // No credits to compare: `most-credits` offers the lowest, like `lowest`.
-        let first = if self.params.va_policy == crate::params::VaPolicy::RoundRobin {
-            self.outputs.vc_next[r * self.np + self.nnet + ch] as usize
-        } else {
-            0
-        };
-        (0..n).map(|k| if first + k >= n { first + k - n } else { first + k }).find(|&vc| self.outputs.ej_owner[e + vc] == FREE)
+        let (first, n) = (self.outputs.first_offered(self.params.va_policy, r * self.np + self.nnet + ch), self.ejv);
+        (0..n).map(|k| round_from(first, k, n)).find(|&vc| self.ejection_vc_free(r, ch, vc))
     }
 
     /// Is every ejection VC of channel `ch` of router `r` held? (What the channel's bit in
     /// the work register's `ej_full` says.)
     #[inline(always)]
     pub(crate) fn ejection_channel_full(&self, r: usize, ch: usize) -> bool {
-        let e = (r * self.nk + ch) * self.ejv;
-        self.outputs.ej_owner[e..e + self.ejv].iter().all(|&o| o != FREE)
+        (0..self.ejv).all(|evc| !self.ejection_vc_free(r, ch, evc))
+    }
+
+    /// Is ejection VC `evc` of channel `ch` of router `r` held by no packet?
+    #[inline(always)]
+    fn ejection_vc_free(&self, r: usize, ch: usize, evc: usize) -> bool {
+        self.outputs.ej_owner[(r * self.nk + ch) * self.ejv + evc] == FREE
+    }
+
+    /// The ejection channels of router `r` with a VC free (a bit per channel).
+    #[inline(always)]
+    pub(crate) fn free_channels<S: Width>(&self, r: usize) -> u64 {
+        !S::w(self)[r].ej_full & self.all_channels
     }
 
     /// Ejection VC `evc` of channel `ch` of router `r` is taken by local VC `l`: held, the
-    /// channel full if it was its last free VC, the round-robin offer on after it.
+    /// channel full if it was its last free VC, the round-robin offer on after it, the VC's
+    /// packet told where it ejects.
     #[inline(always)]
     fn take_ejection_vc<S: Width>(&mut self, r: usize, l: usize, ch: usize, evc: usize) {
         self.outputs.ej_owner[(r * self.nk + ch) * self.ejv + evc] = l as u8;
@@ -225,28 +229,52 @@ impl Routers {
             S::w_mut(self)[r].ej_full |= 1 << ch;
         }
         self.outputs.vc_granted(r * self.np + self.nnet + ch, evc, self.ejv);
+        let c = &mut self.inputs.vcs[r * self.npv + l];
+        (c.eject_ch, c.eject_vc) = (ch as u8, evc as u8);
+        self.log_va(r, l, self.nnet + ch, evc);
+    }
+
+    /// Output VC `vc` of network output `o` of router `r` is taken by local VC `l`: held, the
+    /// port's round-robin offer on after it, the VC's packet told which it holds.
+    #[inline(always)]
+    fn take_output_vc(&mut self, r: usize, l: usize, o: usize, vc: usize) {
+        let op = r * self.np + o;
+        self.outputs.ovs[op * self.nv + vc].owner = l as u8;
+        self.outputs.vc_granted(op, vc, self.nv);
+        self.inputs.vcs[r * self.npv + l].ovc = vc as u8;
+        self.log_va(r, l, o, vc);
+    }
+
+    /// The packet at input VC `iv` took an output VC or channel in cycle `t`: it may take the
+    /// switch `va_delay` cycles on.
+    #[inline(always)]
+    fn open_va(&mut self, iv: usize, t: u64) {
+        let c = &mut self.inputs.vcs[iv];
+        c.flags |= VA_OPEN;
+        c.sa_ready = c.sa_ready.max(t + self.va_delay);
+    }
+
+    /// Branch `branch` of the packet at local VC `l` of router `r` holds its output VC or
+    /// channel from cycle `t`: it bids from `t + va_delay`.
+    #[inline(always)]
+    fn branch_granted<S: Width>(&mut self, r: usize, l: usize, branch: PortSet, t: u64) {
+        let iv = r * self.npv + l;
+        self.open_va(iv, t);
+        let c = &mut self.inputs.vcs[iv];
+        if c.multicast() {
+            self.inputs.branches[iv].granted |= branch;
+        } else {
+            c.flags |= GRANTED;
+        }
+        self.granted::<S>(r, l, t);
     }
 
     /// Output VC `vc` of network output `o` of router `r` goes to local VC `l` in cycle `t`.
     #[inline(always)]
     fn grant_output_vc<S: Width>(&mut self, r: usize, l: usize, o: usize, vc: usize, t: u64) {
-        let op = r * self.np + o;
-        self.outputs.ovs[op * self.nv + vc].owner = l as u8;
-        self.outputs.vc_granted(op, vc, self.nv);
-        let iv = r * self.npv + l;
-        let c = &mut self.inputs.vcs[iv];
-        c.flags |= VA_OPEN;
-        c.ovc = vc as u8;
-        c.sa_ready = c.sa_ready.max(t + self.va_delay);
-        self.outputs.va_arb[op].grant_accepted(self.npv, l);
-        self.log_va(r, l, o, vc);
-        let c = &mut self.inputs.vcs[iv];
-        if c.multicast() {
-            self.inputs.branches[iv].granted |= PortSet::port(o);
-        } else {
-            c.flags |= GRANTED;
-        }
-        self.granted::<S>(r, l, t);
+        self.take_output_vc(r, l, o, vc);
+        self.outputs.va_arb[r * self.np + o].grant_accepted(self.npv, l);
+        self.branch_granted::<S>(r, l, PortSet::port(o), t);
     }
 
     /// Give each free ejection VC of router `r` to one able requester: channel by channel,
@@ -254,7 +282,7 @@ impl Routers {
     pub(crate) fn allocate_ejection<S: Width>(&mut self, r: usize, t: u64) {
         let base = r * self.npv;
         let policy = self.params.arbiter;
-        let mut free = !S::w(self)[r].ej_full & self.all_channels;
+        let mut free = self.free_channels::<S>(r);
         // The best-ranked requesters left ([`best_ranked`]): every arbiter here picks among
         // the same shrinking set, so the ranks are compared again only when the best are
         // all granted.
@@ -286,20 +314,7 @@ impl Routers {
     #[inline(always)]
     fn grant_ejection<S: Width>(&mut self, r: usize, l: usize, ch: usize, evc: usize, t: u64) {
         self.take_ejection_vc::<S>(r, l, ch, evc);
-        let iv = r * self.npv + l;
-        let c = &mut self.inputs.vcs[iv];
-        c.flags |= VA_OPEN;
-        c.eject_ch = ch as u8;
-        c.eject_vc = evc as u8;
-        c.sa_ready = c.sa_ready.max(t + self.va_delay);
-        self.log_va(r, l, self.nnet + ch, evc);
-        let c = &mut self.inputs.vcs[iv];
-        if c.multicast() {
-            self.inputs.branches[iv].granted |= PortSet::LOCAL;
-        } else {
-            c.flags |= GRANTED;
-        }
-        self.granted::<S>(r, l, t);
+        self.branch_granted::<S>(r, l, PortSet::LOCAL, t);
     }
 
     /// Atomic allocation for the replicated packets in `which` (able requesters of router
@@ -309,7 +324,6 @@ impl Routers {
     /// reservation: outputs a waiting packet cannot use yet stay free for others.
     #[inline(never)]
     pub(crate) fn allocate_multicast<S: Width>(&mut self, r: usize, t: u64, which: S) {
-        let v = self.nv;
         let base = r * self.npv;
         let pbase = r * self.np;
         let policy = self.params.arbiter;
@@ -330,7 +344,7 @@ impl Routers {
             let iv = base + l;
             let (c, b) = (self.inputs.vcs[iv], self.inputs.branches[iv]);
             debug_assert!(b.granted.is_empty(), "router {r} VC {l}: atomic allocation after a partial grant: {c:?}");
-            let free_ch = !S::w(self)[r].ej_full & self.all_channels;
+            let free_ch = self.free_channels::<S>(r);
             if b.pending.contains(PortSet::LOCAL) && free_ch == 0 {
                 continue;
             }
@@ -339,23 +353,15 @@ impl Routers {
             }
             for o in b.pending.network().net_ports() {
                 let vc = free_vc(self, o, self.vc_mask_for(iv, o)).expect("checked free above");
-                self.outputs.ovs[(pbase + o) * v + vc].owner = l as u8;
-                self.outputs.vc_granted(pbase + o, vc, v);
-                self.inputs.vcs[iv].ovc = vc as u8;
-                self.log_va(r, l, o, vc);
+                self.take_output_vc(r, l, o, vc);
             }
             if b.pending.contains(PortSet::LOCAL) {
                 let ch = free_ch.trailing_zeros() as usize;
                 let evc = self.first_free_ejection_vc(r, ch).expect("a channel not full has a free VC");
                 self.take_ejection_vc::<S>(r, l, ch, evc);
-                let c = &mut self.inputs.vcs[iv];
-                (c.eject_ch, c.eject_vc) = (ch as u8, evc as u8);
-                self.log_va(r, l, self.nnet + ch, evc);
             }
             self.inputs.branches[iv].granted = b.pending;
-            let c = &mut self.inputs.vcs[iv];
-            c.flags |= VA_OPEN;
-            c.sa_ready = c.sa_ready.max(t + self.va_delay);
+            self.open_va(iv, t);
             S::m_mut(self)[r].mc_req &= !S::bit(l);
             let npv = self.npv;
             self.mc_arb[r].grant_accepted(npv, l);
@@ -367,6 +373,6 @@ impl Routers {
 /// Does a packet's VC mask allow it output VC `vc`? The one test of every path of VC
 /// allocation (with [`Routers::output_vc_free`]).
 #[inline(always)]
-fn allows(mask: u16, vc: usize) -> bool {
+pub(crate) fn allows(mask: u16, vc: usize) -> bool {
     mask & (1 << vc) != 0
 }

@@ -79,10 +79,7 @@ pub struct VcView {
     pub route: PortSet,
     pub granted: PortSet,
     pub pending: PortSet,
-    pub vc_mask: u16,
     pub pkt_len: u16,
-    /// The whole front packet is in the FIFO.
-    pub whole_packet: bool,
 }
 
 impl Routers {
@@ -163,7 +160,7 @@ impl Routers {
         if c.multicast() {
             return self.inputs.branches[iv];
         }
-        let route = if c.out == crate::input_unit::LOCAL_OUT { PortSet::LOCAL } else { PortSet::port(c.out as usize) };
+        let route = c.unicast_route();
         Branches { route, granted: if c.granted() { route } else { PortSet::empty() }, pending: route, ..Branches::default() }
     }
 
@@ -178,9 +175,7 @@ impl Routers {
             route: b.route,
             granted: b.granted,
             pending: b.pending,
-            vc_mask: c.vc_mask,
             pkt_len: c.pkt_len,
-            whole_packet: c.len >= c.pkt_len,
         }
     }
 
@@ -202,14 +197,51 @@ impl Routers {
         coming.into_iter().map(|a| a.1).collect()
     }
 
+    /// Does the front flit of input VC `iv` wait for the rest of its packet from upstream
+    /// before it may cross (a store-and-forward head at a network input whose tail is not in:
+    /// [`Routers::may_cross`])?
+    pub fn waits_for_tail(&self, iv: usize) -> bool {
+        let c = &self.inputs.vcs[iv];
+        c.len > 0 && !self.may_cross(iv % self.npv, c)
+    }
+
+    /// The output VC that the granted network branch `o` of the packet at input VC `iv`
+    /// holds, if the flit that branch takes next is buffered and lacks the credits to cross
+    /// ([`Routers::has_credits`]; under asynchronous replication the flit at the branch's own
+    /// position).
+    pub fn short_of_credits(&self, iv: usize, o: usize) -> Option<usize> {
+        let (r, l) = (iv / self.npv, iv % self.npv);
+        let c = &self.inputs.vcs[iv];
+        let op = r * self.np + o;
+        let ovc = self.outputs.vc_owned_by(op, self.nv, l)?;
+        let flit = if c.flags & crate::input_unit::ASYNC != 0 {
+            let k = self.inputs.branch_pos[self.branch_slot(iv, false, o)];
+            if k >= c.len {
+                return None;
+            }
+            self.inputs.entry_in_front_packet(iv, k)
+        } else {
+            if c.len == 0 {
+                return None;
+            }
+            c.front
+        };
+        (!self.has_credits(op * self.nv + ovc, flit.is_head(), c.pkt_len)).then_some(ovc)
+    }
+
+    /// May network branch `o` of the packet at input VC `iv` take output VC `vc` (its VC
+    /// mask, a replicated branch's own class included)?
+    pub fn may_take_vc(&self, iv: usize, o: usize, vc: usize) -> bool {
+        crate::vc_allocator::allows(self.vc_mask_for(iv, o), vc)
+    }
+
     /// What input VC `iv` is doing.
     pub fn vc_activity(&self, iv: usize) -> VcActivity {
         let c = &self.inputs.vcs[iv];
         if !c.routed() {
             return if c.occ == 0 { VcActivity::Idle } else { VcActivity::Routing };
         }
-        let b = self.branches_of(iv);
-        if b.pending.difference(b.granted).is_empty() { VcActivity::Active } else { VcActivity::VcAlloc }
+        if self.lacking(iv).is_empty() { VcActivity::Active } else { VcActivity::VcAlloc }
     }
 
     /// The injection VC channel `ch` of router `r` writes its current packet into (where its

@@ -202,7 +202,7 @@ impl Routers {
             self.set_ej_work(r);
             return;
         }
-        let lacking = b.pending.difference(b.granted);
+        let lacking = self.lacking(iv);
         let w = &mut S::w_mut(self)[r];
         if !lacking.network().is_empty() {
             w.va_req |= S::bit(l);
@@ -232,12 +232,12 @@ impl Routers {
     pub(crate) fn check_bid<S: Width>(&mut self, r: usize, l: usize, t: u64) {
         let c = &self.inputs.vcs[r * self.npv + l];
         if c.multicast() {
-            if c.sa_ready <= t && c.len > 0 {
+            if c.sa_able(t) {
                 self.replica_bids::<S>(r, l);
             }
             return;
         }
-        if !c.granted() || c.sa_ready > t || c.len == 0 {
+        if !c.granted() || !c.sa_able(t) {
             return;
         }
         if c.out == crate::input_unit::LOCAL_OUT {

@@ -2,7 +2,7 @@
 //! ([`Deadlock`]), with the input VCs named as in RTL.
 
 use super::Fabric;
-use router::{NONE, PortSet, Switching};
+use router::{NONE, PortSet};
 use serde::Serialize;
 
 /// A deadlock found by the watchdog.
@@ -41,16 +41,15 @@ impl Fabric {
                     out.push(owner as u32);
                 }
             };
-            let Some(front) = c.front else {
+            if c.front.is_none() {
                 // Mid-packet with nothing buffered: it holds its output VCs (or ejection
                 // channel) and waits for the rest of its packet from upstream.
                 wait_upstream(out);
                 continue;
-            };
+            }
             blocked += 1;
-            let (node, p, _) = r.ivc_location(iv);
-            let head = front.is_head();
-            if self.spec.switching == Switching::StoreAndForward && head && p < r.net_ports() && !c.whole_packet {
+            let (node, _, _) = r.ivc_location(iv);
+            if r.waits_for_tail(iv) {
                 // A store-and-forward head waits for its tail from upstream (and for the
                 // credits of the whole packet downstream, below).
                 wait_upstream(out);
@@ -58,17 +57,15 @@ impl Fabric {
             for o in c.pending.network().net_ports() {
                 let op = r.port_index(node, o);
                 if c.granted.has_port(o) {
-                    if let Some(ovc) = r.output_vc_of(op, iv) {
-                        // A worm's flit, or any flit after the head, needs one credit; a
-                        // cut-through or store-and-forward head the whole packet's.
-                        let need = if self.spec.switching == Switching::Wormhole || !head { 1 } else { c.pkt_len };
-                        if r.credits(op, ovc) < need && self.wiring.down[op] != NONE {
-                            out.push(self.wiring.down[op] * v as u32 + ovc as u32);
-                        }
+                    // Its next flit lacks credits: it waits on the VC downstream.
+                    if let Some(ovc) = r.short_of_credits(iv, o)
+                        && self.wiring.down[op] != NONE
+                    {
+                        out.push(self.wiring.down[op] * v as u32 + ovc as u32);
                     }
                 } else {
                     for ovc in 0..v {
-                        if c.vc_mask & (1 << ovc) != 0
+                        if r.may_take_vc(iv, o, ovc)
                             && let Some(owner) = r.output_owner(op, ovc)
                         {
                             out.push(owner as u32);
