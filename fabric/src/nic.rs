@@ -310,6 +310,15 @@ struct NodeNic {
     queued: u32,
 }
 
+impl NodeNic {
+    /// The ports with packets queued and no channel feeding them yet: where a free channel
+    /// may start the next packet.
+    #[inline(always)]
+    fn startable(&self) -> u64 {
+        self.nonempty & !self.claimed
+    }
+}
+
 /// The NICs of all nodes.
 #[derive(Clone, Debug)]
 pub struct Nics {
@@ -444,7 +453,7 @@ impl Nics {
         }
         if let Some(far) = far {
             let far = far as usize;
-            let mut ports = self.node[far].nonempty & !self.node[far].claimed;
+            let mut ports = self.node[far].startable();
             while ports != 0 {
                 let port = ports.trailing_zeros() as usize;
                 ports &= ports - 1;
@@ -454,7 +463,7 @@ impl Nics {
         if let Some(near) = near {
             let near = near as usize;
             if self.node[near].queued > 0 {
-                let mut ports = self.node[near].nonempty & !self.node[near].claimed;
+                let mut ports = self.node[near].startable();
                 while ports != 0 {
                     let port = ports.trailing_zeros() as usize;
                     ports &= ports - 1;
@@ -496,7 +505,7 @@ impl Nics {
         }
         // An idle channel, and a queued packet for a port no channel feeds?
         let idle = st.streaming != self.all_channels;
-        if idle && st.queued > 0 && st.nonempty & !st.claimed != 0 { Some(t) } else { (st.streaming != 0).then_some(start) }
+        if idle && st.queued > 0 && st.startable() != 0 { Some(t) } else { (st.streaming != 0).then_some(start) }
     }
 
     /// Is any channel of node `n` busy or any packet queued?
@@ -561,7 +570,7 @@ impl Nics {
     fn acting(&self, st: &NodeNic) -> u64 {
         let mut chans = st.streaming;
         if st.queued > 0 {
-            chans |= if self.k == self.net { st.nonempty & !st.claimed } else { self.all_channels };
+            chans |= if self.k == self.net { st.startable() } else { self.all_channels };
         }
         chans
     }
@@ -584,7 +593,7 @@ impl Nics {
     /// Start the best packet node `i` may send on idle channel `ch`, if it has one.
     fn start_next(&mut self, i: usize, ch: usize, t: u64, packets: &mut PacketTable) -> bool {
         let st = &mut self.node[i];
-        let free = st.nonempty & !st.claimed;
+        let free = st.startable();
         let port = if self.k == self.net {
             // All-port: channel `ch` feeds port `ch` alone.
             if free & (1 << ch) == 0 {
