@@ -30,6 +30,7 @@ impl Routers {
     /// counts against its input port's `link_width` reads). False if that is not possible.
     #[inline]
     pub(crate) fn take_read<S: VcBits>(&mut self, l: usize) -> bool {
+        let port = self.port_of[l] as usize;
         let s = &mut self.scratch;
         if S::is_in(&s.popped, l) {
             return false;
@@ -40,19 +41,31 @@ impl Routers {
         if S::is_in(&s.port_full, l) {
             return false;
         }
-        let port = self.port_of[l] as usize;
         S::insert_into(&mut s.read, l);
-        if self.width == 1 {
-            // One read per input port per cycle: no count to keep.
-            (S::load(s.port_full) | S::load(self.port_mask[port])).store_into(&mut s.port_full);
-            return true;
+        if self.width > 1 {
+            s.ports_read |= 1u64 << port;
+            s.port_reads[port] += 1;
+            if s.port_reads[port] < self.width {
+                return true;
+            }
         }
-        s.ports_read |= 1u64 << port;
-        s.port_reads[port] += 1;
-        if s.port_reads[port] >= self.width {
-            (S::load(s.port_full) | S::load(self.port_mask[port])).store_into(&mut s.port_full);
-        }
+        // The port's reads are used up (one a cycle at width 1: no count to keep).
+        let full = self.port_taken_at(S::load(self.scratch.port_full), port);
+        full.store_into(&mut self.scratch.port_full);
         true
+    }
+
+    /// `full` (the VCs whose input port has no crossbar read left this cycle) with local VC
+    /// `l`'s port added: every VC of that port.
+    #[inline(always)]
+    pub(crate) fn port_taken<S: VcBits>(&self, full: S, l: usize) -> S {
+        self.port_taken_at(full, self.port_of[l] as usize)
+    }
+
+    /// [`Routers::port_taken`] for input port `port`.
+    #[inline(always)]
+    fn port_taken_at<S: VcBits>(&self, full: S, port: usize) -> S {
+        full | S::load(self.port_mask[port])
     }
 
     /// Read FIFO position `k` of local VC `l` of router `r` (asynchronous replication)

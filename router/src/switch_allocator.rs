@@ -138,16 +138,17 @@ impl Routers {
     pub(crate) fn allocate_switch<S: Width>(&mut self, r: usize, t: u64, mc_bid: S, filing: &mut Filing) {
         if self.width == 1 && mc_bid.is_empty() {
             // Unicast packets over links of one flit a cycle: the crossbar reads one flit of
-            // an input port a cycle (`readable`: the VCs of ports not read yet, ejection's
-            // reads in stage 1 included), each grant reads its VC's front flit.
+            // an input port a cycle (`full`: the VCs of ports read already, ejection's reads
+            // in stage 1 included, as `take_read` counts them), each grant reads its VC's
+            // front flit.
             let w = &S::w(self)[r];
-            let mut readable = !S::ZERO;
+            let mut full = S::ZERO;
             if w.s1_at == t {
                 for l in members(w.s1_read) {
-                    readable &= !S::load(self.port_mask[self.port_of[l] as usize]);
+                    full = self.port_taken(full, l);
                 }
             }
-            let bids = S::w(self)[r].bid & readable;
+            let bids = S::w(self)[r].bid & !full;
             if bids.is_single() {
                 // One bidder (or none readable): it wins its output if it has the credits.
                 if !bids.is_empty() {
@@ -168,9 +169,9 @@ impl Routers {
             }
             self.log_sa_req(r, requested);
             for o in in_turn(outs, self.sa_start(t)) {
-                let want = S::load(self.scratch.req[o]) & readable;
+                let want = S::load(self.scratch.req[o]) & !full;
                 let Some(l) = self.sa_winner::<S>(r, o, want) else { continue };
-                readable &= !S::load(self.port_mask[self.port_of[l] as usize]);
+                full = self.port_taken(full, l);
                 read |= S::bit(l);
                 self.cross_unicast::<S>(r, l, o, t, filing);
             }
