@@ -90,8 +90,7 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn cross<S: Width>(&mut self, r: usize, l: usize, o: usize, t: u64, filing: &mut Filing) -> bool {
         let iv = r * self.npv + l;
-        let (flags, multicast) = (self.inputs.vcs[iv].flags, self.inputs.vcs[iv].multicast());
-        if !multicast {
+        if !self.inputs.vcs[iv].multicast() {
             let taken = self.take_read::<S>(l);
             debug_assert!(taken, "router {r}: output {o} granted to VC {l}, which cannot be read");
             self.cross_unicast::<S>(r, l, o, t, filing);
@@ -99,7 +98,7 @@ impl Routers {
         }
         let branch = PortSet::port(o);
         let Some((flit, at)) = self.read_branch::<S>(r, l, branch) else {
-            debug_assert!(flags & ASYNC != 0, "router {r}: output {o} granted to VC {l}, which cannot be read");
+            debug_assert!(self.inputs.vcs[iv].flags & ASYNC != 0, "router {r}: output {o} granted to VC {l}, which cannot be read");
             return false;
         };
         let op = r * self.np + o;
@@ -116,9 +115,7 @@ impl Routers {
     pub(crate) fn read_branch<S: Width>(&mut self, r: usize, l: usize, branch: PortSet) -> Option<(Flit, Option<u16>)> {
         let iv = r * self.npv + l;
         if self.inputs.vcs[iv].flags & ASYNC != 0 {
-            let local = branch == PortSet::LOCAL;
-            let o = if local { 0 } else { branch.bits().trailing_zeros() as usize };
-            let k = self.inputs.branch_pos[self.branch_slot(iv, local, o)];
+            let k = self.branch_position(iv, branch);
             if !self.take_read_at::<S>(r, l, k) {
                 return None;
             }

@@ -95,7 +95,7 @@ impl Routers {
         if c.flags & ASYNC == 0 {
             return b.pending.contains(PortSet::LOCAL);
         }
-        let k = self.inputs.branch_pos[self.branch_slot(iv, true, 0)];
+        let k = self.branch_position(iv, PortSet::LOCAL);
         // The VC reads one entry a cycle: ejection defers to network branches further behind
         // that can move this cycle (they serve the oldest flit).
         k < c.len && self.async_able(r, l, t).1 >= k
@@ -318,11 +318,9 @@ impl Routers {
             return (able, lowest, starved);
         }
         for o in self.inputs.branches[iv].granted.net_ports() {
-            let k = self.inputs.branch_pos[self.branch_slot(iv, false, o)];
-            if k >= c.len {
+            let Some((k, flit)) = self.branch_next(iv, PortSet::port(o)) else {
                 continue;
-            }
-            let flit = self.inputs.entry_in_front_packet(iv, k);
+            };
             if flit.is_head() && !self.may_cross(l, c) {
                 continue;
             }
@@ -377,9 +375,8 @@ impl Routers {
     #[inline(never)]
     fn replica_took<S: Width>(&mut self, r: usize, l: usize, branch: PortSet, flit: Flit, at: Option<u16>) -> bool {
         let iv = r * self.npv + l;
-        let local = branch == PortSet::LOCAL;
         if let Some(k) = at {
-            let slot = self.branch_slot(iv, local, branch.network().bits().trailing_zeros() as usize);
+            let slot = self.branch_slot_of(iv, branch);
             self.inputs.branch_pos[slot] += 1;
             if flit.is_tail() {
                 self.release_branch::<S>(r, l, branch);

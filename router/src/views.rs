@@ -215,11 +215,7 @@ impl Routers {
         let op = r * self.np + o;
         let ovc = self.outputs.vc_owned_by(op, self.nv, l)?;
         let flit = if c.flags & crate::input_unit::ASYNC != 0 {
-            let k = self.inputs.branch_pos[self.branch_slot(iv, false, o)];
-            if k >= c.len {
-                return None;
-            }
-            self.inputs.entry_in_front_packet(iv, k)
+            self.branch_next(iv, PortSet::port(o))?.1
         } else {
             if c.len == 0 {
                 return None;

@@ -3,6 +3,7 @@
 //! in the width its VC sets are computed in ([`Width`]), and the events that keep them up to
 //! date (a VC joining VC allocation, becoming a bidder, something freed).
 
+use crate::flit::Flit;
 use crate::input_unit::{Branches, Vc};
 use crate::params::{MulticastVa, Switching};
 use crate::port_set::PortSet;
@@ -156,6 +157,28 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn branch_slot(&self, iv: usize, local: bool, o: usize) -> usize {
         iv * (self.nnet + 1) + if local { self.nnet } else { o }
+    }
+
+    /// [`Routers::branch_slot`] of branch `branch` (one network port, or LOCAL).
+    #[inline(always)]
+    pub(crate) fn branch_slot_of(&self, iv: usize, branch: PortSet) -> usize {
+        let local = branch == PortSet::LOCAL;
+        self.branch_slot(iv, local, if local { 0 } else { branch.bits().trailing_zeros() as usize })
+    }
+
+    /// The FIFO position of the flit branch `branch` of the asynchronously replicated packet
+    /// at input VC `iv` takes next.
+    #[inline(always)]
+    pub(crate) fn branch_position(&self, iv: usize, branch: PortSet) -> u16 {
+        self.inputs.branch_pos[self.branch_slot_of(iv, branch)]
+    }
+
+    /// The position and flit branch `branch` of the asynchronously replicated packet at input
+    /// VC `iv` takes next, if that flit is buffered.
+    #[inline(always)]
+    pub(crate) fn branch_next(&self, iv: usize, branch: PortSet) -> Option<(u16, Flit)> {
+        let k = self.branch_position(iv, branch);
+        (k < self.inputs.vcs[iv].len).then(|| (k, self.inputs.entry_in_front_packet(iv, k)))
     }
 
     /// Something an allocation of router `r` waits for was freed: the allocations with
