@@ -24,6 +24,18 @@ pub struct Packet {
 pub const RELAY: u32 = NONE - 1;
 
 impl Packet {
+    /// Become `p`, field by field: a copy of the whole would go through the stack, where
+    /// the narrow stores that built `p` cannot forward to the wide loads of the copy, and
+    /// the loads wait for every store before them.
+    #[inline(always)]
+    fn set(&mut self, p: &Packet) {
+        self.header = p.header;
+        self.msg = p.msg;
+        self.aux = p.aux;
+        self.birth = p.birth;
+        self.remaining = p.remaining;
+        self.seen = p.seen;
+    }
     pub fn src(&self) -> NodeId {
         NodeId(self.header.src.value())
     }
@@ -82,7 +94,7 @@ impl PacketTable {
                 if let Some(&ahead) = self.free.len().checked_sub(PREFETCH_AHEAD).and_then(|k| self.free.get(k)) {
                     router::prefetch(&self.slots[ahead as usize]);
                 }
-                self.slots[i as usize] = p;
+                self.slots[i as usize].set(&p);
                 PacketId(i)
             }
             None => {
