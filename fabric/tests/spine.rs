@@ -497,3 +497,104 @@ proptest! {
         prop_assert_eq!(f.counters.link_transmissions, n as u64 - 1);
     }
 }
+
+/// Does input VC `a` wait for input VC `b`, judged from what the fabric shows of the
+/// hardware (the VC states, owners of output and ejection VCs, credits, and the topology's
+/// routes with their dateline classes), not from the router's own rules: `b` holds a VC
+/// that a branch of `a`'s packet lacking one may take (a broadcast branch only in its own
+/// dateline class), or is the full buffer downstream of a granted branch of `a`, or holds
+/// an ejection VC that `a`'s packet waits for, or, `a` being empty mid-packet, `b` holds
+/// the output VC upstream that sends the rest of it (wormhole switching only).
+fn waits_on(f: &Fabric, a: usize, b: usize) -> bool {
+    let r = &f.routers;
+    let v = r.vcs();
+    let c = r.vc_view(a);
+    let (node, p, _) = r.ivc_location(a);
+    let ip = a / v;
+    let Some(front) = c.front else {
+        return f.upstream(ip).is_some_and(|up| r.output_owner(up, a % v) == Some(b));
+    };
+    // Dateline classes on the torus: the lower half of the VCs, and the upper half.
+    let low = (1u16 << (v / 2)) - 1;
+    let class_mask = [low, ((1u32 << v) - 1) as u16 & !low];
+    let pkt = f.packets.get(front.packet);
+    let mask_of = |o: usize| -> u16 {
+        if pkt.header.kind == router::RouteKind::Broadcast {
+            let hop = f.topo.route_broadcast(node, router::PortId(p as u8), pkt.dest(), pkt.header.span);
+            class_mask[hop.high.contains(router::PortSet::port(o)) as usize]
+        } else {
+            class_mask[f.topo.route_unicast(node, pkt.src(), pkt.dest()).class as usize]
+        }
+    };
+    for o in c.pending.network().net_ports() {
+        let op = r.port_index(node, o);
+        if c.granted.has_port(o) {
+            if let (Some(ovc), Some(down)) = (r.output_vc_of(op, a), f.downstream(op))
+                && down * v + ovc == b
+                && r.credits(op, ovc) == 0
+            {
+                return true;
+            }
+        } else if (0..v).any(|vc| mask_of(o) & (1 << vc) != 0 && r.output_owner(op, vc) == Some(b)) {
+            return true;
+        }
+    }
+    c.pending.contains(router::PortSet::LOCAL)
+        && !c.granted.contains(router::PortSet::LOCAL)
+        && (0..r.nic_channels()).any(|ch| (0..r.ejection_vcs()).any(|evc| r.ejection_owner(node, ch, evc) == Some(b)))
+}
+
+/// Router-replicated broadcasts on a 4-node torus ring with dateline VCs (2 VCs: a
+/// broadcast's branch that crosses the dateline takes VC 1, the others VC 0), wormhole
+/// switching with per-branch VC allocation, replicated synchronously and asynchronously: the
+/// runs that deadlock (two worms each holding a branch's VC the other needs, in one router
+/// or around the ring) name a wait-for cycle, and each VC in it really waits for the next,
+/// judged from the VC states and the topology's own dateline classes; a branch that lacks
+/// its VC waits only for the VCs of its own class.
+#[test]
+fn torus_broadcast_deadlocks_name_real_waits_in_each_branchs_dateline_class() {
+    let mut deadlocks = 0;
+    for replication in [router::Replication::Sync, router::Replication::Async] {
+        for (flits, buffer) in [(2, 1), (4, 2), (3, 4)] {
+            for ports in [PortModel::All, PortModel::K(1)] {
+                for (unicast, broadcast) in [(0.0, 0.1), (0.0, 0.3), (0.5, 0.2)] {
+                    for seed in 1..=2 {
+                        let mut s = FabricSpec::ideal(TopologyKind::Torus, &[4]);
+                        s.switching = Switching::Wormhole;
+                        s.packet_flits = flits;
+                        s.buffer_flits = buffer;
+                        s.vcs = 2;
+                        s.ports = ports;
+                        s.watchdog_cycles = 50;
+                        s.multicast_va = router::MulticastVa::PerBranch;
+                        s.replication = replication;
+                        let t = TrafficSpec {
+                            pattern: Pattern::Uniform,
+                            rate: unicast,
+                            cycles: 200,
+                            flits,
+                            seed,
+                            hotspot: NodeId(0),
+                            hotspot_fraction: 0.3,
+                        };
+                        let traffic = Traffic::new(t, 4).with_broadcasts(broadcast, Forwarding::Router);
+                        let mut f = Fabric::new(&s, Box::new(traffic));
+                        if f.run() != Ending::Deadlock {
+                            continue;
+                        }
+                        deadlocks += 1;
+                        let at = format!("{replication:?} {flits}/{buffer} {ports:?} rates {unicast}/{broadcast} seed {seed}");
+                        let cycle = &f.deadlock.as_ref().unwrap().wait_for_cycle;
+                        assert!(cycle.len() >= 2, "{at}: {cycle:?}");
+                        let iv = |name: &String| (0..f.routers.input_vcs()).find(|&iv| f.ivc_name(iv) == *name).unwrap();
+                        for (k, a) in cycle.iter().enumerate() {
+                            let b = &cycle[(k + 1) % cycle.len()];
+                            assert!(waits_on(&f, iv(a), iv(b)), "{at}: {a} does not wait for {b} in {cycle:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(deadlocks >= 10, "the grid deadlocks often ({deadlocks})");
+}
