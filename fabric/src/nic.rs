@@ -71,16 +71,10 @@ impl Queued {
     /// the loads wait for every store before them (queueing writes entries out of cache).
     #[inline(always)]
     fn set(&mut self, q: &Queued) {
-        self.order = q.order;
-        self.aux = q.aux;
-        self.birth = q.birth;
-        self.msg = q.msg;
-        self.dest = q.dest;
-        self.span = q.span;
-        self.remaining = q.remaining;
-        self.len = q.len;
-        self.kind = q.kind;
-        self.relay = q.relay;
+        // Every field named: a field added later does not compile until it is copied here.
+        let Queued { order, aux, birth, msg, dest, span, remaining, len, kind, relay } = *q;
+        (self.order, self.aux, self.birth, self.msg, self.dest) = (order, aux, birth, msg, dest);
+        (self.span, self.remaining, self.len, self.kind, self.relay) = (span, remaining, len, kind, relay);
     }
     fn key(&self) -> u32 {
         (self.order >> 40) as u32

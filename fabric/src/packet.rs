@@ -29,12 +29,9 @@ impl Packet {
     /// the loads wait for every store before them.
     #[inline(always)]
     fn set(&mut self, p: &Packet) {
-        self.header = p.header;
-        self.msg = p.msg;
-        self.aux = p.aux;
-        self.birth = p.birth;
-        self.remaining = p.remaining;
-        self.seen = p.seen;
+        // Every field named: a field added later does not compile until it is copied here.
+        let Packet { header, msg, aux, birth, remaining, seen } = *p;
+        (self.header, self.msg, self.aux, self.birth, self.remaining, self.seen) = (header, msg, aux, birth, remaining, seen);
     }
     pub fn src(&self) -> NodeId {
         NodeId(self.header.src.value())
