@@ -156,11 +156,13 @@ struct Pool {
     free: u32,
     heaps: Vec<Heap>,
     free_heaps: Vec<u32>,
+    /// Prefetch the entry handed out next ([`Nics::prefetch`]'s fabrics only)?
+    prefetch: bool,
 }
 
 impl Pool {
-    fn new() -> Pool {
-        Pool { q: Chunks::new(), next: Vec::new(), free: NONE, heaps: Vec::new(), free_heaps: Vec::new() }
+    fn new(prefetch: bool) -> Pool {
+        Pool { q: Chunks::new(), next: Vec::new(), free: NONE, heaps: Vec::new(), free_heaps: Vec::new(), prefetch }
     }
     #[inline(always)]
     fn put(&mut self, e: Queued) -> u32 {
@@ -169,7 +171,7 @@ impl Pool {
             self.free = self.next[i as usize];
             self.q[i as usize].set(&e);
             self.next[i as usize] = NONE;
-            if self.free != NONE {
+            if self.prefetch && self.free != NONE {
                 // The entry taken next: it and its link load meanwhile (a hint only).
                 prefetch(&self.q[self.free as usize]);
                 prefetch(&self.next[self.free as usize]);
@@ -374,7 +376,7 @@ impl Nics {
             all_channels: if channels >= 64 { !0 } else { (1u64 << channels) - 1 },
             prefetch: nodes > PREFETCH_FROM,
             voq: vec![EMPTY_QUEUE; nodes * net_ports],
-            pool: Pool::new(),
+            pool: Pool::new(nodes > PREFETCH_FROM),
             node: vec![NodeNic::default(); nodes],
             inj: vec![IDLE; nodes * channels],
             ej: vec![EjChannel { packet: NONE, next: 0 }; nodes * channels * ejection_vcs],
@@ -700,6 +702,15 @@ mod tests {
     use arbitrary_int::u24;
     use router::{Header, RouteKind};
 
+    /// The (key, message) of the packet queue `q` starts next, taken off the queue.
+    fn pop(nics: &mut Nics, q: usize) -> Option<(u32, u32)> {
+        nics.voq[q].pop(&mut nics.pool).map(|i| {
+            let e = nics.pool.q[i as usize];
+            nics.pool.release(i);
+            (e.key(), e.msg)
+        })
+    }
+
     fn packet(key: u32, msg: u32) -> Packet {
         let header = Header { kind: RouteKind::Unicast, src: u24::new(0), dest: u24::new(1), key: u24::new(key), len: 1, span: 0 };
         Packet { header, msg, aux: 0, birth: 0, remaining: 1, seen: NONE }
@@ -716,24 +727,19 @@ mod tests {
         ) {
             let mut nics = Nics::new(2, 2, 2, 1, 0, 0);
             let mut model: Vec<(u32, u32)> = Vec::new(); // (key, submission) queued, unsorted
-            for (msg, &(key, pop)) in ops.iter().enumerate() {
+            for (msg, &(key, take)) in ops.iter().enumerate() {
                 nics.enqueue(NodeId(0), packet(key, msg as u32), 1);
                 model.push((key, msg as u32));
-                if pop {
+                if take {
                     let want = *model.iter().min().unwrap();
                     model.retain(|&e| e != want);
-                    let i = nics.voq[1].pop(&mut nics.pool).expect("a queued packet");
-                    let q = nics.pool.q[i as usize];
-                    nics.pool.release(i);
-                    proptest::prop_assert_eq!((q.key(), q.msg), want);
+                    proptest::prop_assert_eq!(pop(&mut nics, 1), Some(want));
                 }
             }
-            while let Some(i) = nics.voq[1].pop(&mut nics.pool) {
-                let q = nics.pool.q[i as usize];
-                nics.pool.release(i);
+            while let Some(got) = pop(&mut nics, 1) {
                 let want = *model.iter().min().unwrap();
                 model.retain(|&e| e != want);
-                proptest::prop_assert_eq!((q.key(), q.msg), want);
+                proptest::prop_assert_eq!(got, want);
             }
             proptest::prop_assert!(model.is_empty());
         }
@@ -747,13 +753,6 @@ mod tests {
         ) {
             let mut nics = Nics::new(3, 2, 2, 1, 0, 0);
             let mut model: Vec<Vec<(u32, u32)>> = vec![Vec::new(); 6];
-            let pop = |nics: &mut Nics, q: usize| {
-                nics.voq[q].pop(&mut nics.pool).map(|i| {
-                    let e = nics.pool.q[i as usize];
-                    nics.pool.release(i);
-                    (e.key(), e.msg)
-                })
-            };
             for (msg, &(q, key, op)) in ops.iter().enumerate() {
                 if op == 0 {
                     let want = model[q].iter().min().copied();
