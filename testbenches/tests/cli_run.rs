@@ -332,7 +332,7 @@ fn threads_do_not_change_results() {
         v["config"].as_object_mut().unwrap().remove("threads");
         v
     };
-    let runs: [&[&str]; 11] = [
+    let runs: [&[&str]; 12] = [
         &["--dims", "5", "--algorithm", "total-exchange", "--ports", "one"],
         &["--topology", "mesh", "--dims", "6x5", "--traffic", "uniform", "--rate", "0.05", "--cycles", "1500"],
         &["--dims", "6", "--algorithm", "mnb-sbt", "--forwarding", "router", "--ports", "one"],
@@ -375,6 +375,28 @@ fn threads_do_not_change_results() {
             "1",
             "--deadlock-avoidance",
             "off",
+        ],
+        // Two-cycle links and rounds, the run quiescent at cycle 293, before the measurement
+        // window's end (300): a split run that stepped on past where one thread ends would
+        // take the window's occupancy at 300 (a kernel that let the parts run up to two
+        // cycles apart between meetings did; the schedules property test found it).
+        &[
+            "--dims",
+            "2",
+            "--ports",
+            "2",
+            "--router",
+            "realistic",
+            "--arbiter",
+            "key",
+            "--ejection-vcs",
+            "2",
+            "--traffic",
+            "hotspot",
+            "--rate",
+            "0.01",
+            "--cycles",
+            "300",
         ],
     ];
     for args in runs {
