@@ -45,13 +45,20 @@ impl Routers {
             return;
         }
         let mut outs = 0u64;
+        // Ports known to have no VC to offer: of one VC, held (the offer below would pass
+        // them by), so that a router whose requesters wait for busy ports asks nothing.
+        let mut held = 0u64;
         for l in members(waiting) {
             // Branches still owed the front flit and holding no VC (a branch that has sent its
             // tail is no longer pending, so it is never allocated again).
-            let mut b = self.lacking(base + l).network().bits();
+            let mut b = self.lacking(base + l).network().bits() & !held;
             while b != 0 {
                 let o = b.trailing_zeros() as usize;
                 b &= b - 1;
+                if v == 1 && outs & (1 << o) == 0 && !self.output_vc_free(r * self.np + o, 0) {
+                    held |= 1 << o;
+                    continue;
+                }
                 if outs & (1 << o) == 0 {
                     outs |= 1 << o;
                     S::ZERO.store_into(&mut self.scratch.req[o]);
