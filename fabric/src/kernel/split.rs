@@ -309,15 +309,6 @@ struct Meeting {
     poisoned: AtomicBool,
 }
 
-/// Spins of a waiting part that only read the slot it waits on, before it spins with the
-/// processor's spin-wait hint. A round's wait is about a microsecond (docs/performance.md),
-/// and the hint (x86 `pause`) holds the core for up to about 140 cycles on recent Intel
-/// cores, so a part spinning with it from the start sees the round end late: (b) on two
-/// threads ran 1.06 to 1.09 times as fast without it. After these (tens of microseconds:
-/// another part is slow, or its core was taken away) the hint saves the power and the
-/// sibling hyperthread's share.
-const PLAIN_SPINS: u32 = 1 << 14;
-
 /// A part's slot: per round parity, the words [rounds finished, the report of the last
 /// (next cycle the part needs, its flits buffered, the last cycle anything moved in it, the
 /// last cycle of the round it needed simulated), then per other part the lengths of its
@@ -448,9 +439,7 @@ impl Meeting {
                     }
                     if spins < self.spin {
                         spins += 1;
-                        if spins > PLAIN_SPINS {
-                            std::hint::spin_loop();
-                        }
+                        std::hint::spin_loop();
                     } else {
                         std::thread::yield_now();
                     }
@@ -587,7 +576,7 @@ pub fn run_split_watched(
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     // Each in lines of its own: every part reads the meeting's fields every round, and part 0
     // writes the cycle for the watcher every round.
-    let meeting = Padded(Meeting::new(parts, if parts <= cores { PLAIN_SPINS + 4096 } else { 0 }));
+    let meeting = Padded(Meeting::new(parts, if parts <= cores { 4096 } else { 0 }));
     // For the watcher: the cycle, each part's deliveries and expected deliveries, and the
     // parts that have finished.
     let now = Padded(AtomicU64::new(0));
