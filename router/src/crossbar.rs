@@ -13,9 +13,10 @@ use crate::input_unit::{ASYNC, GRANTED, ROUTED};
 use crate::output_unit::FREE;
 use crate::port_set::PortSet;
 use crate::router::{Departure, Routers};
+use crate::split::REMOTE;
 use crate::stages::Filing;
 use crate::vc_set::VcBits;
-use crate::work::Width;
+use crate::work::{ANY, Width};
 
 impl Routers {
     /// The VCs that could be read through the crossbar now: not popped this cycle, and read
@@ -29,7 +30,7 @@ impl Routers {
     /// Read local VC `l`'s front flit through the crossbar this cycle (once per cycle; it
     /// counts against its input port's `link_width` reads). False if that is not possible.
     #[inline]
-    pub(crate) fn take_read<S: VcBits>(&mut self, l: usize) -> bool {
+    pub(crate) fn take_read<S: VcBits, const P: u8>(&mut self, l: usize) -> bool {
         let port = self.port_of[l] as usize;
         let s = &mut self.scratch;
         if S::is_in(&s.popped, l) {
@@ -42,7 +43,7 @@ impl Routers {
             return false;
         }
         S::insert_into(&mut s.read, l);
-        if self.width > 1 {
+        if P == ANY && self.width > 1 {
             s.ports_read |= 1u64 << port;
             s.port_reads[port] += 1;
             if s.port_reads[port] < self.width {
@@ -77,7 +78,7 @@ impl Routers {
         if S::is_in(&self.scratch.read, l) {
             return !S::is_in(&self.scratch.popped, l) && self.inputs.read_at[iv] == k;
         }
-        if !self.take_read::<S>(l) {
+        if !self.take_read::<S, ANY>(l) {
             return false;
         }
         self.inputs.read_at[iv] = k;
@@ -88,22 +89,22 @@ impl Routers {
     /// (false if it cannot after all: an asynchronously replicated VC that has read another
     /// entry this cycle).
     #[inline(always)]
-    pub(crate) fn cross<S: Width>(&mut self, r: usize, l: usize, o: usize, t: u64, filing: &mut Filing) -> bool {
+    pub(crate) fn cross<S: Width, const P: u8>(&mut self, r: usize, l: usize, o: usize, t: u64, filing: &mut Filing) -> bool {
         let iv = r * self.npv + l;
         if !self.inputs.vcs[iv].multicast() {
-            let taken = self.take_read::<S>(l);
+            let taken = self.take_read::<S, P>(l);
             debug_assert!(taken, "router {r}: output {o} granted to VC {l}, which cannot be read");
-            self.cross_unicast::<S>(r, l, o, t, filing);
+            self.cross_unicast::<S, P>(r, l, o, t, filing);
             return true;
         }
         let branch = PortSet::port(o);
-        let Some((flit, at)) = self.read_branch::<S>(r, l, branch) else {
+        let Some((flit, at)) = self.read_branch::<S, P>(r, l, branch) else {
             debug_assert!(self.inputs.vcs[iv].flags & ASYNC != 0, "router {r}: output {o} granted to VC {l}, which cannot be read");
             return false;
         };
         let op = r * self.np + o;
-        self.send(op, self.branch_ovc(r, l, o), flit, filing);
-        self.took::<S>(r, l, op, branch, flit, at, t, &mut filing.credits);
+        self.send::<P>(op, self.branch_ovc(r, l, o), flit, filing);
+        self.took::<S, P>(r, l, op, branch, flit, at, t, &mut filing.credits);
         true
     }
 
@@ -112,7 +113,7 @@ impl Routers {
     /// flit at the branch's own position (with that position). None if the crossbar cannot
     /// read it now.
     #[inline(always)]
-    pub(crate) fn read_branch<S: Width>(&mut self, r: usize, l: usize, branch: PortSet) -> Option<(Flit, Option<u16>)> {
+    pub(crate) fn read_branch<S: Width, const P: u8>(&mut self, r: usize, l: usize, branch: PortSet) -> Option<(Flit, Option<u16>)> {
         let iv = r * self.npv + l;
         if self.inputs.vcs[iv].flags & ASYNC != 0 {
             let k = self.branch_position(iv, branch);
@@ -121,7 +122,7 @@ impl Routers {
             }
             return Some((self.inputs.entry_in_front_packet(iv, k), Some(k)));
         }
-        if !self.take_read::<S>(l) {
+        if !self.take_read::<S, P>(l) {
             return None;
         }
         Some((self.inputs.vcs[iv].front, None))
@@ -134,7 +135,7 @@ impl Routers {
     /// branch has taken it.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn took<S: Width>(
+    pub(crate) fn took<S: Width, const P: u8>(
         &mut self,
         r: usize,
         l: usize,
@@ -146,9 +147,9 @@ impl Routers {
         credits: &mut Vec<u32>,
     ) {
         self.outputs.sa_arb[op].grant_accepted(self.npv, l);
-        self.log_sa_gnt(r, l);
-        if self.branch_took::<S>(r, l, branch, flit, at) {
-            self.pop_front::<S>(r, l, t, credits);
+        self.log_sa_gnt::<P>(r, l);
+        if self.branch_took::<S, P>(r, l, branch, flit, at) {
+            self.pop_front::<S, P>(r, l, t, credits);
         }
     }
 
@@ -156,41 +157,47 @@ impl Routers {
     /// `o` in cycle `t` (and read through the crossbar), crosses: the output VC let go after
     /// a tail, the flit popped.
     #[inline(always)]
-    pub(crate) fn cross_unicast<S: Width>(&mut self, r: usize, l: usize, o: usize, t: u64, filing: &mut Filing) {
+    pub(crate) fn cross_unicast<S: Width, const P: u8>(&mut self, r: usize, l: usize, o: usize, t: u64, filing: &mut Filing) {
         let c = &self.inputs.vcs[r * self.npv + l];
         let (flit, ovc) = (c.front, c.ovc as usize);
         let op = r * self.np + o;
-        self.send(op, ovc, flit, filing);
-        self.took::<S>(r, l, op, PortSet::port(o), flit, None, t, &mut filing.credits);
+        self.send::<P>(op, ovc, flit, filing);
+        self.took::<S, P>(r, l, op, PortSet::port(o), flit, None, t, &mut filing.credits);
     }
 
     /// `flit` leaves on output VC `ovc` of output port `op` (global index): a credit spent,
     /// onto the link (another part's router takes it in after this cycle).
     #[inline(always)]
-    fn send(&mut self, op: usize, ovc: usize, flit: Flit, filing: &mut Filing) {
+    fn send<const P: u8>(&mut self, op: usize, ovc: usize, flit: Flit, filing: &mut Filing) {
         self.outputs.ovs[op * self.nv + ovc].credits -= 1;
         let x = self.down[op];
         if x != crate::ids::NONE {
             let x = x + ovc as u32;
-            if self.remote(x) {
-                self.remote_flits.push((x, flit));
+            if x & REMOTE != 0 {
+                self.remote_flits.push((x & !REMOTE, flit));
             } else {
                 filing.arrivals.push((x, flit));
             }
         }
-        self.count_departure(op, ovc, flit);
+        self.count_departure::<P>(op, ovc, flit);
     }
 
     /// `flit` left on output VC `ovc` of output port `op` (global index): counted (flits per
     /// port, hops, packets over links) and logged for probes.
     #[inline(always)]
-    pub(crate) fn count_departure(&mut self, op: usize, ovc: usize, flit: Flit) {
+    pub(crate) fn count_departure<const P: u8>(&mut self, op: usize, ovc: usize, flit: Flit) {
         self.sent[op] += 1;
         self.hops += 1;
         self.tails += flit.is_tail() as u64;
-        if self.log {
-            self.departures.push(Departure { out_port: op as u32, vc: ovc as u8, flit });
+        if P == ANY && self.log {
+            self.log_departure(op, ovc, flit);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn log_departure(&mut self, op: usize, ovc: usize, flit: Flit) {
+        self.departures.push(Departure { out_port: op as u32, vc: ovc as u8, flit });
     }
 
     /// The cycle a flit that crosses in cycle `sent` is readable downstream.
@@ -202,21 +209,21 @@ impl Routers {
     /// Router `r` lets go of output VC `ovc` of network port `port` (or, `local`, of
     /// ejection VC `ovc` of channel `port`): free from the next cycle on.
     #[inline(always)]
-    pub(crate) fn release<S: Width>(&mut self, r: usize, local: bool, port: usize, ovc: usize) {
+    pub(crate) fn release<S: Width, const P: u8>(&mut self, r: usize, local: bool, port: usize, ovc: usize) {
         if local {
             self.outputs.ej_owner[(r * self.nk + port) * self.ejv + ovc] = FREE;
             S::w_mut(self)[r].ej_full &= !(1 << port);
         } else {
             self.outputs.ovs[(r * self.np + port) * self.nv + ovc].owner = FREE;
         }
-        self.freed::<S>(r, !local);
+        self.freed::<S, P>(r, !local);
     }
 
     /// Every branch of local VC `l` of router `r` has taken its front flit in cycle `t`: pop
     /// it (its slot's credit upstream for a network port) and get the VC ready for the next
     /// flit (or, after a tail, the next packet, routed in the next cycle).
     #[inline(always)]
-    pub(crate) fn pop_front<S: Width>(&mut self, r: usize, l: usize, t: u64, credits: &mut Vec<u32>) {
+    pub(crate) fn pop_front<S: Width, const P: u8>(&mut self, r: usize, l: usize, t: u64, credits: &mut Vec<u32>) {
         let iv = r * self.npv + l;
         S::insert_into(&mut self.scratch.popped, l);
         self.inputs.count_out(iv, t);
@@ -232,7 +239,7 @@ impl Routers {
             c.flags &= !(ROUTED | ASYNC);
         }
         if multicast {
-            self.step_branches::<S>(r, l, tail, async_rep);
+            self.step_branches::<S, P>(r, l, tail, async_rep);
         }
         if tail | !more {
             let w = &mut S::w_mut(self)[r];
@@ -253,11 +260,11 @@ impl Routers {
             let up = self.up[r * self.np + self.port_of[l] as usize];
             if up != crate::ids::NONE {
                 let x = up + self.vc_of[l] as u32;
-                if self.remote(x) {
-                    self.remote_credits.push(x);
+                if x & REMOTE != 0 {
+                    self.remote_credits.push(x & !REMOTE);
                     self.popped_remote(iv, t);
                 } else {
-                    self.credit_sent(x, self.credit_due(t));
+                    self.credit_sent::<P>(x, self.credit_due(t));
                     credits.push(x);
                 }
             }
@@ -269,7 +276,7 @@ impl Routers {
     /// front, and those now at it owe it); after the tail the packet is gone.
     #[cold]
     #[inline(never)]
-    fn step_branches<S: Width>(&mut self, r: usize, l: usize, tail: bool, async_rep: bool) {
+    fn step_branches<S: Width, const P: u8>(&mut self, r: usize, l: usize, tail: bool, async_rep: bool) {
         let iv = r * self.npv + l;
         let b = self.inputs.branches[iv];
         if !async_rep {

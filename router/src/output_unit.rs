@@ -13,6 +13,7 @@ use crate::arbiter::Arbiter;
 use crate::params::{Switching, VaPolicy};
 use crate::router::Routers;
 use crate::wheel::unvcr;
+use crate::work::{ANY, PLAIN_WH};
 
 /// No owner: an output VC or ejection channel held by no input VC.
 pub(crate) const FREE: u8 = u8::MAX;
@@ -119,8 +120,8 @@ impl Routers {
     /// downstream buffer goes? A worm's flit, or any flit after the head, needs one credit; a
     /// cut-through or store-and-forward head (`head`) the whole packet's (`pkt_len`).
     #[inline(always)]
-    pub(crate) fn has_credits(&self, ov: usize, head: bool, pkt_len: u16) -> bool {
-        let need = if head && self.switching != Switching::Wormhole { pkt_len } else { 1 };
+    pub(crate) fn has_credits<const P: u8>(&self, ov: usize, head: bool, pkt_len: u16) -> bool {
+        let need = if P != PLAIN_WH && head && self.switching != Switching::Wormhole { pkt_len } else { 1 };
         self.outputs.ovs[ov].credits >= need
     }
 
@@ -144,18 +145,24 @@ impl Routers {
     pub(crate) fn credit_arrives(&mut self, x: u32) {
         let (r, k) = unvcr(x);
         if self.log {
-            self.in_flight[r * self.npv + k] -= 1;
+            self.log_credit_arrives(r * self.npv + k);
         }
         let o = &mut self.outputs.ovs[r * self.npv + k];
         o.credits += 1;
         debug_assert!(o.credits <= self.depth, "output VC {k} of router {r} has more credits than the downstream buffer holds");
     }
 
+    #[cold]
+    #[inline(never)]
+    fn log_credit_arrives(&mut self, k: usize) {
+        self.in_flight[k] -= 1;
+    }
+
     /// The credit for output VC `x` ([`vcr`](crate::wheel::vcr)), due in cycle `at`, goes
     /// onto its return line.
     #[inline(always)]
     pub(crate) fn post_credit(&mut self, x: u32, at: u64) {
-        self.credit_sent(x, at);
+        self.credit_sent::<ANY>(x, at);
         self.wheel.slot(at).credits.push(x);
     }
 }

@@ -142,6 +142,8 @@ pub struct Routers {
     pub(crate) inj_front: Vec<u32>,
     /// Per output port: the [`vcr`] of VC 0 of the input port it feeds (`NONE` if none).
     /// Per input port: the [`vcr`] of VC 0 of the output port feeding it (`NONE` if none).
+    /// Either with [`REMOTE`](crate::split::REMOTE) added where that router is another
+    /// part's or external, so that sending a flit or a credit tests a bit of what it reads.
     pub(crate) down: Vec<u32>,
     pub(crate) up: Vec<u32>,
     /// Flits sent on each output port; flits over router-to-router links, and those that were
@@ -220,7 +222,7 @@ impl Routers {
         let npv = p * v;
         assert!(npv <= MAX_ROUTER_VCS, "a router has {npv} input VCs, at most {MAX_ROUTER_VCS}");
         assert!(p <= MAX_PORTS, "a router has {p} ports, at most {MAX_PORTS}");
-        assert!(n < 1 << 25, "{n} routers: at most 2^25");
+        assert!(n < 1 << 24, "{n} routers: at most 2^24");
         let mut port_of = [0u8; MAX_ROUTER_VCS];
         let mut vc_of = [0u8; MAX_ROUTER_VCS];
         for l in 0..npv {
@@ -321,6 +323,7 @@ impl Routers {
         let named = |x: u32| if x == NONE { NONE } else { vcr((x / p) as usize, (x % p) as usize * v) };
         self.down = down.iter().map(|&x| named(x)).collect();
         self.up = up.iter().map(|&x| named(x)).collect();
+        self.mark_remote();
     }
 
     /// Log what probes read (departures, credits on their way) from now on, or stop. Turned

@@ -5,19 +5,38 @@ use crate::flit::Flit;
 use crate::ids::NodeId;
 use crate::router::Routers;
 use crate::wheel::vcr;
+use crate::work::ANY;
+
+/// Added to a [`vcr`] of `Routers::down` and `Routers::up` whose router is another part's
+/// or external ([`vcr`]s are below 2^31: fewer than 2^24 routers).
+pub(crate) const REMOTE: u32 = 1 << 31;
 
 impl Routers {
     /// Run only routers `lo..hi` (one part of a fabric split between threads).
     pub fn set_part(&mut self, lo: usize, hi: usize) {
         (self.lo, self.hi) = (lo as u32, hi as u32);
         self.popped_at = vec![u64::MAX; self.inputs.vcs.len()];
+        self.mark_remote();
     }
 
-    /// Is router [`vcr`] `x`'s another part's, or external?
-    #[inline(always)]
-    pub(crate) fn remote(&self, x: u32) -> bool {
-        let r = x >> 7;
+    /// Is router `r` another part's, or external?
+    fn remote_router(&self, r: u32) -> bool {
         r < self.lo || r >= self.hi || (!self.external.is_empty() && self.external[(r >> 6) as usize] >> (r & 63) & 1 != 0)
+    }
+
+    /// Mark the neighbours in `down` and `up` that are another part's or external
+    /// ([`REMOTE`]), after the wiring, the part or the external routers changed.
+    pub(crate) fn mark_remote(&mut self) {
+        let mark = |x: u32| {
+            let y = x & !REMOTE;
+            match x {
+                crate::ids::NONE => x,
+                _ if self.remote_router(y >> 7) => y | REMOTE,
+                _ => y,
+            }
+        };
+        let (down, up): (Vec<u32>, Vec<u32>) = (self.down.iter().map(|&x| mark(x)).collect(), self.up.iter().map(|&x| mark(x)).collect());
+        (self.down, self.up) = (down, up);
     }
 
     /// Routers `nodes` are external from now on: routers outside the model (an RTL router
@@ -34,6 +53,7 @@ impl Routers {
         if self.popped_at.is_empty() {
             self.popped_at = vec![u64::MAX; self.inputs.vcs.len()];
         }
+        self.mark_remote();
     }
 
     /// An external router sent `flit` on output VC `vc` of output port `op` (global index)
@@ -41,7 +61,7 @@ impl Routers {
     /// (flits per port, hops, packets over links) and log it for probes. The flit itself
     /// goes to its downstream router through [`Routers::receive_flit`].
     pub fn external_departure(&mut self, op: usize, vc: usize, flit: Flit) {
-        self.count_departure(op, vc, flit);
+        self.count_departure::<ANY>(op, vc, flit);
     }
 
     /// The router and local VC index (`port * vcs + vc`) of an entry of `remote_flits` or

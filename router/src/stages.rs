@@ -10,7 +10,7 @@ use crate::route_compute::RouterEnv;
 use crate::router::{Ejection, Routers, Schedule};
 use crate::vc_set::members;
 use crate::wheel::{Slot, unvcr, vcr};
-use crate::work::{EJ_DIRTY, MC_DIRTY, VA_DIRTY, Width, Work};
+use crate::work::{ANY, EJ_DIRTY, MC_DIRTY, PLAIN, PLAIN_WH, VA_DIRTY, Width, Work};
 
 /// A cursor some routers ahead of a stage's walk over its set of routers with work (none
 /// when the fabric does not prefetch): it names the router whose state to prefetch
@@ -70,7 +70,7 @@ impl Lookahead {
             prefetch(&S::w(rs)[a]);
         }
         if let Some(a) = self.near.next(set) {
-            rs.prefetch_vcs(a, vcs(&S::w(rs)[a]));
+            rs.prefetch_vcs::<S>(a, vcs(&S::w(rs)[a]));
         }
     }
 }
@@ -102,7 +102,7 @@ impl Routers {
         let s1 = &S::w(self)[r];
         let (s1_read, s1_at) = (s1.s1_read, s1.s1_at);
         S::w_mut(self)[r] = Work { ej_full: full, s1_read, s1_at, dirty: VA_DIRTY | EJ_DIRTY | MC_DIRTY, ..Work::default() };
-        if self.has_mc::<S>() {
+        if self.has_mc::<S, ANY>() {
             let m = &mut S::m_mut(self)[r];
             (m.mc_bid, m.mc_ej, m.mc_req) = (S::ZERO, S::ZERO, S::ZERO);
         }
@@ -113,9 +113,9 @@ impl Routers {
                 continue;
             }
             if !self.lacking(iv).is_empty() && c.va_may_start(t) {
-                self.va_join::<S>(r, l);
+                self.va_join::<S, ANY>(r, l);
             }
-            self.check_bid::<S>(r, l, t);
+            self.check_bid::<S, ANY>(r, l, t);
         }
         self.set_net_work(r);
         self.set_ej_work(r);
@@ -189,11 +189,11 @@ impl Routers {
         }
         for &x in &slot.va_joins {
             let (r, l) = unvcr(x);
-            self.va_join::<S>(r, l);
+            self.va_join::<S, ANY>(r, l);
         }
         for &x in &slot.sa_joins {
             let (r, l) = unvcr(x);
-            self.check_bid::<S>(r, l, c);
+            self.check_bid::<S, ANY>(r, l, c);
         }
     }
 
@@ -205,7 +205,7 @@ impl Routers {
         } else if self.switching == Switching::StoreAndForward || self.inputs.vcs[r * self.npv + l].multicast() {
             // A store-and-forward head may bid once its whole packet is in; a replicated
             // packet's branches may go on.
-            self.check_bid::<S>(r, l, t);
+            self.check_bid::<S, ANY>(r, l, t);
         }
     }
 
@@ -215,7 +215,7 @@ impl Routers {
         if !self.inputs.vcs[r * self.npv + l].routed() {
             self.route_front::<S, E>(r, l, t, env);
         } else {
-            self.check_bid::<S>(r, l, t);
+            self.check_bid::<S, ANY>(r, l, t);
         }
     }
 
@@ -263,15 +263,19 @@ impl Routers {
     /// Stage 1 of cycle `t` in every router with work there: ejection-VC allocation and
     /// ejection. Ejected flits are appended to `ejected` with their router.
     pub fn eject_stage(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
-        match (self.narrow(), self.prefetch) {
-            (true, false) => self.eject_stage_in::<u64, false>(t, ejected),
-            (true, true) => self.eject_stage_in::<u64, true>(t, ejected),
-            (false, false) => self.eject_stage_in::<u128, false>(t, ejected),
-            (false, true) => self.eject_stage_in::<u128, true>(t, ejected),
+        match (self.compiled(), self.prefetch) {
+            (PLAIN_WH, false) => self.eject_stage_in::<u64, PLAIN_WH, false>(t, ejected),
+            (PLAIN_WH, true) => self.eject_stage_in::<u64, PLAIN_WH, true>(t, ejected),
+            (PLAIN, false) => self.eject_stage_in::<u64, PLAIN, false>(t, ejected),
+            (PLAIN, true) => self.eject_stage_in::<u64, PLAIN, true>(t, ejected),
+            (_, false) if self.narrow() => self.eject_stage_in::<u64, ANY, false>(t, ejected),
+            (_, true) if self.narrow() => self.eject_stage_in::<u64, ANY, true>(t, ejected),
+            (_, false) => self.eject_stage_in::<u128, ANY, false>(t, ejected),
+            (_, true) => self.eject_stage_in::<u128, ANY, true>(t, ejected),
         }
     }
 
-    fn eject_stage_in<S: Width, const PF: bool>(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
+    fn eject_stage_in<S: Width, const P: u8, const PF: bool>(&mut self, t: u64, ejected: &mut Vec<(NodeId, Ejection)>) {
         let mut filing = self.open_filing(t);
         if self.busy_in_order() {
             let mut look = Lookahead::new(PF, &self.ej_work);
@@ -281,13 +285,13 @@ impl Routers {
                     let r = wi * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
                     look.step::<S>(self, &self.ej_work, |w| w.ej_req | w.ejbid);
-                    if !self.eject_router::<S>(r, t, ejected, &mut filing.credits) {
+                    if !self.eject_router::<S, P>(r, t, ejected, &mut filing.credits) {
                         self.ej_work[wi] &= !(1 << (r & 63));
                     }
                 }
             }
         } else {
-            self.visit(false, |rs, r| rs.eject_router::<S>(r, t, ejected, &mut filing.credits));
+            self.visit(false, |rs, r| rs.eject_router::<S, P>(r, t, ejected, &mut filing.credits));
         }
         self.close_filing(t, filing);
     }
@@ -305,38 +309,50 @@ impl Routers {
     /// Stage 1 in router `r`: atomic multicast allocation, ejection-VC allocation (each only
     /// when it can grant), then ejection. True while it has work there.
     #[inline(always)]
-    fn eject_router<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) -> bool {
-        self.eject_router_once::<S>(r, t, ejected, credits);
+    fn eject_router<S: Width, const P: u8>(
+        &mut self,
+        r: usize,
+        t: u64,
+        ejected: &mut Vec<(NodeId, Ejection)>,
+        credits: &mut Vec<u32>,
+    ) -> bool {
+        self.eject_router_once::<S, P>(r, t, ejected, credits);
         let w = &S::w(self)[r];
-        !(w.ejbid.is_empty() && w.dirty & (EJ_DIRTY | MC_DIRTY) == 0 && self.mc_ej::<S>(r).is_empty())
+        !(w.ejbid.is_empty() && w.dirty & (EJ_DIRTY | MC_DIRTY) == 0 && self.mc_ej::<S, P>(r).is_empty())
     }
 
     /// [`Routers::eject_router`]'s work.
     #[inline(always)]
-    fn eject_router_once<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) {
+    fn eject_router_once<S: Width, const P: u8>(
+        &mut self,
+        r: usize,
+        t: u64,
+        ejected: &mut Vec<(NodeId, Ejection)>,
+        credits: &mut Vec<u32>,
+    ) {
         let dirty = S::w(self)[r].dirty;
         if dirty & (EJ_DIRTY | MC_DIRTY) != 0 {
             S::w_mut(self)[r].dirty &= !(EJ_DIRTY | MC_DIRTY);
-            if dirty & MC_DIRTY != 0 && self.has_mc::<S>() {
+            if dirty & MC_DIRTY != 0 && self.has_mc::<S, P>() {
                 let want = S::m(self)[r].mc_req;
                 if !want.is_empty() {
-                    self.allocate_multicast::<S>(r, t, want);
+                    self.allocate_multicast::<S, P>(r, t, want);
                 }
             }
-            if !S::w(self)[r].ej_req.is_empty() && self.free_channels::<S>(r) != 0 {
-                self.allocate_ejection::<S>(r, t);
+            if !S::w(self)[r].ej_req.is_empty() && self.free_channels::<S, P>(r) != 0 {
+                self.allocate_ejection::<S, P>(r, t);
             }
         }
-        if S::w(self)[r].ejbid.is_empty() && self.mc_ej::<S>(r).is_empty() {
+        if S::w(self)[r].ejbid.is_empty() && self.mc_ej::<S, P>(r).is_empty() {
             return;
         }
-        self.clear_scratch::<S>();
-        self.eject::<S>(r, t, ejected, credits);
+        self.clear_scratch::<S, P>();
+        self.eject::<S, P>(r, t, ejected, credits);
         let read = S::load(self.scratch.read);
         if !read.is_empty() {
             let w = &mut S::w_mut(self)[r];
             (w.s1_read, w.s1_at) = (read, t);
-            if self.has_mc::<S>() {
+            if self.has_mc::<S, P>() {
                 S::m_mut(self)[r].s1_popped = S::load(self.scratch.popped);
             }
         }
@@ -506,15 +522,19 @@ impl Routers {
     /// Stage 2's evaluation of its routers in cycle `t`: the delay-line slots it filed into,
     /// still open, and where its flits start among their arrivals.
     fn network_walk(&mut self, t: u64) -> (Filing, usize) {
-        match (self.narrow(), self.prefetch) {
-            (true, false) => self.network_stage_in::<u64, false>(t),
-            (true, true) => self.network_stage_in::<u64, true>(t),
-            (false, false) => self.network_stage_in::<u128, false>(t),
-            (false, true) => self.network_stage_in::<u128, true>(t),
+        match (self.compiled(), self.prefetch) {
+            (PLAIN_WH, false) => self.network_stage_in::<u64, PLAIN_WH, false>(t),
+            (PLAIN_WH, true) => self.network_stage_in::<u64, PLAIN_WH, true>(t),
+            (PLAIN, false) => self.network_stage_in::<u64, PLAIN, false>(t),
+            (PLAIN, true) => self.network_stage_in::<u64, PLAIN, true>(t),
+            (_, false) if self.narrow() => self.network_stage_in::<u64, ANY, false>(t),
+            (_, true) if self.narrow() => self.network_stage_in::<u64, ANY, true>(t),
+            (_, false) => self.network_stage_in::<u128, ANY, false>(t),
+            (_, true) => self.network_stage_in::<u128, ANY, true>(t),
         }
     }
 
-    fn network_stage_in<S: Width, const PF: bool>(&mut self, t: u64) -> (Filing, usize) {
+    fn network_stage_in<S: Width, const P: u8, const PF: bool>(&mut self, t: u64) -> (Filing, usize) {
         let mut filing = self.open_filing(t);
         let sent_from = filing.arrivals.len();
         if self.busy_in_order() {
@@ -525,39 +545,39 @@ impl Routers {
                     let r = wi * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
                     look.step::<S>(self, &self.net_work, |w| w.va_req | w.bid);
-                    if !self.network_router::<S>(r, t, &mut filing) {
+                    if !self.network_router::<S, P>(r, t, &mut filing) {
                         self.net_work[wi] &= !(1 << (r & 63));
                     }
                 }
             }
         } else {
-            self.visit(true, |rs, r| rs.network_router::<S>(r, t, &mut filing));
+            self.visit(true, |rs, r| rs.network_router::<S, P>(r, t, &mut filing));
         }
         (filing, sent_from)
     }
 
     /// Stage 2 in router `r`. True while it has work there.
     #[inline(always)]
-    fn network_router<S: Width>(&mut self, r: usize, t: u64, filing: &mut Filing) -> bool {
-        if self.has_mc::<S>() {
+    fn network_router<S: Width, const P: u8>(&mut self, r: usize, t: u64, filing: &mut Filing) -> bool {
+        if self.has_mc::<S, P>() {
             let m = S::m(self)[r];
             if m.new_at == t && !m.mc_new.is_empty() {
                 S::m_mut(self)[r].mc_new = S::ZERO;
-                self.allocate_multicast::<S>(r, t, m.mc_new);
+                self.allocate_multicast::<S, P>(r, t, m.mc_new);
             }
         }
         if S::w(self)[r].dirty & VA_DIRTY != 0 {
             S::w_mut(self)[r].dirty &= !VA_DIRTY;
             if !S::w(self)[r].va_req.is_empty() {
-                self.allocate_network_vcs::<S>(r, t);
+                self.allocate_network_vcs::<S, P>(r, t);
             }
         }
-        let mc_bid = self.mc_bid::<S>(r);
+        let mc_bid = self.mc_bid::<S, P>(r);
         if !(S::w(self)[r].bid | mc_bid).is_empty() {
-            self.allocate_switch::<S>(r, t, mc_bid, filing);
+            self.allocate_switch::<S, P>(r, t, mc_bid, filing);
         }
         let w = &S::w(self)[r];
-        !(w.bid.is_empty() && w.dirty & VA_DIRTY == 0 && self.mc_bid::<S>(r).is_empty())
+        !(w.bid.is_empty() && w.dirty & VA_DIRTY == 0 && self.mc_bid::<S, P>(r).is_empty())
     }
 
     /// The end of cycle `t`: with probes attached ([`Routers::set_log`]), credits due in
@@ -610,7 +630,7 @@ impl Routers {
 
     /// Clear what the crossbar has read (a new router's stage).
     #[inline(always)]
-    pub(crate) fn clear_scratch<S: Width>(&mut self) {
+    pub(crate) fn clear_scratch<S: Width, const P: u8>(&mut self) {
         let s = &mut self.scratch;
         let mut pr = s.ports_read;
         while pr != 0 {
@@ -626,15 +646,15 @@ impl Routers {
     /// Stage 2 starts where stage 1 left router `r`'s crossbar in cycle `t`: what ejection
     /// read counts against the input ports' reads.
     #[inline(always)]
-    pub(crate) fn scratch_from_stage1<S: Width>(&mut self, r: usize, t: u64) {
-        self.clear_scratch::<S>();
+    pub(crate) fn scratch_from_stage1<S: Width, const P: u8>(&mut self, r: usize, t: u64) {
+        self.clear_scratch::<S, P>();
         let w = S::w(self)[r];
         if w.s1_at != t || w.s1_read.is_empty() {
             return;
         }
-        let popped = if self.has_mc::<S>() { S::m(self)[r].s1_popped } else { S::ZERO };
+        let popped = if self.has_mc::<S, P>() { S::m(self)[r].s1_popped } else { S::ZERO };
         for l in members(w.s1_read) {
-            self.take_read::<S>(l);
+            self.take_read::<S, P>(l);
         }
         popped.store_into(&mut self.scratch.popped);
     }

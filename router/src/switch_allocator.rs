@@ -18,20 +18,20 @@ use crate::port_set::PortSet;
 use crate::router::{Ejection, Routers};
 use crate::stages::Filing;
 use crate::vc_set::{VcBits, members};
-use crate::work::Width;
+use crate::work::{ANY, Width};
 
 impl Routers {
     /// Switch allocation on the ejection channels of router `r` in cycle `t`, and ejection:
     /// each channel takes one flit a cycle, of a packet holding one of its VCs, chosen by
     /// its arbiter among those whose flit can go (the read counts against its input port's
     /// crossbar reads), so a channel ejects one packet's flits right after another's.
-    pub(crate) fn eject<S: Width>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) {
+    pub(crate) fn eject<S: Width, const P: u8>(&mut self, r: usize, t: u64, ejected: &mut Vec<(NodeId, Ejection)>, credits: &mut Vec<u32>) {
         let base = r * self.npv;
         let mut chans = 0u64;
         // Unicast ejectors (holding an ejection VC, able, a flit buffered), and replicated
         // packets whose LOCAL branch holds one and may take its flit.
         let mut want = S::w(self)[r].ejbid;
-        for l in members(self.mc_ej::<S>(r)) {
+        for l in members(self.mc_ej::<S, P>(r)) {
             if self.replica_may_eject(r, l, t) {
                 want |= S::bit(l);
             }
@@ -39,12 +39,12 @@ impl Routers {
         if want.is_empty() {
             return;
         }
-        self.log_sa_req(r, want);
+        self.log_sa_req::<S, P>(r, want);
         if want.is_single() {
             // One requester: its channel's arbiter grants it, if the crossbar can read it.
             let l = want.first();
             let ch = self.inputs.vcs[base + l].eject_ch as usize;
-            self.eject_flit::<S>(r, l, ch, t, ejected, credits);
+            self.eject_flit::<S, P>(r, l, ch, t, ejected, credits);
             return;
         }
         if self.ejv == 1 {
@@ -57,7 +57,7 @@ impl Routers {
                 chans &= chans - 1;
                 let l = self.outputs.ej_owner[r * self.nk + ch] as usize;
                 if self.readable::<S>().contains(l) {
-                    self.eject_flit::<S>(r, l, ch, t, ejected, credits);
+                    self.eject_flit::<S, P>(r, l, ch, t, ejected, credits);
                 }
             }
             return;
@@ -71,9 +71,9 @@ impl Routers {
             chans &= chans - 1;
             let op = r * self.np + self.nnet + ch;
             let mut req = S::load(self.scratch.req[ch]);
-            while let Some(l) = self.arbitrate_at(r, op, req & self.readable::<S>()) {
+            while let Some(l) = self.arbitrate_at::<S, P>(r, op, req & self.readable::<S>()) {
                 req &= !S::bit(l);
-                if self.eject_flit::<S>(r, l, ch, t, ejected, credits) {
+                if self.eject_flit::<S, P>(r, l, ch, t, ejected, credits) {
                     break;
                 }
             }
@@ -103,7 +103,7 @@ impl Routers {
 
     /// The ejection arbiter of output port `op` of router `r` picks among `want`.
     #[inline(always)]
-    fn arbitrate_at<S: Width>(&self, r: usize, op: usize, want: S) -> Option<usize> {
+    fn arbitrate_at<S: Width, const P: u8>(&self, r: usize, op: usize, want: S) -> Option<usize> {
         let base = r * self.npv;
         let inputs = &self.inputs;
         self.outputs.sa_arb[op].arbitrate(self.params.arbiter, want, |l| inputs.vcs[base + l].rank())
@@ -114,7 +114,7 @@ impl Routers {
     /// branch's position), if the crossbar can read it; the channel's arbiter then moves on
     /// past it ([`Routers::took`]). False if it cannot.
     #[inline(always)]
-    fn eject_flit<S: Width>(
+    fn eject_flit<S: Width, const P: u8>(
         &mut self,
         r: usize,
         l: usize,
@@ -123,20 +123,20 @@ impl Routers {
         ejected: &mut Vec<(NodeId, Ejection)>,
         credits: &mut Vec<u32>,
     ) -> bool {
-        let Some((flit, at)) = self.read_branch::<S>(r, l, PortSet::LOCAL) else {
+        let Some((flit, at)) = self.read_branch::<S, P>(r, l, PortSet::LOCAL) else {
             return false;
         };
         let vc = self.inputs.vcs[r * self.npv + l].eject_vc;
         ejected.push((NodeId(r as u32), Ejection { channel: ch as u8, vc, flit }));
-        self.took::<S>(r, l, r * self.np + self.nnet + ch, PortSet::LOCAL, flit, at, t, credits);
+        self.took::<S, P>(r, l, r * self.np + self.nnet + ch, PortSet::LOCAL, flit, at, t, credits);
         true
     }
 
     /// Switch allocation on the network ports of router `r` in cycle `t`, and crossbar
     /// traversal of the winners.
     #[inline(always)]
-    pub(crate) fn allocate_switch<S: Width>(&mut self, r: usize, t: u64, mc_bid: S, filing: &mut Filing) {
-        if self.width == 1 && mc_bid.is_empty() {
+    pub(crate) fn allocate_switch<S: Width, const P: u8>(&mut self, r: usize, t: u64, mc_bid: S, filing: &mut Filing) {
+        if (P != ANY || self.width == 1) && mc_bid.is_empty() {
             // Unicast packets over links of one flit a cycle: the crossbar reads one flit of
             // an input port a cycle (`full`: the VCs of ports read already, ejection's reads
             // in stage 1 included, as `take_read` counts them), each grant reads its VC's
@@ -153,39 +153,39 @@ impl Routers {
                 // One bidder (or none readable): it wins its output if it has the credits.
                 if !bids.is_empty() {
                     let l = bids.first();
-                    if let Some(o) = self.unicast_request(r, l) {
-                        self.log_sa_req(r, bids);
-                        self.cross_unicast::<S>(r, l, o, t, filing);
+                    if let Some(o) = self.unicast_request::<P>(r, l) {
+                        self.log_sa_req::<S, P>(r, bids);
+                        self.cross_unicast::<S, P>(r, l, o, t, filing);
                     }
                 }
                 return;
             }
             let (mut outs, mut requested, mut read) = (0u64, S::ZERO, S::ZERO);
             for l in members(bids) {
-                if let Some(o) = self.unicast_request(r, l) {
+                if let Some(o) = self.unicast_request::<P>(r, l) {
                     self.request::<S>(&mut outs, o, l);
                     requested |= S::bit(l);
                 }
             }
-            self.log_sa_req(r, requested);
+            self.log_sa_req::<S, P>(r, requested);
             for o in in_turn(outs, self.sa_start(t)) {
                 let want = S::load(self.scratch.req[o]) & !full;
-                let Some(l) = self.sa_winner::<S>(r, o, want) else { continue };
+                let Some(l) = self.sa_winner::<S, P>(r, o, want) else { continue };
                 full = self.port_taken(full, l);
                 read |= S::bit(l);
-                self.cross_unicast::<S>(r, l, o, t, filing);
+                self.cross_unicast::<S, P>(r, l, o, t, filing);
             }
             self.lost_arbitration(r, requested & !read);
             return;
         }
-        self.allocate_switch_counted(r, t, mc_bid, filing);
+        self.allocate_switch_counted::<S, P>(r, t, mc_bid, filing);
     }
 
     /// [`Routers::allocate_switch`] with replicated packets or links of several flits a
     /// cycle: the crossbar's reads are counted per input port.
     #[inline(never)]
-    fn allocate_switch_counted<S: Width>(&mut self, r: usize, t: u64, mc_bid: S, filing: &mut Filing) {
-        self.scratch_from_stage1::<S>(r, t);
+    fn allocate_switch_counted<S: Width, const P: u8>(&mut self, r: usize, t: u64, mc_bid: S, filing: &mut Filing) {
+        self.scratch_from_stage1::<S, P>(r, t);
         let v = self.nv;
         let base = r * self.npv;
         let pbase = r * self.np;
@@ -198,7 +198,7 @@ impl Routers {
             let c = &self.inputs.vcs[iv];
             if !c.multicast() {
                 // A bidder: holds its output VC, able, a flit buffered that may cross.
-                if let Some(o) = self.unicast_request(r, l) {
+                if let Some(o) = self.unicast_request::<P>(r, l) {
                     self.request::<S>(&mut outs, o, l);
                     requested |= S::bit(l);
                 }
@@ -230,7 +230,7 @@ impl Routers {
             for o in branches.net_ports() {
                 let op = pbase + o;
                 let ovc = self.branch_ovc(r, l, o);
-                if !self.has_credits(op * v + ovc, head, pkt_len) {
+                if !self.has_credits::<P>(op * v + ovc, head, pkt_len) {
                     starved = true;
                     continue;
                 }
@@ -244,14 +244,14 @@ impl Routers {
         if outs == 0 {
             return;
         }
-        self.log_sa_req(r, requested);
+        self.log_sa_req::<S, P>(r, requested);
         for o in in_turn(outs, self.sa_start(t)) {
             let mut grants = 0;
             while grants < width {
                 let req = S::load(self.scratch.req[o]);
-                let Some(l) = self.sa_winner::<S>(r, o, req & self.readable::<S>()) else { break };
+                let Some(l) = self.sa_winner::<S, P>(r, o, req & self.readable::<S>()) else { break };
                 (req & !S::bit(l)).store_into(&mut self.scratch.req[o]);
-                if self.cross::<S>(r, l, o, t, filing) {
+                if self.cross::<S, P>(r, l, o, t, filing) {
                     grants += 1;
                 }
             }
@@ -265,11 +265,11 @@ impl Routers {
     /// flit, a whole packet's for a cut-through or store-and-forward head (else a stall for
     /// lack of credits is counted).
     #[inline(always)]
-    fn unicast_request(&mut self, r: usize, l: usize) -> Option<usize> {
+    fn unicast_request<const P: u8>(&mut self, r: usize, l: usize) -> Option<usize> {
         let iv = r * self.npv + l;
         let c = &self.inputs.vcs[iv];
         let o = c.out as usize;
-        if !self.has_credits((r * self.np + o) * self.nv + c.ovc as usize, c.front.is_head(), c.pkt_len) {
+        if !self.has_credits::<P>((r * self.np + o) * self.nv + c.ovc as usize, c.front.is_head(), c.pkt_len) {
             self.inputs.stall_credit[iv] += 1;
             return None;
         }
@@ -278,7 +278,7 @@ impl Routers {
 
     /// The winner of output `o` of router `r` among the requesters `want`, by its arbiter.
     #[inline(always)]
-    fn sa_winner<S: Width>(&self, r: usize, o: usize, want: S) -> Option<usize> {
+    fn sa_winner<S: Width, const P: u8>(&self, r: usize, o: usize, want: S) -> Option<usize> {
         let base = r * self.npv;
         let inputs = &self.inputs;
         self.outputs.sa_arb[r * self.np + o].arbitrate(self.params.arbiter, want, |l| inputs.vcs[base + l].rank())
@@ -325,7 +325,7 @@ impl Routers {
                 continue;
             }
             let ovc = self.branch_ovc(r, l, o);
-            if !self.has_credits((pbase + o) * v + ovc, flit.is_head(), c.pkt_len) {
+            if !self.has_credits::<ANY>((pbase + o) * v + ovc, flit.is_head(), c.pkt_len) {
                 starved = true;
                 continue;
             }
@@ -355,7 +355,7 @@ impl Routers {
     /// output VC or channel after the tail. True when every branch has taken the front flit,
     /// which may leave.
     #[inline(always)]
-    pub(crate) fn branch_took<S: Width>(&mut self, r: usize, l: usize, branch: PortSet, flit: Flit, at: Option<u16>) -> bool {
+    pub(crate) fn branch_took<S: Width, const P: u8>(&mut self, r: usize, l: usize, branch: PortSet, flit: Flit, at: Option<u16>) -> bool {
         let iv = r * self.npv + l;
         let c = &mut self.inputs.vcs[iv];
         if !c.multicast() {
@@ -363,29 +363,29 @@ impl Routers {
                 c.flags &= !crate::input_unit::GRANTED;
                 let local = branch == PortSet::LOCAL;
                 let (port, ovc) = if local { (c.eject_ch as usize, c.eject_vc as usize) } else { (c.out as usize, c.ovc as usize) };
-                self.release::<S>(r, local, port, ovc);
+                self.release::<S, P>(r, local, port, ovc);
             }
             return true;
         }
-        self.replica_took::<S>(r, l, branch, flit, at)
+        self.replica_took::<S, P>(r, l, branch, flit, at)
     }
 
     /// [`Routers::branch_took`] for a packet the router replicates.
     #[cold]
     #[inline(never)]
-    fn replica_took<S: Width>(&mut self, r: usize, l: usize, branch: PortSet, flit: Flit, at: Option<u16>) -> bool {
+    fn replica_took<S: Width, const P: u8>(&mut self, r: usize, l: usize, branch: PortSet, flit: Flit, at: Option<u16>) -> bool {
         let iv = r * self.npv + l;
         if let Some(k) = at {
             let slot = self.branch_slot_of(iv, branch);
             self.inputs.branch_pos[slot] += 1;
             if flit.is_tail() {
-                self.release_branch::<S>(r, l, branch);
+                self.release_branch::<S, P>(r, l, branch);
             }
             if k != 0 {
                 return false;
             }
         } else if flit.is_tail() {
-            self.release_branch::<S>(r, l, branch);
+            self.release_branch::<S, P>(r, l, branch);
         }
         let b = &mut self.inputs.branches[iv];
         b.pending.remove(branch);
@@ -396,16 +396,16 @@ impl Routers {
     /// tail: it lets go of its output VC or channel.
     #[cold]
     #[inline(never)]
-    fn release_branch<S: Width>(&mut self, r: usize, l: usize, branch: PortSet) {
+    fn release_branch<S: Width, const P: u8>(&mut self, r: usize, l: usize, branch: PortSet) {
         let iv = r * self.npv + l;
         self.inputs.branches[iv].granted.remove(branch);
         if branch == PortSet::LOCAL {
             let (ch, evc) = (self.inputs.vcs[iv].eject_ch as usize, self.inputs.vcs[iv].eject_vc as usize);
-            self.release::<S>(r, true, ch, evc);
+            self.release::<S, P>(r, true, ch, evc);
         } else {
             let o = branch.bits().trailing_zeros() as usize;
             let ovc = self.branch_ovc(r, l, o);
-            self.release::<S>(r, false, o, ovc);
+            self.release::<S, P>(r, false, o, ovc);
         }
     }
 }

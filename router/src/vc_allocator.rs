@@ -22,7 +22,7 @@ use crate::work::Width;
 impl Routers {
     /// Give each free output VC of router `r`'s network ports to one requester routed there
     /// whose `vc_mask` allows it.
-    pub(crate) fn allocate_network_vcs<S: Width>(&mut self, r: usize, t: u64) {
+    pub(crate) fn allocate_network_vcs<S: Width, const P: u8>(&mut self, r: usize, t: u64) {
         let v = self.nv;
         let base = r * self.npv;
         let policy = self.params.arbiter;
@@ -34,14 +34,14 @@ impl Routers {
             if !c.multicast() {
                 let (o, mask) = (c.out as usize, c.vc_mask);
                 if let Some(vc) = self.first_free_vc(r * self.np + o, mask) {
-                    self.grant_output_vc::<S>(r, l, o, vc, t);
+                    self.grant_output_vc::<S, P>(r, l, o, vc, t);
                     S::w_mut(self)[r].va_req = S::ZERO;
                 }
                 return;
             }
         }
-        if v == 1 && !self.has_mc::<S>() {
-            self.allocate_single_vcs::<S>(r, t, waiting);
+        if v == 1 && !self.has_mc::<S, P>() {
+            self.allocate_single_vcs::<S, P>(r, t, waiting);
             return;
         }
         let mut outs = 0u64;
@@ -99,7 +99,7 @@ impl Routers {
                     continue;
                 };
                 (req & !S::bit(l)).store_into(&mut self.scratch.req[o]);
-                self.grant_output_vc::<S>(r, l, o, vc, t);
+                self.grant_output_vc::<S, P>(r, l, o, vc, t);
             }
         }
         // Requesters with every network branch granted leave.
@@ -116,7 +116,7 @@ impl Routers {
     /// asking. The grants of the general loop, without its offer order and its request set
     /// per VC.
     #[inline(always)]
-    fn allocate_single_vcs<S: Width>(&mut self, r: usize, t: u64, waiting: S) {
+    fn allocate_single_vcs<S: Width, const P: u8>(&mut self, r: usize, t: u64, waiting: S) {
         let base = r * self.npv;
         let pbase = r * self.np;
         let mut outs = 0u64;
@@ -142,7 +142,7 @@ impl Routers {
             let l = self.outputs.va_arb[pbase + o]
                 .arbitrate(policy, want, |l| inputs.vcs[base + l].rank())
                 .expect("a port asked for has a winner");
-            self.grant_output_vc::<S>(r, l, o, 0, t);
+            self.grant_output_vc::<S, P>(r, l, o, 0, t);
             S::w_mut(self)[r].va_req &= !S::bit(l);
         }
     }
@@ -221,7 +221,7 @@ impl Routers {
 
     /// The ejection channels of router `r` with a VC free (a bit per channel).
     #[inline(always)]
-    pub(crate) fn free_channels<S: Width>(&self, r: usize) -> u64 {
+    pub(crate) fn free_channels<S: Width, const P: u8>(&self, r: usize) -> u64 {
         !S::w(self)[r].ej_full & self.all_channels
     }
 
@@ -229,7 +229,7 @@ impl Routers {
     /// channel full if it was its last free VC, the round-robin offer on after it, the VC's
     /// packet told where it ejects.
     #[inline(always)]
-    fn take_ejection_vc<S: Width>(&mut self, r: usize, l: usize, ch: usize, evc: usize) {
+    fn take_ejection_vc<S: Width, const P: u8>(&mut self, r: usize, l: usize, ch: usize, evc: usize) {
         self.outputs.ej_owner[(r * self.nk + ch) * self.ejv + evc] = l as u8;
         // A channel of one VC is full now; one of several when this was its last free VC.
         if self.ejv == 1 || self.ejection_channel_full(r, ch) {
@@ -238,18 +238,18 @@ impl Routers {
         self.outputs.vc_granted(r * self.np + self.nnet + ch, evc, self.ejv);
         let c = &mut self.inputs.vcs[r * self.npv + l];
         (c.eject_ch, c.eject_vc) = (ch as u8, evc as u8);
-        self.log_va(r, l, self.nnet + ch, evc);
+        self.log_va::<P>(r, l, self.nnet + ch, evc);
     }
 
     /// Output VC `vc` of network output `o` of router `r` is taken by local VC `l`: held, the
     /// port's round-robin offer on after it, the VC's packet told which it holds.
     #[inline(always)]
-    fn take_output_vc(&mut self, r: usize, l: usize, o: usize, vc: usize) {
+    fn take_output_vc<const P: u8>(&mut self, r: usize, l: usize, o: usize, vc: usize) {
         let op = r * self.np + o;
         self.outputs.ovs[op * self.nv + vc].owner = l as u8;
         self.outputs.vc_granted(op, vc, self.nv);
         self.inputs.vcs[r * self.npv + l].ovc = vc as u8;
-        self.log_va(r, l, o, vc);
+        self.log_va::<P>(r, l, o, vc);
     }
 
     /// The packet at input VC `iv` took an output VC or channel in cycle `t`: it may take the
@@ -264,7 +264,7 @@ impl Routers {
     /// Branch `branch` of the packet at local VC `l` of router `r` holds its output VC or
     /// channel from cycle `t`: it bids from `t + va_delay`.
     #[inline(always)]
-    fn branch_granted<S: Width>(&mut self, r: usize, l: usize, branch: PortSet, t: u64) {
+    fn branch_granted<S: Width, const P: u8>(&mut self, r: usize, l: usize, branch: PortSet, t: u64) {
         let iv = r * self.npv + l;
         self.open_va(iv, t);
         let c = &mut self.inputs.vcs[iv];
@@ -273,23 +273,23 @@ impl Routers {
         } else {
             c.flags |= GRANTED;
         }
-        self.granted::<S>(r, l, t);
+        self.granted::<S, P>(r, l, t);
     }
 
     /// Output VC `vc` of network output `o` of router `r` goes to local VC `l` in cycle `t`.
     #[inline(always)]
-    fn grant_output_vc<S: Width>(&mut self, r: usize, l: usize, o: usize, vc: usize, t: u64) {
-        self.take_output_vc(r, l, o, vc);
+    fn grant_output_vc<S: Width, const P: u8>(&mut self, r: usize, l: usize, o: usize, vc: usize, t: u64) {
+        self.take_output_vc::<P>(r, l, o, vc);
         self.outputs.va_arb[r * self.np + o].grant_accepted(self.npv, l);
-        self.branch_granted::<S>(r, l, PortSet::port(o), t);
+        self.branch_granted::<S, P>(r, l, PortSet::port(o), t);
     }
 
     /// Give each free ejection VC of router `r` to one able requester: channel by channel,
     /// each channel's VCs in the order it offers them, each to its arbiter's winner.
-    pub(crate) fn allocate_ejection<S: Width>(&mut self, r: usize, t: u64) {
+    pub(crate) fn allocate_ejection<S: Width, const P: u8>(&mut self, r: usize, t: u64) {
         let base = r * self.npv;
         let policy = self.params.arbiter;
-        let mut free = self.free_channels::<S>(r);
+        let mut free = self.free_channels::<S, P>(r);
         // The best-ranked requesters left ([`best_ranked`]): every arbiter here picks among
         // the same shrinking set, so the ranks are compared again only when the best are
         // all granted.
@@ -312,16 +312,16 @@ impl Routers {
                 };
                 self.outputs.va_arb[op].grant_accepted(self.npv, l);
                 S::w_mut(self)[r].ej_req &= !S::bit(l);
-                self.grant_ejection::<S>(r, l, ch, evc, t);
+                self.grant_ejection::<S, P>(r, l, ch, evc, t);
             }
         }
     }
 
     /// Ejection VC `evc` of channel `ch` of router `r` goes to local VC `l` in cycle `t`.
     #[inline(always)]
-    fn grant_ejection<S: Width>(&mut self, r: usize, l: usize, ch: usize, evc: usize, t: u64) {
-        self.take_ejection_vc::<S>(r, l, ch, evc);
-        self.branch_granted::<S>(r, l, PortSet::LOCAL, t);
+    fn grant_ejection<S: Width, const P: u8>(&mut self, r: usize, l: usize, ch: usize, evc: usize, t: u64) {
+        self.take_ejection_vc::<S, P>(r, l, ch, evc);
+        self.branch_granted::<S, P>(r, l, PortSet::LOCAL, t);
     }
 
     /// Atomic allocation for the replicated packets in `which` (able requesters of router
@@ -330,7 +330,7 @@ impl Routers {
     /// takes them all; the others take nothing and try again when something is freed. No
     /// reservation: outputs a waiting packet cannot use yet stay free for others.
     #[inline(never)]
-    pub(crate) fn allocate_multicast<S: Width>(&mut self, r: usize, t: u64, which: S) {
+    pub(crate) fn allocate_multicast<S: Width, const P: u8>(&mut self, r: usize, t: u64, which: S) {
         let base = r * self.npv;
         let pbase = r * self.np;
         let policy = self.params.arbiter;
@@ -351,7 +351,7 @@ impl Routers {
             let iv = base + l;
             let (c, b) = (self.inputs.vcs[iv], self.inputs.branches[iv]);
             debug_assert!(b.granted.is_empty(), "router {r} VC {l}: atomic allocation after a partial grant: {c:?}");
-            let free_ch = self.free_channels::<S>(r);
+            let free_ch = self.free_channels::<S, P>(r);
             if b.pending.contains(PortSet::LOCAL) && free_ch == 0 {
                 continue;
             }
@@ -360,19 +360,19 @@ impl Routers {
             }
             for o in b.pending.network().net_ports() {
                 let vc = free_vc(self, o, self.vc_mask_for(iv, o)).expect("checked free above");
-                self.take_output_vc(r, l, o, vc);
+                self.take_output_vc::<P>(r, l, o, vc);
             }
             if b.pending.contains(PortSet::LOCAL) {
                 let ch = free_ch.trailing_zeros() as usize;
                 let evc = self.first_free_ejection_vc(r, ch).expect("a channel not full has a free VC");
-                self.take_ejection_vc::<S>(r, l, ch, evc);
+                self.take_ejection_vc::<S, P>(r, l, ch, evc);
             }
             self.inputs.branches[iv].granted = b.pending;
             self.open_va(iv, t);
             S::m_mut(self)[r].mc_req &= !S::bit(l);
             let npv = self.npv;
             self.mc_arb[r].grant_accepted(npv, l);
-            self.granted::<S>(r, l, t);
+            self.granted::<S, P>(r, l, t);
         }
     }
 }

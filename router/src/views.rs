@@ -10,7 +10,7 @@ use crate::port_set::PortSet;
 use crate::router::{Routers, Schedule};
 use crate::vc_set::{EMPTY, VcBits};
 use crate::wheel::{unvcr, vcr};
-use crate::work::Width;
+use crate::work::{ANY, Width};
 
 /// What an input VC is doing, as a waveform shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,12 +85,20 @@ pub struct VcView {
 impl Routers {
     /// A credit for output VC [`vcr`] `x` goes on its way, visible from cycle `at`.
     #[inline(always)]
-    pub(crate) fn credit_sent(&mut self, x: u32, at: u64) {
-        if self.log {
-            let (r, k) = unvcr(x);
-            self.in_flight[r * self.npv + k] += 1;
-            self.horizon = self.horizon.max(at);
+    pub(crate) fn credit_sent<const P: u8>(&mut self, x: u32, at: u64) {
+        if P == ANY && self.log {
+            self.log_credit_sent(x, at);
         }
+    }
+
+    // The logging itself out of line, where it costs the stages that call it (run without
+    // probes) no registers or code.
+    #[cold]
+    #[inline(never)]
+    fn log_credit_sent(&mut self, x: u32, at: u64) {
+        let (r, k) = unvcr(x);
+        self.in_flight[r * self.npv + k] += 1;
+        self.horizon = self.horizon.max(at);
     }
 
     /// Flits in input VC `iv` (global index) or on their way into it.
@@ -222,7 +230,7 @@ impl Routers {
             }
             c.front
         };
-        (!self.has_credits(op * self.nv + ovc, flit.is_head(), c.pkt_len)).then_some(ovc)
+        (!self.has_credits::<ANY>(op * self.nv + ovc, flit.is_head(), c.pkt_len)).then_some(ovc)
     }
 
     /// May network branch `o` of the packet at input VC `iv` take output VC `vc` (its VC
@@ -298,30 +306,45 @@ impl Routers {
     }
     fn va_requesters_in<S: Width>(&self, r: usize) -> u128 {
         let w = &S::w(self)[r];
-        let mc = if self.has_mc::<S>() { S::m(self)[r].mc_req } else { S::ZERO };
+        let mc = if self.has_mc::<S, ANY>() { S::m(self)[r].mc_req } else { S::ZERO };
         wide(w.va_req | w.ej_req | mc)
     }
 
     /// Log a VC allocation for probes.
     #[inline(always)]
-    pub(crate) fn log_va(&mut self, r: usize, l: usize, port: usize, vc: usize) {
-        if self.log {
-            self.allocs.va_grants.push(VaGrant { iv: (r * self.npv + l) as u32, port: port as u8, vc: vc as u8 });
+    pub(crate) fn log_va<const P: u8>(&mut self, r: usize, l: usize, port: usize, vc: usize) {
+        if P == ANY && self.log {
+            self.logged_va(r, l, port, vc);
         }
+    }
+    #[cold]
+    #[inline(never)]
+    fn logged_va(&mut self, r: usize, l: usize, port: usize, vc: usize) {
+        self.allocs.va_grants.push(VaGrant { iv: (r * self.npv + l) as u32, port: port as u8, vc: vc as u8 });
     }
     /// Log switch-allocation requests `req` of router `r` for probes.
     #[inline(always)]
-    pub(crate) fn log_sa_req<S: VcBits>(&mut self, r: usize, req: S) {
-        if self.log && !req.is_empty() {
-            self.allocs.sa_requests.push((r as u32, wide(req)));
+    pub(crate) fn log_sa_req<S: VcBits, const P: u8>(&mut self, r: usize, req: S) {
+        if P == ANY && self.log && !req.is_empty() {
+            self.logged_sa_req(r, wide(req));
         }
+    }
+    #[cold]
+    #[inline(never)]
+    fn logged_sa_req(&mut self, r: usize, req: u128) {
+        self.allocs.sa_requests.push((r as u32, req));
     }
     /// Log a switch grant (local VC `l` of router `r`) for probes.
     #[inline(always)]
-    pub(crate) fn log_sa_gnt(&mut self, r: usize, l: usize) {
-        if self.log {
-            self.allocs.sa_grants.push((r * self.npv + l) as u32);
+    pub(crate) fn log_sa_gnt<const P: u8>(&mut self, r: usize, l: usize) {
+        if P == ANY && self.log {
+            self.logged_sa_gnt(r, l);
         }
+    }
+    #[cold]
+    #[inline(never)]
+    fn logged_sa_gnt(&mut self, r: usize, l: usize) {
+        self.allocs.sa_grants.push((r * self.npv + l) as u32);
     }
 
     /// Could router `r`'s state differ from the last cycle: does it hold flits, or have

@@ -35,6 +35,19 @@ pub(crate) struct Work<S> {
     pub dirty: u8,
 }
 
+// How stages 1 and 2 are compiled for a cycle: the `P` of their functions and of what they
+// call ([`Routers::compiled`]). Where a run cannot meet a case, its code is left out rather
+// than tested at every step (on benchmark (b), 6 % fewer instructions). Which code runs is a
+// choice of compilation, never of a rule: each rule is the same function in every case, with
+// the same results (`fabric/tests/schedules.rs` compares runs with a probe attached, which
+// run `ANY`, with runs without).
+/// Every case, tested as it comes.
+pub(crate) const ANY: u8 = 0;
+/// No probes to log for, links of one flit a cycle, no replicated packet, VC sets of one word.
+pub(crate) const PLAIN: u8 = 1;
+/// [`PLAIN`] under wormhole switching: a head needs one credit downstream, as a body flit.
+pub(crate) const PLAIN_WH: u8 = 2;
+
 pub(crate) const VA_DIRTY: u8 = 1;
 pub(crate) const EJ_DIRTY: u8 = 2;
 pub(crate) const MC_DIRTY: u8 = 4;
@@ -113,20 +126,32 @@ impl Routers {
     pub(crate) fn set_ej_work(&mut self, r: usize) {
         self.ej_work[r >> 6] |= 1 << (r & 63);
     }
+    /// How stages 1 and 2 of this cycle are compiled ([`ANY`], [`PLAIN`], [`PLAIN_WH`]).
+    /// Neither stage routes a packet, so none can start replicating within them.
+    #[inline]
+    pub(crate) fn compiled(&self) -> u8 {
+        if self.log || self.width != 1 || !self.m64.is_empty() || !self.narrow() {
+            ANY
+        } else if self.switching == Switching::Wormhole {
+            PLAIN_WH
+        } else {
+            PLAIN
+        }
+    }
     /// Router `r` replicates packets: its multicast registers, allocated at the first one.
     #[inline(always)]
-    pub(crate) fn has_mc<S: Width>(&self) -> bool {
-        !S::m(self).is_empty()
+    pub(crate) fn has_mc<S: Width, const P: u8>(&self) -> bool {
+        P == ANY && !S::m(self).is_empty()
     }
     /// Router `r`'s replicated packets that may bid in switch allocation.
     #[inline(always)]
-    pub(crate) fn mc_bid<S: Width>(&self, r: usize) -> S {
-        if self.has_mc::<S>() { S::m(self)[r].mc_bid } else { S::ZERO }
+    pub(crate) fn mc_bid<S: Width, const P: u8>(&self, r: usize) -> S {
+        if self.has_mc::<S, P>() { S::m(self)[r].mc_bid } else { S::ZERO }
     }
     /// Router `r`'s replicated packets whose LOCAL branch may eject.
     #[inline(always)]
-    pub(crate) fn mc_ej<S: Width>(&self, r: usize) -> S {
-        if self.has_mc::<S>() { S::m(self)[r].mc_ej } else { S::ZERO }
+    pub(crate) fn mc_ej<S: Width, const P: u8>(&self, r: usize) -> S {
+        if self.has_mc::<S, P>() { S::m(self)[r].mc_ej } else { S::ZERO }
     }
     /// Allocate the state of replicated packets (at the first one).
     #[cold]
@@ -184,7 +209,7 @@ impl Routers {
     /// Something an allocation of router `r` waits for was freed: the allocations with
     /// requesters must run at their next stage.
     #[inline(always)]
-    pub(crate) fn freed<S: Width>(&mut self, r: usize, network: bool) {
+    pub(crate) fn freed<S: Width, const P: u8>(&mut self, r: usize, network: bool) {
         let w = &mut S::w_mut(self)[r];
         if network {
             if !w.va_req.is_empty() {
@@ -193,7 +218,7 @@ impl Routers {
         } else if !w.ej_req.is_empty() {
             w.dirty |= EJ_DIRTY;
         }
-        if self.has_mc::<S>() && !S::m(self)[r].mc_req.is_empty() {
+        if self.has_mc::<S, P>() && !S::m(self)[r].mc_req.is_empty() {
             S::w_mut(self)[r].dirty |= MC_DIRTY;
             self.set_ej_work(r);
         }
@@ -202,7 +227,7 @@ impl Routers {
     /// Routed input VC `l` of router `r` may now be allocated what it lacks (its `rc_delay`
     /// passed): it joins the requesters of the allocations that give it.
     #[inline(always)]
-    pub(crate) fn va_join<S: Width>(&mut self, r: usize, l: usize) {
+    pub(crate) fn va_join<S: Width, const P: u8>(&mut self, r: usize, l: usize) {
         let iv = r * self.npv + l;
         let c = self.inputs.vcs[iv];
         if !c.multicast() {
@@ -252,11 +277,11 @@ impl Routers {
     /// packet's VC bids for what its branches hold ([`Routers::replica_bids`]); switch
     /// allocation and ejection look at each branch.
     #[inline]
-    pub(crate) fn check_bid<S: Width>(&mut self, r: usize, l: usize, t: u64) {
+    pub(crate) fn check_bid<S: Width, const P: u8>(&mut self, r: usize, l: usize, t: u64) {
         let c = &self.inputs.vcs[r * self.npv + l];
         if c.multicast() {
             if c.sa_able(t) {
-                self.replica_bids::<S>(r, l);
+                self.replica_bids::<S, P>(r, l);
             }
             return;
         }
@@ -279,7 +304,7 @@ impl Routers {
     /// bids for the network outputs and the ejection VC its branches hold.
     #[cold]
     #[inline(never)]
-    fn replica_bids<S: Width>(&mut self, r: usize, l: usize) {
+    fn replica_bids<S: Width, const P: u8>(&mut self, r: usize, l: usize) {
         let g = self.inputs.branches[r * self.npv + l].granted;
         if !g.network().is_empty() {
             S::m_mut(self)[r].mc_bid |= S::bit(l);
@@ -302,9 +327,9 @@ impl Routers {
     /// Input VC `l` of router `r` was granted its output VC or channel in cycle `t`: it may
     /// bid from `t + va_delay`.
     #[inline(always)]
-    pub(crate) fn granted<S: Width>(&mut self, r: usize, l: usize, t: u64) {
+    pub(crate) fn granted<S: Width, const P: u8>(&mut self, r: usize, l: usize, t: u64) {
         if self.va_delay == 0 {
-            self.check_bid::<S>(r, l, t);
+            self.check_bid::<S, P>(r, l, t);
         } else {
             self.wheel.slot(t + self.va_delay).sa_joins.push(vcr(r, l));
         }
