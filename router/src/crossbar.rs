@@ -239,7 +239,7 @@ impl Routers {
             c.flags &= !(ROUTED | ASYNC);
         }
         if multicast {
-            self.step_branches::<S, P>(r, l, tail, async_rep);
+            self.step_branches::<S>(r, l, tail, async_rep);
         }
         if tail | !more {
             let w = &mut S::w_mut(self)[r];
@@ -276,7 +276,7 @@ impl Routers {
     /// front, and those now at it owe it); after the tail the packet is gone.
     #[cold]
     #[inline(never)]
-    fn step_branches<S: Width, const P: u8>(&mut self, r: usize, l: usize, tail: bool, async_rep: bool) {
+    fn step_branches<S: Width>(&mut self, r: usize, l: usize, tail: bool, async_rep: bool) {
         let iv = r * self.npv + l;
         let b = self.inputs.branches[iv];
         if !async_rep {

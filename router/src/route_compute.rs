@@ -14,7 +14,7 @@ use crate::params::Replication;
 use crate::port_set::PortSet;
 use crate::router::Routers;
 use crate::wheel::vcr;
-use crate::work::{ANY, Width};
+use crate::work::Width;
 
 /// What route computation decides for a head flit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl Routers {
             self.route_multicast(r, l, &rd);
         }
         if self.rc_delay == 0 {
-            self.va_join::<S, ANY>(r, l);
+            self.va_join::<S>(r, l);
         } else {
             self.wheel.slot(t + self.rc_delay).va_joins.push(vcr(r, l));
         }

@@ -113,9 +113,9 @@ impl Routers {
                 continue;
             }
             if !self.lacking(iv).is_empty() && c.va_may_start(t) {
-                self.va_join::<S, ANY>(r, l);
+                self.va_join::<S>(r, l);
             }
-            self.check_bid::<S, ANY>(r, l, t);
+            self.check_bid::<S>(r, l, t);
         }
         self.set_net_work(r);
         self.set_ej_work(r);
@@ -189,11 +189,11 @@ impl Routers {
         }
         for &x in &slot.va_joins {
             let (r, l) = unvcr(x);
-            self.va_join::<S, ANY>(r, l);
+            self.va_join::<S>(r, l);
         }
         for &x in &slot.sa_joins {
             let (r, l) = unvcr(x);
-            self.check_bid::<S, ANY>(r, l, c);
+            self.check_bid::<S>(r, l, c);
         }
     }
 
@@ -205,7 +205,7 @@ impl Routers {
         } else if self.switching == Switching::StoreAndForward || self.inputs.vcs[r * self.npv + l].multicast() {
             // A store-and-forward head may bid once its whole packet is in; a replicated
             // packet's branches may go on.
-            self.check_bid::<S, ANY>(r, l, t);
+            self.check_bid::<S>(r, l, t);
         }
     }
 
@@ -215,7 +215,7 @@ impl Routers {
         if !self.inputs.vcs[r * self.npv + l].routed() {
             self.route_front::<S, E>(r, l, t, env);
         } else {
-            self.check_bid::<S, ANY>(r, l, t);
+            self.check_bid::<S>(r, l, t);
         }
     }
 
@@ -339,14 +339,14 @@ impl Routers {
                     self.allocate_multicast::<S, P>(r, t, want);
                 }
             }
-            if !S::w(self)[r].ej_req.is_empty() && self.free_channels::<S, P>(r) != 0 {
+            if !S::w(self)[r].ej_req.is_empty() && self.free_channels::<S>(r) != 0 {
                 self.allocate_ejection::<S, P>(r, t);
             }
         }
         if S::w(self)[r].ejbid.is_empty() && self.mc_ej::<S, P>(r).is_empty() {
             return;
         }
-        self.clear_scratch::<S, P>();
+        self.clear_scratch::<S>();
         self.eject::<S, P>(r, t, ejected, credits);
         let read = S::load(self.scratch.read);
         if !read.is_empty() {
@@ -630,7 +630,7 @@ impl Routers {
 
     /// Clear what the crossbar has read (a new router's stage).
     #[inline(always)]
-    pub(crate) fn clear_scratch<S: Width, const P: u8>(&mut self) {
+    pub(crate) fn clear_scratch<S: Width>(&mut self) {
         let s = &mut self.scratch;
         let mut pr = s.ports_read;
         while pr != 0 {
@@ -647,7 +647,7 @@ impl Routers {
     /// read counts against the input ports' reads.
     #[inline(always)]
     pub(crate) fn scratch_from_stage1<S: Width, const P: u8>(&mut self, r: usize, t: u64) {
-        self.clear_scratch::<S, P>();
+        self.clear_scratch::<S>();
         let w = S::w(self)[r];
         if w.s1_at != t || w.s1_read.is_empty() {
             return;

@@ -71,7 +71,7 @@ impl Routers {
             chans &= chans - 1;
             let op = r * self.np + self.nnet + ch;
             let mut req = S::load(self.scratch.req[ch]);
-            while let Some(l) = self.arbitrate_at::<S, P>(r, op, req & self.readable::<S>()) {
+            while let Some(l) = self.arbitrate_at::<S>(r, op, req & self.readable::<S>()) {
                 req &= !S::bit(l);
                 if self.eject_flit::<S, P>(r, l, ch, t, ejected, credits) {
                     break;
@@ -103,7 +103,7 @@ impl Routers {
 
     /// The ejection arbiter of output port `op` of router `r` picks among `want`.
     #[inline(always)]
-    fn arbitrate_at<S: Width, const P: u8>(&self, r: usize, op: usize, want: S) -> Option<usize> {
+    fn arbitrate_at<S: Width>(&self, r: usize, op: usize, want: S) -> Option<usize> {
         let base = r * self.npv;
         let inputs = &self.inputs;
         self.outputs.sa_arb[op].arbitrate(self.params.arbiter, want, |l| inputs.vcs[base + l].rank())
@@ -170,7 +170,7 @@ impl Routers {
             self.log_sa_req::<S, P>(r, requested);
             for o in in_turn(outs, self.sa_start(t)) {
                 let want = S::load(self.scratch.req[o]) & !full;
-                let Some(l) = self.sa_winner::<S, P>(r, o, want) else { continue };
+                let Some(l) = self.sa_winner::<S>(r, o, want) else { continue };
                 full = self.port_taken(full, l);
                 read |= S::bit(l);
                 self.cross_unicast::<S, P>(r, l, o, t, filing);
@@ -249,7 +249,7 @@ impl Routers {
             let mut grants = 0;
             while grants < width {
                 let req = S::load(self.scratch.req[o]);
-                let Some(l) = self.sa_winner::<S, P>(r, o, req & self.readable::<S>()) else { break };
+                let Some(l) = self.sa_winner::<S>(r, o, req & self.readable::<S>()) else { break };
                 (req & !S::bit(l)).store_into(&mut self.scratch.req[o]);
                 if self.cross::<S, P>(r, l, o, t, filing) {
                     grants += 1;
@@ -278,7 +278,7 @@ impl Routers {
 
     /// The winner of output `o` of router `r` among the requesters `want`, by its arbiter.
     #[inline(always)]
-    fn sa_winner<S: Width, const P: u8>(&self, r: usize, o: usize, want: S) -> Option<usize> {
+    fn sa_winner<S: Width>(&self, r: usize, o: usize, want: S) -> Option<usize> {
         let base = r * self.npv;
         let inputs = &self.inputs;
         self.outputs.sa_arb[r * self.np + o].arbitrate(self.params.arbiter, want, |l| inputs.vcs[base + l].rank())

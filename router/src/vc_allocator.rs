@@ -221,7 +221,7 @@ impl Routers {
 
     /// The ejection channels of router `r` with a VC free (a bit per channel).
     #[inline(always)]
-    pub(crate) fn free_channels<S: Width, const P: u8>(&self, r: usize) -> u64 {
+    pub(crate) fn free_channels<S: Width>(&self, r: usize) -> u64 {
         !S::w(self)[r].ej_full & self.all_channels
     }
 
@@ -264,7 +264,7 @@ impl Routers {
     /// Branch `branch` of the packet at local VC `l` of router `r` holds its output VC or
     /// channel from cycle `t`: it bids from `t + va_delay`.
     #[inline(always)]
-    fn branch_granted<S: Width, const P: u8>(&mut self, r: usize, l: usize, branch: PortSet, t: u64) {
+    fn branch_granted<S: Width>(&mut self, r: usize, l: usize, branch: PortSet, t: u64) {
         let iv = r * self.npv + l;
         self.open_va(iv, t);
         let c = &mut self.inputs.vcs[iv];
@@ -273,7 +273,7 @@ impl Routers {
         } else {
             c.flags |= GRANTED;
         }
-        self.granted::<S, P>(r, l, t);
+        self.granted::<S>(r, l, t);
     }
 
     /// Output VC `vc` of network output `o` of router `r` goes to local VC `l` in cycle `t`.
@@ -281,7 +281,7 @@ impl Routers {
     fn grant_output_vc<S: Width, const P: u8>(&mut self, r: usize, l: usize, o: usize, vc: usize, t: u64) {
         self.take_output_vc::<P>(r, l, o, vc);
         self.outputs.va_arb[r * self.np + o].grant_accepted(self.npv, l);
-        self.branch_granted::<S, P>(r, l, PortSet::port(o), t);
+        self.branch_granted::<S>(r, l, PortSet::port(o), t);
     }
 
     /// Give each free ejection VC of router `r` to one able requester: channel by channel,
@@ -289,7 +289,7 @@ impl Routers {
     pub(crate) fn allocate_ejection<S: Width, const P: u8>(&mut self, r: usize, t: u64) {
         let base = r * self.npv;
         let policy = self.params.arbiter;
-        let mut free = self.free_channels::<S, P>(r);
+        let mut free = self.free_channels::<S>(r);
         // The best-ranked requesters left ([`best_ranked`]): every arbiter here picks among
         // the same shrinking set, so the ranks are compared again only when the best are
         // all granted.
@@ -321,7 +321,7 @@ impl Routers {
     #[inline(always)]
     fn grant_ejection<S: Width, const P: u8>(&mut self, r: usize, l: usize, ch: usize, evc: usize, t: u64) {
         self.take_ejection_vc::<S, P>(r, l, ch, evc);
-        self.branch_granted::<S, P>(r, l, PortSet::LOCAL, t);
+        self.branch_granted::<S>(r, l, PortSet::LOCAL, t);
     }
 
     /// Atomic allocation for the replicated packets in `which` (able requesters of router
@@ -351,7 +351,7 @@ impl Routers {
             let iv = base + l;
             let (c, b) = (self.inputs.vcs[iv], self.inputs.branches[iv]);
             debug_assert!(b.granted.is_empty(), "router {r} VC {l}: atomic allocation after a partial grant: {c:?}");
-            let free_ch = self.free_channels::<S, P>(r);
+            let free_ch = self.free_channels::<S>(r);
             if b.pending.contains(PortSet::LOCAL) && free_ch == 0 {
                 continue;
             }
@@ -372,7 +372,7 @@ impl Routers {
             S::m_mut(self)[r].mc_req &= !S::bit(l);
             let npv = self.npv;
             self.mc_arb[r].grant_accepted(npv, l);
-            self.granted::<S, P>(r, l, t);
+            self.granted::<S>(r, l, t);
         }
     }
 }

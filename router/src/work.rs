@@ -227,7 +227,7 @@ impl Routers {
     /// Routed input VC `l` of router `r` may now be allocated what it lacks (its `rc_delay`
     /// passed): it joins the requesters of the allocations that give it.
     #[inline(always)]
-    pub(crate) fn va_join<S: Width, const P: u8>(&mut self, r: usize, l: usize) {
+    pub(crate) fn va_join<S: Width>(&mut self, r: usize, l: usize) {
         let iv = r * self.npv + l;
         let c = self.inputs.vcs[iv];
         if !c.multicast() {
@@ -277,11 +277,11 @@ impl Routers {
     /// packet's VC bids for what its branches hold ([`Routers::replica_bids`]); switch
     /// allocation and ejection look at each branch.
     #[inline]
-    pub(crate) fn check_bid<S: Width, const P: u8>(&mut self, r: usize, l: usize, t: u64) {
+    pub(crate) fn check_bid<S: Width>(&mut self, r: usize, l: usize, t: u64) {
         let c = &self.inputs.vcs[r * self.npv + l];
         if c.multicast() {
             if c.sa_able(t) {
-                self.replica_bids::<S, P>(r, l);
+                self.replica_bids::<S>(r, l);
             }
             return;
         }
@@ -304,7 +304,7 @@ impl Routers {
     /// bids for the network outputs and the ejection VC its branches hold.
     #[cold]
     #[inline(never)]
-    fn replica_bids<S: Width, const P: u8>(&mut self, r: usize, l: usize) {
+    fn replica_bids<S: Width>(&mut self, r: usize, l: usize) {
         let g = self.inputs.branches[r * self.npv + l].granted;
         if !g.network().is_empty() {
             S::m_mut(self)[r].mc_bid |= S::bit(l);
@@ -327,9 +327,9 @@ impl Routers {
     /// Input VC `l` of router `r` was granted its output VC or channel in cycle `t`: it may
     /// bid from `t + va_delay`.
     #[inline(always)]
-    pub(crate) fn granted<S: Width, const P: u8>(&mut self, r: usize, l: usize, t: u64) {
+    pub(crate) fn granted<S: Width>(&mut self, r: usize, l: usize, t: u64) {
         if self.va_delay == 0 {
-            self.check_bid::<S, P>(r, l, t);
+            self.check_bid::<S>(r, l, t);
         } else {
             self.wheel.slot(t + self.va_delay).sa_joins.push(vcr(r, l));
         }
