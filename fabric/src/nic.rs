@@ -156,7 +156,9 @@ struct Pool {
     free: u32,
     heaps: Vec<Heap>,
     free_heaps: Vec<u32>,
-    /// Prefetch the entry handed out next ([`Nics::prefetch`]'s fabrics only)?
+    /// Does the fabric prefetch (more nodes than [`PREFETCH_FROM`])? The pool then
+    /// prefetches the entry it hands out next; every other prefetch of the NICs reads this
+    /// too ([`Nics::prefetches`]).
     prefetch: bool,
 }
 
@@ -343,8 +345,6 @@ pub struct Nics {
     net: usize,
     /// The set of all channel bits.
     all_channels: u64,
-    /// Prefetch the queues of the nodes ahead ([`Nics::prefetch`])?
-    prefetch: bool,
     voq: Vec<SendQueue>,
     pool: Pool,
     node: Vec<NodeNic>,
@@ -374,7 +374,6 @@ impl Nics {
             k: channels,
             net: net_ports,
             all_channels: if channels >= 64 { !0 } else { (1u64 << channels) - 1 },
-            prefetch: nodes > PREFETCH_FROM,
             voq: vec![EMPTY_QUEUE; nodes * net_ports],
             pool: Pool::new(nodes > PREFETCH_FROM),
             node: vec![NodeNic::default(); nodes],
@@ -465,7 +464,7 @@ impl Nics {
     /// them; the kernel names the nodes it will visit next in its list of active NICs.
     #[inline(always)]
     pub fn prefetch(&self, near: Option<u32>, far: Option<u32>) {
-        if !self.prefetch {
+        if !self.pool.prefetch {
             return;
         }
         if let Some(far) = far {
@@ -597,7 +596,7 @@ impl Nics {
     /// its channels may write ([`Routers::prefetch_injection`]).
     #[inline(always)]
     pub fn prefetch_injection(&self, n: u32, routers: &Routers) {
-        if !self.prefetch {
+        if !self.pool.prefetch {
             return;
         }
         let mut chans = self.acting(&self.node[n as usize]);
@@ -654,7 +653,7 @@ impl Nics {
     /// Does this fabric prefetch (more nodes than [`PREFETCH_FROM`])?
     #[inline(always)]
     pub fn prefetches(&self) -> bool {
-        self.prefetch
+        self.pool.prefetch
     }
 
     /// [`Nics::receive`] of a flit on channel `ch`, VC `vc` of node `n` is near: a hint to

@@ -189,7 +189,7 @@ impl Routers {
         self.sent[op] += 1;
         self.hops += 1;
         self.tails += flit.is_tail() as u64;
-        if P == ANY && self.log {
+        if self.logging::<P>() {
             self.log_departure(op, ovc, flit);
         }
     }

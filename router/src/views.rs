@@ -83,10 +83,17 @@ pub struct VcView {
 }
 
 impl Routers {
+    /// Log what probes read, in a stage compiled for case `P` (never in the plain cases,
+    /// which run only with no probe attached: [`Routers::compiled`])?
+    #[inline(always)]
+    pub(crate) fn logging<const P: u8>(&self) -> bool {
+        P == ANY && self.log
+    }
+
     /// A credit for output VC [`vcr`] `x` goes on its way, visible from cycle `at`.
     #[inline(always)]
     pub(crate) fn credit_sent<const P: u8>(&mut self, x: u32, at: u64) {
-        if P == ANY && self.log {
+        if self.logging::<P>() {
             self.log_credit_sent(x, at);
         }
     }
@@ -313,7 +320,7 @@ impl Routers {
     /// Log a VC allocation for probes.
     #[inline(always)]
     pub(crate) fn log_va<const P: u8>(&mut self, r: usize, l: usize, port: usize, vc: usize) {
-        if P == ANY && self.log {
+        if self.logging::<P>() {
             self.logged_va(r, l, port, vc);
         }
     }
@@ -325,7 +332,7 @@ impl Routers {
     /// Log switch-allocation requests `req` of router `r` for probes.
     #[inline(always)]
     pub(crate) fn log_sa_req<S: VcBits, const P: u8>(&mut self, r: usize, req: S) {
-        if P == ANY && self.log && !req.is_empty() {
+        if self.logging::<P>() && !req.is_empty() {
             self.logged_sa_req(r, wide(req));
         }
     }
@@ -337,7 +344,7 @@ impl Routers {
     /// Log a switch grant (local VC `l` of router `r`) for probes.
     #[inline(always)]
     pub(crate) fn log_sa_gnt<const P: u8>(&mut self, r: usize, l: usize) {
-        if P == ANY && self.log {
+        if self.logging::<P>() {
             self.logged_sa_gnt(r, l);
         }
     }

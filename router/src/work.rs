@@ -37,7 +37,7 @@ pub(crate) struct Work<S> {
 
 // How stages 1 and 2 are compiled for a cycle: the `P` of their functions and of what they
 // call ([`Routers::compiled`]). Where a run cannot meet a case, its code is left out rather
-// than tested at every step (on benchmark (b), 6 % fewer instructions). Which code runs is a
+// than tested at every step (what it gains: docs/performance.md). Which code runs is a
 // choice of compilation, never of a rule: each rule is the same function in every case, with
 // the same results (`fabric/tests/schedules.rs` compares runs with a probe attached, which
 // run `ANY`, with runs without).
