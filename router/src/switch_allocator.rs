@@ -393,12 +393,21 @@ impl Routers {
     }
 
     /// Branch `branch` of the replicated packet at local VC `l` of router `r` has sent its
-    /// tail: it lets go of its output VC or channel.
+    /// tail: it lets go of its output VC or channel. The packet leaves the ejectors when
+    /// that was its LOCAL branch, the bidders when no network branch holds a VC any more
+    /// (what they are kept for: [`McWork`](crate::work::McWork)).
     #[cold]
     #[inline(never)]
     fn release_branch<S: Width, const P: u8>(&mut self, r: usize, l: usize, branch: PortSet) {
         let iv = r * self.npv + l;
         self.inputs.branches[iv].granted.remove(branch);
+        let holds = self.inputs.branches[iv].granted;
+        let m = &mut S::m_mut(self)[r];
+        if branch == PortSet::LOCAL {
+            m.mc_ej &= !S::bit(l);
+        } else if holds.network().is_empty() {
+            m.mc_bid &= !S::bit(l);
+        }
         if branch == PortSet::LOCAL {
             let (ch, evc) = (self.inputs.vcs[iv].eject_ch as usize, self.inputs.vcs[iv].eject_vc as usize);
             self.release::<S, P>(r, true, ch, evc);
