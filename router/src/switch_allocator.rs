@@ -400,18 +400,17 @@ impl Routers {
     #[inline(never)]
     fn release_branch<S: Width, const P: u8>(&mut self, r: usize, l: usize, branch: PortSet) {
         let iv = r * self.npv + l;
-        self.inputs.branches[iv].granted.remove(branch);
-        let holds = self.inputs.branches[iv].granted;
-        let m = &mut S::m_mut(self)[r];
+        let granted = &mut self.inputs.branches[iv].granted;
+        granted.remove(branch);
+        let network_held = !granted.network().is_empty();
         if branch == PortSet::LOCAL {
-            m.mc_ej &= !S::bit(l);
-        } else if holds.network().is_empty() {
-            m.mc_bid &= !S::bit(l);
-        }
-        if branch == PortSet::LOCAL {
+            S::m_mut(self)[r].mc_ej &= !S::bit(l);
             let (ch, evc) = (self.inputs.vcs[iv].eject_ch as usize, self.inputs.vcs[iv].eject_vc as usize);
             self.release::<S, P>(r, true, ch, evc);
         } else {
+            if !network_held {
+                S::m_mut(self)[r].mc_bid &= !S::bit(l);
+            }
             let o = branch.bits().trailing_zeros() as usize;
             let ovc = self.branch_ovc(r, l, o);
             self.release::<S, P>(r, false, o, ovc);
