@@ -144,18 +144,12 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn credit_arrives(&mut self, x: u32) {
         let (r, k) = unvcr(x);
-        if self.log {
+        if self.logging::<ANY>() {
             self.log_credit_arrives(r * self.npv + k);
         }
         let o = &mut self.outputs.ovs[r * self.npv + k];
         o.credits += 1;
         debug_assert!(o.credits <= self.depth, "output VC {k} of router {r} has more credits than the downstream buffer holds");
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn log_credit_arrives(&mut self, k: usize) {
-        self.in_flight[k] -= 1;
     }
 
     /// The credit for output VC `x` ([`vcr`](crate::wheel::vcr)), due in cycle `at`, goes

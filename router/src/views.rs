@@ -108,6 +108,14 @@ impl Routers {
         self.horizon = self.horizon.max(at);
     }
 
+    /// The credit for output VC `k` (global index) is back upstream
+    /// ([`Routers::credit_arrives`]): one fewer on its way.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn log_credit_arrives(&mut self, k: usize) {
+        self.in_flight[k] -= 1;
+    }
+
     /// Flits in input VC `iv` (global index) or on their way into it.
     #[inline]
     pub fn occupancy_of(&self, iv: usize) -> u16 {
