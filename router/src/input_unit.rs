@@ -23,6 +23,7 @@
 //! (time-weighted, one add when the occupancy changes), its high-water mark, and the cycles
 //! its front flit could not go for lack of credits or lost switch arbitration.
 
+use crate::flat::Flat;
 use crate::flit::{Flit, FlitFlags};
 use crate::ids::PacketId;
 use crate::port_set::PortSet;
@@ -168,45 +169,45 @@ impl Branches {
 #[derive(Clone, Debug)]
 pub(crate) struct InputUnits {
     pub depth: u16,
-    pub vcs: Vec<Vc>,
+    pub vcs: Flat<Vc>,
     /// Per VC, `depth` slots holding the ids of the packets behind its front one.
-    pub ring: Vec<u32>,
+    pub ring: Flat<u32>,
     /// Histogram entries of levels `HIST_INLINE..depth` (`depth - HIST_INLINE` per VC): the
     /// cycles the occupancy fell below the level less the cycles it reached it (wrapping).
-    pub hist_hi: Vec<u64>,
+    pub hist_hi: Flat<u64>,
     /// The cycle the in-line entries count from, and what they held before it (per VC and
     /// in-line level; empty until the first rebase).
     pub hist_epoch: u64,
     pub hist_base: Vec<u64>,
     /// [`HIST_SPAN`] (shorter in tests).
     pub hist_span: u64,
-    pub stall_credit: Vec<u64>,
-    pub stall_arb: Vec<u64>,
+    pub stall_credit: Flat<u64>,
+    pub stall_arb: Flat<u64>,
     /// Replicated packets' branches, per VC (allocated at the first such packet).
-    pub branches: Vec<Branches>,
+    pub branches: Flat<Branches>,
     /// Asynchronous replication: per VC and branch (network port, or `net_ports` for LOCAL),
     /// how many flits of the front packet the branch has read beyond the front (allocated at
     /// the first such packet; `iv * (net_ports + 1) + branch`), and per VC the FIFO position
     /// read through the crossbar in the cycle it was last read.
-    pub branch_pos: Vec<u16>,
-    pub read_at: Vec<u16>,
+    pub branch_pos: Flat<u16>,
+    pub read_at: Flat<u16>,
 }
 
 impl InputUnits {
     pub fn new(n_vcs: usize, depth: u16) -> InputUnits {
         InputUnits {
             depth,
-            vcs: vec![Vc::default(); n_vcs],
-            ring: vec![0; n_vcs * depth as usize],
-            hist_hi: vec![0; n_vcs * (depth as usize).saturating_sub(HIST_INLINE)],
+            vcs: vec![Vc::default(); n_vcs].into(),
+            ring: vec![0; n_vcs * depth as usize].into(),
+            hist_hi: vec![0; n_vcs * (depth as usize).saturating_sub(HIST_INLINE)].into(),
             hist_epoch: 0,
             hist_base: Vec::new(),
             hist_span: HIST_SPAN,
-            stall_credit: vec![0; n_vcs],
-            stall_arb: vec![0; n_vcs],
-            branches: Vec::new(),
-            branch_pos: Vec::new(),
-            read_at: Vec::new(),
+            stall_credit: vec![0; n_vcs].into(),
+            stall_arb: vec![0; n_vcs].into(),
+            branches: Flat::new(),
+            branch_pos: Flat::new(),
+            read_at: Flat::new(),
         }
     }
 
@@ -454,15 +455,15 @@ impl InputUnits {
         self.stall_arb[vcs.clone()].copy_from_slice(&other.stall_arb[vcs.clone()]);
         if !other.branches.is_empty() {
             if self.branches.is_empty() {
-                self.branches = vec![Branches::default(); self.vcs.len()];
+                self.branches = vec![Branches::default(); self.vcs.len()].into();
             }
             self.branches[vcs.clone()].copy_from_slice(&other.branches[vcs.clone()]);
         }
         if !other.branch_pos.is_empty() {
             let per = other.branch_pos.len() / self.vcs.len();
             if self.branch_pos.is_empty() {
-                self.branch_pos = vec![0; other.branch_pos.len()];
-                self.read_at = vec![0; self.vcs.len()];
+                self.branch_pos = vec![0; other.branch_pos.len()].into();
+                self.read_at = vec![0; self.vcs.len()].into();
             }
             self.branch_pos[vcs.start * per..vcs.end * per].copy_from_slice(&other.branch_pos[vcs.start * per..vcs.end * per]);
             self.read_at[vcs.clone()].copy_from_slice(&other.read_at[vcs]);

@@ -14,6 +14,7 @@
 
 mod arbiter;
 mod crossbar;
+mod flat;
 mod flit;
 mod ids;
 mod input_unit;

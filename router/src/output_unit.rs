@@ -10,6 +10,7 @@
 //! ```
 
 use crate::arbiter::Arbiter;
+use crate::flat::Flat;
 use crate::params::{Switching, VaPolicy};
 use crate::router::Routers;
 use crate::wheel::unvcr;
@@ -36,26 +37,26 @@ pub(crate) fn round_from(first: usize, k: usize, vcs: usize) -> usize {
 /// All output ports and output VCs of the fabric. Output VC `ov = op * vcs + vc`.
 #[derive(Clone, Debug)]
 pub(crate) struct OutputUnits {
-    pub ovs: Vec<Ov>,
+    pub ovs: Flat<Ov>,
     /// VC-allocation and switch-allocation arbiter of each output port.
-    pub va_arb: Vec<Arbiter>,
-    pub sa_arb: Vec<Arbiter>,
+    pub va_arb: Flat<Arbiter>,
+    pub sa_arb: Flat<Arbiter>,
     /// Per output port, the VC its round-robin offer of free VCs starts at.
-    pub vc_next: Vec<u8>,
+    pub vc_next: Flat<u8>,
     /// Per ejection channel (`router * channels + channel`) and its VC, the local input VC
     /// holding it ([`FREE`] if none).
-    pub ej_owner: Vec<u8>,
+    pub ej_owner: Flat<u8>,
     pub ejv: usize,
 }
 
 impl OutputUnits {
     pub fn new(n_ports: usize, vcs: usize, depth: u16, channels: usize, ejv: usize) -> OutputUnits {
         OutputUnits {
-            ovs: vec![Ov { credits: depth, owner: FREE }; n_ports * vcs],
-            va_arb: vec![Arbiter::default(); n_ports],
-            sa_arb: vec![Arbiter::default(); n_ports],
-            vc_next: vec![0; n_ports],
-            ej_owner: vec![FREE; channels * ejv],
+            ovs: vec![Ov { credits: depth, owner: FREE }; n_ports * vcs].into(),
+            va_arb: vec![Arbiter::default(); n_ports].into(),
+            sa_arb: vec![Arbiter::default(); n_ports].into(),
+            vc_next: vec![0; n_ports].into(),
+            ej_owner: vec![FREE; channels * ejv].into(),
             ejv,
         }
     }

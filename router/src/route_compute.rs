@@ -66,6 +66,8 @@ impl Routers {
         assert!(head.is_head(), "router {r} input VC {l}: body flit {head:?} at the front of an idle VC");
         let (rd, meta) = env.route(NodeId(r as u32), PortId(self.port_of[l]), head.packet);
         debug_assert!(!rd.ports.is_empty(), "route computation returned no output for {head:?}");
+        // The ports index the state vectors without a bounds check (`flat.rs`).
+        assert!(rd.ports.bits() & self.no_port == 0, "router {r}: route computation returned ports {:?} of {}", rd.ports, self.nnet);
         let unicast = rd.ports.bits().is_power_of_two();
         let c = &mut self.inputs.vcs[iv];
         c.flags = ROUTED;

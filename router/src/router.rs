@@ -39,6 +39,7 @@
 //! between threads.
 
 use crate::arbiter::Arbiter;
+use crate::flat::Flat;
 use crate::flit::Flit;
 use crate::ids::{NONE, NodeId};
 use crate::input_unit::{Branches, InputUnits};
@@ -116,19 +117,19 @@ pub(crate) struct Scratch {
 #[derive(Clone, Debug)]
 pub struct Routers {
     pub params: RouterParams,
-    pub n: usize,
+    pub(crate) n: usize,
     pub(crate) inputs: InputUnits,
     pub(crate) outputs: OutputUnits,
     /// Per router, the arbiter of atomic multicast allocation.
-    pub(crate) mc_arb: Vec<Arbiter>,
-    pub(crate) w64: Vec<Work<u64>>,
-    pub(crate) w128: Vec<Work<u128>>,
-    pub(crate) m64: Vec<McWork<u64>>,
-    pub(crate) m128: Vec<McWork<u128>>,
+    pub(crate) mc_arb: Flat<Arbiter>,
+    pub(crate) w64: Flat<Work<u64>>,
+    pub(crate) w128: Flat<Work<u128>>,
+    pub(crate) m64: Flat<McWork<u64>>,
+    pub(crate) m128: Flat<McWork<u128>>,
     /// Routers whose stage 2 (VC allocation, switch allocation) / stage 1 (ejection-VC
     /// allocation, ejection) has work: bit `r`.
-    pub(crate) net_work: Vec<u64>,
-    pub(crate) ej_work: Vec<u64>,
+    pub(crate) net_work: Flat<u64>,
+    pub(crate) ej_work: Flat<u64>,
     pub(crate) schedule: Schedule,
     /// A permutation of the routers to visit them in (tests of order independence).
     pub(crate) order: Option<Vec<u32>>,
@@ -144,11 +145,11 @@ pub struct Routers {
     /// Per input port: the [`vcr`] of VC 0 of the output port feeding it (`NONE` if none).
     /// Either with [`REMOTE`](crate::split::REMOTE) added where that router is another
     /// part's or external, so that sending a flit or a credit tests a bit of what it reads.
-    pub(crate) down: Vec<u32>,
-    pub(crate) up: Vec<u32>,
+    pub(crate) down: Flat<u32>,
+    pub(crate) up: Flat<u32>,
     /// Flits sent on each output port; flits over router-to-router links, and those that were
     /// tails (packets over links).
-    pub(crate) sent: Vec<u64>,
+    pub(crate) sent: Flat<u64>,
     pub hops: u64,
     pub tails: u64,
     /// The routers this evaluation runs (all, or one part of a fabric split between
@@ -162,7 +163,7 @@ pub struct Routers {
     /// External routers ([`Routers::set_external`]): bit `r` (empty: none).
     pub(crate) external: Vec<u64>,
     /// Per input VC fed from another part: the last cycle a flit left it.
-    pub(crate) popped_at: Vec<u64>,
+    pub(crate) popped_at: Flat<u64>,
     /// Flits buffered or on their way into a buffer.
     pub flits: u64,
     /// Departures logged for probes (when `log` is set), this cycle's.
@@ -172,7 +173,7 @@ pub struct Routers {
     pub(crate) log: bool,
     /// For probes (when `log` is set): credits on their way back per output VC, and the
     /// latest cycle one becomes visible.
-    pub(crate) in_flight: Vec<u16>,
+    pub(crate) in_flight: Flat<u16>,
     pub(crate) horizon: u64,
     /// For probes: the routers a stage visited this cycle (bit `r`).
     pub(crate) visited: Vec<u64>,
@@ -186,6 +187,8 @@ pub struct Routers {
     pub(crate) np: usize,
     pub(crate) npv: usize,
     pub(crate) nnet: usize,
+    /// The ports no route may name: beyond the network ports, LOCAL aside.
+    pub(crate) no_port: u64,
     pub(crate) nk: usize,
     pub(crate) net_vcs: usize,
     pub(crate) depth: u16,
@@ -196,7 +199,7 @@ pub struct Routers {
     pub(crate) ejv: usize,
     /// Per injection channel (`router * channels + channel`), the VC its NIC writes the
     /// current packet into.
-    pub(crate) inj_vc: Vec<u8>,
+    pub(crate) inj_vc: Flat<u8>,
     /// The input port and VC of each local VC index (no division on the hot path), and the
     /// VCs of each port.
     pub(crate) port_of: [u8; MAX_ROUTER_VCS],
@@ -249,13 +252,13 @@ impl Routers {
             // to their depth by the upstream credits, the injection VCs by `inj_depth`.
             inputs: InputUnits::new(n * npv, params.deepest_buffer()),
             outputs: OutputUnits::new(n * p, v, params.buffer_flits, n * k, params.ejection_vcs as usize),
-            mc_arb: vec![Arbiter::default(); n],
-            w64: if narrow { vec![Work::default(); n] } else { Vec::new() },
-            w128: if narrow { Vec::new() } else { vec![Work::default(); n] },
-            m64: Vec::new(),
-            m128: Vec::new(),
-            net_work: vec![0; n.div_ceil(64)],
-            ej_work: vec![0; n.div_ceil(64)],
+            mc_arb: vec![Arbiter::default(); n].into(),
+            w64: if narrow { vec![Work::default(); n].into() } else { Flat::new() },
+            w128: if narrow { Flat::new() } else { vec![Work::default(); n].into() },
+            m64: Flat::new(),
+            m128: Flat::new(),
+            net_work: vec![0; n.div_ceil(64)].into(),
+            ej_work: vec![0; n.div_ceil(64)].into(),
             schedule: Schedule::Busy,
             order: None,
             visit: Vec::new(),
@@ -263,9 +266,9 @@ impl Routers {
             rc_next: Vec::new(),
             rc_now: Vec::new(),
             inj_front: Vec::new(),
-            down: vec![NONE; n * p],
-            up: vec![NONE; n * p],
-            sent: vec![0; n * p],
+            down: vec![NONE; n * p].into(),
+            up: vec![NONE; n * p].into(),
+            sent: vec![0; n * p].into(),
             hops: 0,
             tails: 0,
             lo: 0,
@@ -273,12 +276,12 @@ impl Routers {
             remote_flits: Vec::new(),
             remote_credits: Vec::new(),
             external: Vec::new(),
-            popped_at: Vec::new(),
+            popped_at: Flat::new(),
             flits: 0,
             departures: Vec::new(),
             allocs: AllocLog::default(),
             log: false,
-            in_flight: Vec::new(),
+            in_flight: Flat::new(),
             horizon: 0,
             visited: Vec::new(),
             scratch: Scratch {
@@ -295,13 +298,14 @@ impl Routers {
             np: p,
             npv,
             nnet: params.net_ports as usize,
+            no_port: !crate::port_set::PortSet::LOCAL.bits() & !1u64.checked_shl(params.net_ports as u32).map_or(!0, |b| b - 1),
             nk: k,
             net_vcs: params.net_ports as usize * v,
             depth: params.buffer_flits,
             inj_depth: params.inject_buffer_flits,
             all_channels: if k >= 64 { !0 } else { (1u64 << k) - 1 },
             ejv: params.ejection_vcs as usize,
-            inj_vc: vec![0; n * k],
+            inj_vc: vec![0; n * k].into(),
             port_of,
             vc_of,
             port_mask,
@@ -320,6 +324,11 @@ impl Routers {
     /// `up` the output port feeding each input port (`NONE` where unconnected).
     pub fn connect(&mut self, down: &[u32], up: &[u32]) {
         let (p, v) = (self.np as u32, self.nv);
+        let ports = self.sent.len();
+        assert!(down.len() == ports && up.len() == ports, "wiring of {} and {} ports for {ports}", down.len(), up.len());
+        if let Some(x) = down.iter().chain(up).find(|&&x| x != NONE && x as usize >= ports) {
+            panic!("wiring names port {x} of {ports}");
+        }
         let named = |x: u32| if x == NONE { NONE } else { vcr((x / p) as usize, (x % p) as usize * v) };
         self.down = down.iter().map(|&x| named(x)).collect();
         self.up = up.iter().map(|&x| named(x)).collect();
@@ -331,7 +340,7 @@ impl Routers {
     pub fn set_log(&mut self, on: bool) {
         if on && self.in_flight.is_empty() {
             debug_assert!(self.wheel.entries().all(|(_, s)| s.credits.is_empty()), "probes attached with credits on their way");
-            self.in_flight = vec![0; self.outputs.ovs.len()];
+            self.in_flight = vec![0; self.outputs.ovs.len()].into();
             self.visited = vec![0; self.n.div_ceil(64)];
         }
         self.log = on;
@@ -411,6 +420,11 @@ impl Routers {
         let ip = iv / self.nv;
         (NodeId((ip / self.np) as u32), ip % self.np, v)
     }
+    /// Routers in the fabric.
+    #[inline(always)]
+    pub fn count(&self) -> usize {
+        self.n
+    }
     /// Input VCs in the fabric.
     pub fn input_vcs(&self) -> usize {
         self.inputs.vcs.len()
@@ -419,6 +433,37 @@ impl Routers {
     #[inline(always)]
     pub fn narrow(&self) -> bool {
         self.npv <= 64
+    }
+
+    // ---- The ids the public entry points take ----
+    //
+    // Each entry point checks the ids it is given before anything indexes the state
+    // vectors with them, which release builds do without a bounds check (`flat.rs`).
+
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn check_router(&self, r: usize) {
+        assert!(r < self.n, "router {r} out of range: {} routers", self.n);
+    }
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn check_ivc(&self, iv: usize) {
+        assert!(iv < self.inputs.vcs.len(), "input VC {iv} out of range: {} input VCs", self.inputs.vcs.len());
+    }
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn check_ovc(&self, op: usize, vc: usize) {
+        assert!(
+            op < self.sent.len() && vc < self.nv,
+            "output port {op} VC {vc} out of range: {} ports of {} VCs",
+            self.sent.len(),
+            self.nv
+        );
+    }
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn check_channel(&self, r: usize, ch: usize) {
+        assert!(r < self.n && ch < self.nk, "router {r} NIC channel {ch} out of range: {} routers of {} channels", self.n, self.nk);
     }
 
     // ---- Statistics and the flit count ----
@@ -436,6 +481,7 @@ impl Routers {
     /// (later than the last cycle begun). The VC must have room.
     #[doc(hidden)]
     pub fn arrive_by_hand(&mut self, iv: usize, flit: Flit, sent: u64, ready: u64) {
+        self.check_ivc(iv);
         self.count_in(iv, sent);
         let (r, l) = (iv / self.npv, iv % self.npv);
         self.wheel.slot(ready).arrivals.push((vcr(r, l), flit));
@@ -445,6 +491,7 @@ impl Routers {
     /// `at` (later than the last cycle begun).
     #[doc(hidden)]
     pub fn credit_by_hand(&mut self, op: usize, vc: usize, at: u64) {
+        self.check_ovc(op, vc);
         let x = vcr(op / self.np, op % self.np * self.nv + vc);
         self.post_credit(x, at);
     }
@@ -459,6 +506,7 @@ impl Routers {
     /// Set the credits of output VC `vc` of output port `op`.
     #[doc(hidden)]
     pub fn set_credits_by_hand(&mut self, op: usize, vc: usize, credits: u16) {
+        self.check_ovc(op, vc);
         self.outputs.ovs[op * self.nv + vc].credits = credits;
     }
 }

@@ -1,6 +1,7 @@
 //! A fabric split between threads: which routers this part runs, the flits and credits that
 //! cross to and from the other parts, and joining the parts after the run.
 
+use crate::flat::Flat;
 use crate::flit::Flit;
 use crate::ids::NodeId;
 use crate::router::Routers;
@@ -14,8 +15,9 @@ pub(crate) const REMOTE: u32 = 1 << 31;
 impl Routers {
     /// Run only routers `lo..hi` (one part of a fabric split between threads).
     pub fn set_part(&mut self, lo: usize, hi: usize) {
+        assert!(lo <= hi && hi <= self.n, "part {lo}..{hi} of {} routers", self.n);
         (self.lo, self.hi) = (lo as u32, hi as u32);
-        self.popped_at = vec![u64::MAX; self.inputs.vcs.len()];
+        self.popped_at = vec![u64::MAX; self.inputs.vcs.len()].into();
         self.mark_remote();
     }
 
@@ -35,7 +37,7 @@ impl Routers {
                 _ => y,
             }
         };
-        let (down, up): (Vec<u32>, Vec<u32>) = (self.down.iter().map(|&x| mark(x)).collect(), self.up.iter().map(|&x| mark(x)).collect());
+        let (down, up): (Flat<u32>, Flat<u32>) = (self.down.iter().map(|&x| mark(x)).collect(), self.up.iter().map(|&x| mark(x)).collect());
         (self.down, self.up) = (down, up);
     }
 
@@ -48,10 +50,11 @@ impl Routers {
     pub fn set_external(&mut self, nodes: &[u32]) {
         self.external = vec![0; self.n.div_ceil(64)];
         for &r in nodes {
+            self.check_router(r as usize);
             self.external[r as usize / 64] |= 1 << (r % 64);
         }
         if self.popped_at.is_empty() {
-            self.popped_at = vec![u64::MAX; self.inputs.vcs.len()];
+            self.popped_at = vec![u64::MAX; self.inputs.vcs.len()].into();
         }
         self.mark_remote();
     }
@@ -61,6 +64,7 @@ impl Routers {
     /// (flits per port, hops, packets over links) and log it for probes. The flit itself
     /// goes to its downstream router through [`Routers::receive_flit`].
     pub fn external_departure(&mut self, op: usize, vc: usize, flit: Flit) {
+        self.check_ovc(op, vc);
         self.count_departure::<ANY>(op, vc, flit);
     }
 
@@ -82,6 +86,8 @@ impl Routers {
     /// or `sent + 1` when the parts meet every other cycle: the flit cannot be read before
     /// `sent + 2`, and the statistics are made those of a write in time).
     pub fn receive_flit(&mut self, r: usize, l: usize, flit: Flit, sent: u64, now: u64) {
+        self.check_router(r);
+        assert!(l < self.npv, "local VC {l} out of range: {} a router", self.npv);
         let iv = r * self.npv + l;
         if sent == now {
             self.count_in(iv, sent);
@@ -97,6 +103,8 @@ impl Routers {
     /// A credit for output VC `k` (`port * vcs + vc`) of this part's router `r`, for a slot
     /// another part freed in cycle `freed`.
     pub fn receive_credit(&mut self, r: usize, k: usize, freed: u64) {
+        self.check_router(r);
+        assert!(k < self.npv, "output VC {k} out of range: {} a router", self.npv);
         self.post_credit(vcr(r, k), self.credit_due(freed));
     }
 
@@ -104,6 +112,16 @@ impl Routers {
     /// from `theirs`, a copy of this fabric's routers that ran them while these did not (the
     /// parts of a fabric split between threads, joined after the run).
     pub fn copy_routers_from(&mut self, theirs: &mut Routers, routers: std::ops::Range<usize>) {
+        assert!(
+            routers.start <= routers.end && routers.end <= self.n && (theirs.n, theirs.npv, theirs.nk) == (self.n, self.npv, self.nk),
+            "routers {routers:?} of a fabric of {} routers of {} VCs and {} channels from one of {} of {} and {}",
+            self.n,
+            self.npv,
+            self.nk,
+            theirs.n,
+            theirs.npv,
+            theirs.nk
+        );
         let (npv, np) = (self.npv, self.np);
         let epoch = self.inputs.hist_epoch.max(theirs.inputs.hist_epoch);
         for x in [&mut self.inputs, &mut theirs.inputs] {

@@ -372,6 +372,7 @@ impl Routers {
     /// state of the channel's VCs (up to four).
     #[inline(always)]
     pub fn prefetch_injection(&self, r: NodeId, ch: usize) {
+        self.check_channel(r.idx(), ch);
         let base = r.idx() * self.npv + (self.nnet + ch) * self.nv;
         for vc in &self.inputs.vcs[base..base + self.nv.min(4)] {
             prefetch(vc);
@@ -382,6 +383,7 @@ impl Routers {
     /// readable from `t + inject_latency`. False when no VC it may go into has room. Heads
     /// written with no latency are routed by [`Routers::after_injection`].
     pub fn inject(&mut self, r: NodeId, ch: usize, flit: Flit, t: u64) -> bool {
+        self.check_channel(r.idx(), ch);
         let Some(vc) = self.injection_vc(r.idx(), ch, flit) else {
             return false;
         };

@@ -119,20 +119,24 @@ impl Routers {
     /// Flits in input VC `iv` (global index) or on their way into it.
     #[inline]
     pub fn occupancy_of(&self, iv: usize) -> u16 {
+        self.check_ivc(iv);
         self.inputs.vcs[iv].occ
     }
     /// Flits in router `r`'s input VCs or on their way into them.
     pub fn occupancy(&self, r: usize) -> u32 {
+        self.check_router(r);
         self.inputs.vcs[r * self.npv..(r + 1) * self.npv].iter().map(|c| c.occ as u32).sum()
     }
     /// Cycles input VC `iv` spent at each occupancy 0..=depth up to cycle `now`.
     pub fn occupancy_histogram(&self, iv: usize, now: u64) -> Vec<u64> {
+        self.check_ivc(iv);
         self.inputs.occupancy_histogram(iv, now)
     }
     /// The occupancy histograms of routers `routers`' input VCs up to cycle `now`, summed per
     /// class (network, injection); the VCs of unconnected network ports are left out. `now`
     /// may be any cycle from the last one stepped on (nothing changes in cycles not stepped).
     pub fn class_occupancy(&self, routers: std::ops::Range<usize>, now: u64) -> crate::PortClasses {
+        assert!(routers.end <= self.n, "routers {routers:?} of {}", self.n);
         let mut s = crate::PortClasses::default();
         for r in routers {
             for port in 0..self.np {
@@ -154,18 +158,22 @@ impl Routers {
     }
     /// The most flits input VC `iv` held at the end of a cycle up to `now`.
     pub fn held_max(&self, iv: usize, now: u64) -> u16 {
+        self.check_ivc(iv);
         self.inputs.held_max(iv, now)
     }
     /// The high-water mark of input VC `iv` (a flit written and read in one cycle counts).
     pub fn max_occupancy(&self, iv: usize) -> u16 {
+        self.check_ivc(iv);
         self.inputs.vcs[iv].max_len
     }
     /// Cycles input VC `iv`'s front flit could not go for lack of credits / lost switch
     /// arbitration.
     pub fn stall_credit(&self, iv: usize) -> u64 {
+        self.check_ivc(iv);
         self.inputs.stall_credit[iv]
     }
     pub fn stall_arbitration(&self, iv: usize) -> u64 {
+        self.check_ivc(iv);
         self.inputs.stall_arb[iv]
     }
     /// Flits sent so far on each output port (global index).
@@ -189,6 +197,7 @@ impl Routers {
 
     /// Input VC `iv` (global index) as seen from outside.
     pub fn vc_view(&self, iv: usize) -> VcView {
+        self.check_ivc(iv);
         let c = &self.inputs.vcs[iv];
         let b = self.branches_of(iv);
         VcView {
@@ -205,6 +214,7 @@ impl Routers {
     /// The flits of input VC `iv` in order (those on their way last), with `len_of` giving a
     /// packet's length.
     pub fn vc_flits(&self, iv: usize, len_of: impl Fn(crate::ids::PacketId) -> u16) -> Vec<Flit> {
+        self.check_ivc(iv);
         let mut flits = self.inputs.flits(iv, &len_of);
         flits.extend(self.arriving(iv));
         flits
@@ -224,6 +234,7 @@ impl Routers {
     /// before it may cross (a store-and-forward head at a network input whose tail is not in:
     /// [`Routers::may_cross`])?
     pub fn waits_for_tail(&self, iv: usize) -> bool {
+        self.check_ivc(iv);
         let c = &self.inputs.vcs[iv];
         c.len > 0 && !self.may_cross(iv % self.npv, c)
     }
@@ -233,6 +244,8 @@ impl Routers {
     /// ([`Routers::has_credits`]; under asynchronous replication the flit at the branch's own
     /// position).
     pub fn short_of_credits(&self, iv: usize, o: usize) -> Option<usize> {
+        self.check_ivc(iv);
+        assert!(o < self.nnet, "network port {o} out of range: {}", self.nnet);
         let (r, l) = (iv / self.npv, iv % self.npv);
         let c = &self.inputs.vcs[iv];
         let op = r * self.np + o;
@@ -251,11 +264,14 @@ impl Routers {
     /// May network branch `o` of the packet at input VC `iv` take output VC `vc` (its VC
     /// mask, a replicated branch's own class included)?
     pub fn may_take_vc(&self, iv: usize, o: usize, vc: usize) -> bool {
+        self.check_ivc(iv);
+        assert!(o < self.nnet, "network port {o} out of range: {}", self.nnet);
         crate::vc_allocator::allows(self.vc_mask_for(iv, o), vc)
     }
 
     /// What input VC `iv` is doing.
     pub fn vc_activity(&self, iv: usize) -> VcActivity {
+        self.check_ivc(iv);
         let c = &self.inputs.vcs[iv];
         if !c.routed() {
             return if c.occ == 0 { VcActivity::Idle } else { VcActivity::Routing };
@@ -266,6 +282,7 @@ impl Routers {
     /// The injection VC channel `ch` of router `r` writes its current packet into (where its
     /// last flit went).
     pub fn injection_vc_in_use(&self, r: NodeId, ch: usize) -> usize {
+        self.check_channel(r.idx(), ch);
         self.inj_vc[r.idx() * self.nk + ch] as usize
     }
     /// Ejection VCs per channel.
@@ -274,26 +291,32 @@ impl Routers {
     }
     /// The input VC (global index) holding ejection VC `vc` of channel `ch` of router `r`.
     pub fn ejection_owner(&self, r: NodeId, ch: usize, vc: usize) -> Option<usize> {
+        self.check_channel(r.idx(), ch);
+        assert!(vc < self.ejv, "ejection VC {vc} out of range: {}", self.ejv);
         let o = self.outputs.ej_owner[(r.idx() * self.nk + ch) * self.ejv + vc];
         (o != FREE).then(|| r.idx() * self.npv + o as usize)
     }
     /// The input VC (global index) holding output VC `vc` of network output port `op`
     /// (global index).
     pub fn output_owner(&self, op: usize, vc: usize) -> Option<usize> {
+        self.check_ovc(op, vc);
         let o = self.outputs.ovs[op * self.nv + vc].owner;
         (o != FREE).then(|| op / self.np * self.npv + o as usize)
     }
     /// The output VC of port `op` held by input VC `iv` (both global), if any.
     pub fn output_vc_of(&self, op: usize, iv: usize) -> Option<usize> {
+        self.check_ovc(op, 0);
         self.outputs.vc_owned_by(op, self.nv, iv % self.npv).filter(|_| iv / self.npv == op / self.np)
     }
     /// Credits of output VC `vc` of port `op` that the router sees in the next cycle.
     #[inline]
     pub fn credits(&self, op: usize, vc: usize) -> u16 {
+        self.check_ovc(op, vc);
         self.outputs.ovs[op * self.nv + vc].credits
     }
     /// Credits of output VC `vc` of port `op` as the router will see them in cycle `t`.
     pub fn credits_at(&self, op: usize, vc: usize, t: u64) -> u16 {
+        self.check_ovc(op, vc);
         let x = vcr(op / self.np, op % self.np * self.nv + vc);
         self.credits(op, vc) + self.wheel.credits_due(x, t) as u16
     }
@@ -317,6 +340,7 @@ impl Routers {
     /// The input VCs of router `r` that request VC allocation (a bit per local VC): routed,
     /// their RC delay passed, some branch without its output VC or ejection VC.
     pub fn va_requesters(&self, r: NodeId) -> u128 {
+        self.check_router(r.idx());
         if self.narrow() { self.va_requesters_in::<u64>(r.idx()) } else { self.va_requesters_in::<u128>(r.idx()) }
     }
     fn va_requesters_in<S: Width>(&self, r: usize) -> u128 {
@@ -369,6 +393,7 @@ impl Routers {
     }
     /// Does router `r` have work registered for its next stages?
     pub fn has_work(&self, r: NodeId) -> bool {
+        self.check_router(r.idx());
         let i = r.idx();
         (self.net_work[i >> 6] | self.ej_work[i >> 6]) & (1 << (i & 63)) != 0
     }

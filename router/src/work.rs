@@ -159,22 +159,22 @@ impl Routers {
     pub(crate) fn start_multicast(&mut self) {
         let nvcs = self.inputs.vcs.len();
         if self.inputs.branches.is_empty() {
-            self.inputs.branches = vec![Branches::default(); nvcs];
+            self.inputs.branches = vec![Branches::default(); nvcs].into();
         }
         if self.narrow() {
             if self.m64.is_empty() {
-                self.m64 = vec![McWork::default(); self.n];
+                self.m64 = vec![McWork::default(); self.n].into();
             }
         } else if self.m128.is_empty() {
-            self.m128 = vec![McWork::default(); self.n];
+            self.m128 = vec![McWork::default(); self.n].into();
         }
     }
     #[cold]
     #[inline(never)]
     pub(crate) fn start_async(&mut self) {
         if self.inputs.branch_pos.is_empty() {
-            self.inputs.branch_pos = vec![0; self.inputs.vcs.len() * (self.nnet + 1)];
-            self.inputs.read_at = vec![0; self.inputs.vcs.len()];
+            self.inputs.branch_pos = vec![0; self.inputs.vcs.len() * (self.nnet + 1)].into();
+            self.inputs.read_at = vec![0; self.inputs.vcs.len()].into();
         }
     }
 

@@ -658,3 +658,59 @@ proptest! {
         prop_assert_eq!(busy, offered_run_from(p, Schedule::All, &offers, &not_before));
     }
 }
+
+// ---- The public entry points check their ids ----
+//
+// Release builds index the routers' state without a bounds check (`router/src/flat.rs`), so
+// each entry point checks the ids it is given, and route computation the ports a topology
+// returns. Tests build with the vectors' own checks too, whose message is another: each
+// test below fails if its entry point's check is gone.
+
+#[test]
+#[should_panic(expected = "router 1 NIC channel 0 out of range: 1 routers of 2 channels")]
+fn injection_into_a_router_that_does_not_exist_is_refused() {
+    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    b.r.inject(NodeId(1), 0, Flit::of(PacketId(1), 0, 1), 0);
+}
+
+#[test]
+#[should_panic(expected = "router 0 NIC channel 2 out of range: 1 routers of 2 channels")]
+fn injection_on_a_channel_that_does_not_exist_is_refused() {
+    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    b.r.inject(NodeId(0), 2, Flit::of(PacketId(1), 0, 1), 0);
+}
+
+#[test]
+#[should_panic(expected = "route computation returned ports")]
+fn a_route_to_a_port_the_router_does_not_have_is_refused() {
+    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    // Network ports 0..4 only: port 5 is beyond them (and beyond the router's six ports'
+    // VCs in the last router's output state).
+    b.packet(1, PortSet::port(5), 1, 0);
+    b.arrive(0, 0, 1, 0, 1, 0);
+    b.cycle();
+}
+
+#[test]
+#[should_panic(expected = "input VC 12 out of range: 12 input VCs")]
+fn a_view_of_an_input_vc_that_does_not_exist_is_refused() {
+    let b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 2, 4));
+    b.r.vc_view(12);
+}
+
+#[test]
+#[should_panic(expected = "output port 6 VC 0 out of range: 6 ports of 1 VCs")]
+fn a_credit_for_an_output_that_does_not_exist_is_refused() {
+    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    b.r.credit_by_hand(6, 0, 1);
+}
+
+#[test]
+#[should_panic(expected = "wiring names port 6 of 6")]
+fn wiring_to_a_port_that_does_not_exist_is_refused() {
+    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    let up = vec![NONE; 6];
+    let mut down = vec![NONE; 6];
+    down[0] = 6;
+    b.r.connect(&down, &up);
+}

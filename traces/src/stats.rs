@@ -93,7 +93,7 @@ pub struct Occupancy {
 impl Occupancy {
     pub fn from_fabric(f: &Fabric) -> Occupancy {
         let end = f.end();
-        let read = |at: u64| f.routers.class_occupancy(0..f.routers.n, at);
+        let read = |at: u64| f.routers.class_occupancy(0..f.routers.count(), at);
         let (from, to, classes) = match f.measure.window() {
             None => (0, end, read(end)),
             Some(w) => {
@@ -139,7 +139,7 @@ impl BufferStats {
         let (p, v, net) = (r.ports(), r.vcs(), r.params.net_ports as usize);
         let ports: Vec<String> = (0..p).map(|i| if i < net { format!("in{i}") } else { format!("inj{}", i - net) }).collect();
         let mut s = BufferStats { ports, per_port: vec![0; p], ..Default::default() };
-        let per_router_port: Vec<Vec<u16>> = (0..r.n)
+        let per_router_port: Vec<Vec<u16>> = (0..r.count())
             .map(|node| {
                 (0..p)
                     .map(|port| {
