@@ -343,6 +343,7 @@ impl InputUnits {
     pub fn count_up_late(&mut self, iv: usize, at: u64, popped: bool) {
         // The level in cycle `at` without this flit; it reached x0 + 1 at `at`.
         let x0 = self.vcs[iv].occ as usize + popped as usize;
+        assert!(x0 < self.depth as usize, "input VC {iv} overrun: FIFO of {} flits is full (credit protocol violated)", self.depth);
         self.hist_add(iv, x0, at, false);
         if popped {
             // The recorded fall below x0 at `at + 1` was a fall below x0 + 1.

@@ -226,6 +226,10 @@ impl Routers {
         assert!(npv <= MAX_ROUTER_VCS, "a router has {npv} input VCs, at most {MAX_ROUTER_VCS}");
         assert!(p <= MAX_PORTS, "a router has {p} ports, at most {MAX_PORTS}");
         assert!(n < 1 << 24, "{n} routers: at most 2^24");
+        assert!(
+            (1..=16).contains(&v) && (1..=16).contains(&params.ejection_vcs) && params.buffer_flits >= 1 && params.inject_buffer_flits >= 1,
+            "1 to 16 VCs a port and an ejection channel, buffers of at least one flit: {params:?}"
+        );
         let mut port_of = [0u8; MAX_ROUTER_VCS];
         let mut vc_of = [0u8; MAX_ROUTER_VCS];
         for l in 0..npv {

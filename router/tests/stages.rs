@@ -714,3 +714,40 @@ fn wiring_to_a_port_that_does_not_exist_is_refused() {
     down[0] = 6;
     b.r.connect(&down, &up);
 }
+
+#[test]
+#[should_panic(expected = "router 1 out of range: 1 routers")]
+fn a_flit_from_another_part_for_a_router_that_does_not_exist_is_refused() {
+    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    b.r.receive_flit(1, 0, Flit::of(PacketId(1), 0, 1), 0, 0);
+}
+
+#[test]
+#[should_panic(expected = "output VC 6 out of range: 6 a router")]
+fn a_credit_from_another_part_for_a_vc_that_does_not_exist_is_refused() {
+    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    b.r.receive_credit(0, 6, 0);
+}
+
+#[test]
+#[should_panic(expected = "part 0..2 of 1 routers")]
+fn a_part_beyond_the_routers_is_refused() {
+    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    b.r.set_part(0, 2);
+}
+
+#[test]
+#[should_panic(expected = "1 to 16 VCs a port and an ejection channel")]
+fn routers_without_a_vc_are_refused() {
+    Routers::new(params(Switching::Wormhole, Pipeline::IDEAL, 0, 4), 1);
+}
+
+#[test]
+#[should_panic(expected = "input VC 0 overrun")]
+fn a_flit_from_another_part_into_a_full_vc_is_refused() {
+    // Links and credits of two cycles: a flit sent in cycle 0 is taken in after cycle 1.
+    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::REALISTIC, 1, 1));
+    b.r.set_part(0, 1);
+    b.r.receive_flit(0, 0, Flit::of(PacketId(1), 0, 2), 0, 1);
+    b.r.receive_flit(0, 0, Flit::of(PacketId(1), 1, 2), 0, 1);
+}
