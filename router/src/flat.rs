@@ -25,19 +25,13 @@ use std::ops::{Deref, DerefMut, Index, IndexMut};
 use std::slice::SliceIndex;
 
 /// A `Vec<T>` indexed without a bounds check in release builds (module doc).
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Flat<T>(Vec<T>);
 
 impl<T> Flat<T> {
     /// An empty vector.
     pub const fn new() -> Flat<T> {
         Flat(Vec::new())
-    }
-}
-
-impl<T> Default for Flat<T> {
-    fn default() -> Flat<T> {
-        Flat::new()
     }
 }
 
@@ -90,36 +84,33 @@ impl<'a, T> IntoIterator for &'a mut Flat<T> {
     }
 }
 
+/// Whether indexing checks its bounds (module doc).
+const CHECKED: bool = cfg!(any(debug_assertions, feature = "checked-index"));
+
 impl<T, I: SliceIndex<[T]>> Index<I> for Flat<T> {
     type Output = I::Output;
 
-    #[cfg(any(debug_assertions, feature = "checked-index"))]
     #[inline(always)]
     fn index(&self, i: I) -> &I::Output {
-        &self.0[i]
-    }
-
-    #[cfg(not(any(debug_assertions, feature = "checked-index")))]
-    #[inline(always)]
-    fn index(&self, i: I) -> &I::Output {
-        // SAFETY: the model indexes a `Flat` only with ids below the size it built the
-        // vector with (module doc); debug builds and `checked-index` check it.
-        unsafe { self.0.get_unchecked(i) }
+        if CHECKED {
+            &self.0[i]
+        } else {
+            // SAFETY: the model indexes a `Flat` only with ids below the size it built the
+            // vector with (module doc); debug builds and `checked-index` check it.
+            unsafe { self.0.get_unchecked(i) }
+        }
     }
 }
 
 impl<T, I: SliceIndex<[T]>> IndexMut<I> for Flat<T> {
-    #[cfg(any(debug_assertions, feature = "checked-index"))]
     #[inline(always)]
     fn index_mut(&mut self, i: I) -> &mut I::Output {
-        &mut self.0[i]
-    }
-
-    #[cfg(not(any(debug_assertions, feature = "checked-index")))]
-    #[inline(always)]
-    fn index_mut(&mut self, i: I) -> &mut I::Output {
-        // SAFETY: as for `index`.
-        unsafe { self.0.get_unchecked_mut(i) }
+        if CHECKED {
+            &mut self.0[i]
+        } else {
+            // SAFETY: as for `index`.
+            unsafe { self.0.get_unchecked_mut(i) }
+        }
     }
 }
 

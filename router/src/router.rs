@@ -466,6 +466,11 @@ impl Routers {
     }
     #[inline(always)]
     #[track_caller]
+    pub(crate) fn check_net_port(&self, o: usize) {
+        assert!(o < self.nnet, "network port {o} out of range: {}", self.nnet);
+    }
+    #[inline(always)]
+    #[track_caller]
     pub(crate) fn check_channel(&self, r: usize, ch: usize) {
         assert!(r < self.n && ch < self.nk, "router {r} NIC channel {ch} out of range: {} routers of {} channels", self.n, self.nk);
     }

@@ -245,7 +245,7 @@ impl Routers {
     /// position).
     pub fn short_of_credits(&self, iv: usize, o: usize) -> Option<usize> {
         self.check_ivc(iv);
-        assert!(o < self.nnet, "network port {o} out of range: {}", self.nnet);
+        self.check_net_port(o);
         let (r, l) = (iv / self.npv, iv % self.npv);
         let c = &self.inputs.vcs[iv];
         let op = r * self.np + o;
@@ -265,7 +265,7 @@ impl Routers {
     /// mask, a replicated branch's own class included)?
     pub fn may_take_vc(&self, iv: usize, o: usize, vc: usize) -> bool {
         self.check_ivc(iv);
-        assert!(o < self.nnet, "network port {o} out of range: {}", self.nnet);
+        self.check_net_port(o);
         crate::vc_allocator::allows(self.vc_mask_for(iv, o), vc)
     }
 

@@ -666,24 +666,29 @@ proptest! {
 // returns. Tests build with the vectors' own checks too, whose message is another: each
 // test below fails if its entry point's check is gone.
 
+/// A wormhole router of one VC a port, buffers of four flits.
+fn entry_bench() -> Bench {
+    Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4))
+}
+
 #[test]
 #[should_panic(expected = "router 1 NIC channel 0 out of range: 1 routers of 2 channels")]
 fn injection_into_a_router_that_does_not_exist_is_refused() {
-    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    let mut b = entry_bench();
     b.r.inject(NodeId(1), 0, Flit::of(PacketId(1), 0, 1), 0);
 }
 
 #[test]
 #[should_panic(expected = "router 0 NIC channel 2 out of range: 1 routers of 2 channels")]
 fn injection_on_a_channel_that_does_not_exist_is_refused() {
-    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    let mut b = entry_bench();
     b.r.inject(NodeId(0), 2, Flit::of(PacketId(1), 0, 1), 0);
 }
 
 #[test]
 #[should_panic(expected = "route computation returned ports")]
 fn a_route_to_a_port_the_router_does_not_have_is_refused() {
-    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    let mut b = entry_bench();
     // Network ports 0..4 only: port 5 is beyond them (and beyond the router's six ports'
     // VCs in the last router's output state).
     b.packet(1, PortSet::port(5), 1, 0);
@@ -701,14 +706,14 @@ fn a_view_of_an_input_vc_that_does_not_exist_is_refused() {
 #[test]
 #[should_panic(expected = "output port 6 VC 0 out of range: 6 ports of 1 VCs")]
 fn a_credit_for_an_output_that_does_not_exist_is_refused() {
-    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    let mut b = entry_bench();
     b.r.credit_by_hand(6, 0, 1);
 }
 
 #[test]
 #[should_panic(expected = "wiring names port 6 of 6")]
 fn wiring_to_a_port_that_does_not_exist_is_refused() {
-    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    let mut b = entry_bench();
     let up = vec![NONE; 6];
     let mut down = vec![NONE; 6];
     down[0] = 6;
@@ -718,21 +723,21 @@ fn wiring_to_a_port_that_does_not_exist_is_refused() {
 #[test]
 #[should_panic(expected = "router 1 out of range: 1 routers")]
 fn a_flit_from_another_part_for_a_router_that_does_not_exist_is_refused() {
-    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    let mut b = entry_bench();
     b.r.receive_flit(1, 0, Flit::of(PacketId(1), 0, 1), 0, 0);
 }
 
 #[test]
 #[should_panic(expected = "output VC 6 out of range: 6 a router")]
 fn a_credit_from_another_part_for_a_vc_that_does_not_exist_is_refused() {
-    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    let mut b = entry_bench();
     b.r.receive_credit(0, 6, 0);
 }
 
 #[test]
 #[should_panic(expected = "part 0..2 of 1 routers")]
 fn a_part_beyond_the_routers_is_refused() {
-    let mut b = Bench::new(params(Switching::Wormhole, Pipeline::IDEAL, 1, 4));
+    let mut b = entry_bench();
     b.r.set_part(0, 2);
 }
 
