@@ -449,6 +449,16 @@ impl Routers {
     pub(crate) fn check_router(&self, r: usize) {
         assert!(r < self.n, "router {r} out of range: {} routers", self.n);
     }
+    /// Router `r` and its local index `l` (`port * vcs + vc`) of an input or output VC,
+    /// named `what` in the message.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn check_local(&self, r: usize, l: usize, what: &str) {
+        self.check_router(r);
+        if l >= self.npv {
+            local_out_of_range(what, l, self.npv);
+        }
+    }
     #[inline(always)]
     #[track_caller]
     pub(crate) fn check_ivc(&self, iv: usize) {
@@ -518,4 +528,12 @@ impl Routers {
         self.check_ovc(op, vc);
         self.outputs.ovs[op * self.nv + vc].credits = credits;
     }
+}
+
+/// The panic of [`Routers::check_local`], out of the line of its callers' hot paths.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn local_out_of_range(what: &str, l: usize, npv: usize) -> ! {
+    panic!("{what} {l} out of range: {npv} a router");
 }

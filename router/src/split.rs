@@ -86,8 +86,7 @@ impl Routers {
     /// or `sent + 1` when the parts meet every other cycle: the flit cannot be read before
     /// `sent + 2`, and the statistics are made those of a write in time).
     pub fn receive_flit(&mut self, r: usize, l: usize, flit: Flit, sent: u64, now: u64) {
-        self.check_router(r);
-        assert!(l < self.npv, "local VC {l} out of range: {} a router", self.npv);
+        self.check_local(r, l, "local VC");
         let iv = r * self.npv + l;
         if sent == now {
             self.count_in(iv, sent);
@@ -104,8 +103,7 @@ impl Routers {
     /// A credit for output VC `k` (`port * vcs + vc`) of this part's router `r`, for a slot
     /// another part freed in cycle `freed`.
     pub fn receive_credit(&mut self, r: usize, k: usize, freed: u64) {
-        self.check_router(r);
-        assert!(k < self.npv, "output VC {k} out of range: {} a router", self.npv);
+        self.check_local(r, k, "output VC");
         self.post_credit(vcr(r, k), self.credit_due(freed));
     }
 
