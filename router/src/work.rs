@@ -3,6 +3,7 @@
 //! in the width its VC sets are computed in ([`Width`]), and the events that keep them up to
 //! date (a VC joining VC allocation, becoming a bidder, something freed).
 
+use crate::flat::Flat;
 use crate::flit::Flit;
 use crate::input_unit::{Branches, Vc};
 use crate::params::{MulticastVa, Switching};
@@ -71,48 +72,49 @@ pub(crate) struct McWork<S> {
     pub new_at: u64,
 }
 
-/// The width stages compute VC sets in, and the registers kept in it.
+/// The width stages compute VC sets in, and the registers kept in it (each a [`Flat`], indexed
+/// without a bounds check in a release build like the routers' other state vectors).
 pub(crate) trait Width: VcBits + Default {
-    fn w(r: &Routers) -> &[Work<Self>];
-    fn w_mut(r: &mut Routers) -> &mut [Work<Self>];
-    fn m(r: &Routers) -> &[McWork<Self>];
-    fn m_mut(r: &mut Routers) -> &mut Vec<McWork<Self>>;
+    fn w(r: &Routers) -> &Flat<Work<Self>>;
+    fn w_mut(r: &mut Routers) -> &mut Flat<Work<Self>>;
+    fn m(r: &Routers) -> &Flat<McWork<Self>>;
+    fn m_mut(r: &mut Routers) -> &mut Flat<McWork<Self>>;
 }
 
 impl Width for u64 {
     #[inline(always)]
-    fn w(r: &Routers) -> &[Work<u64>] {
+    fn w(r: &Routers) -> &Flat<Work<u64>> {
         &r.w64
     }
     #[inline(always)]
-    fn w_mut(r: &mut Routers) -> &mut [Work<u64>] {
+    fn w_mut(r: &mut Routers) -> &mut Flat<Work<u64>> {
         &mut r.w64
     }
     #[inline(always)]
-    fn m(r: &Routers) -> &[McWork<u64>] {
+    fn m(r: &Routers) -> &Flat<McWork<u64>> {
         &r.m64
     }
     #[inline(always)]
-    fn m_mut(r: &mut Routers) -> &mut Vec<McWork<u64>> {
+    fn m_mut(r: &mut Routers) -> &mut Flat<McWork<u64>> {
         &mut r.m64
     }
 }
 
 impl Width for u128 {
     #[inline(always)]
-    fn w(r: &Routers) -> &[Work<u128>] {
+    fn w(r: &Routers) -> &Flat<Work<u128>> {
         &r.w128
     }
     #[inline(always)]
-    fn w_mut(r: &mut Routers) -> &mut [Work<u128>] {
+    fn w_mut(r: &mut Routers) -> &mut Flat<Work<u128>> {
         &mut r.w128
     }
     #[inline(always)]
-    fn m(r: &Routers) -> &[McWork<u128>] {
+    fn m(r: &Routers) -> &Flat<McWork<u128>> {
         &r.m128
     }
     #[inline(always)]
-    fn m_mut(r: &mut Routers) -> &mut Vec<McWork<u128>> {
+    fn m_mut(r: &mut Routers) -> &mut Flat<McWork<u128>> {
         &mut r.m128
     }
 }
